@@ -1,0 +1,21 @@
+// Host arms. Tensors are f32 in and f32 out (what a provider is handed); the accumulator differs.
+#pragma once
+
+#include "convbench/shape.hpp"
+#include "convbench/thread_pool.hpp"
+
+namespace convbench {
+
+// cpu-f64, the reference: one f64 accumulator per output cell.
+//  forward:    bias first, then ic ascending, k ascending.
+//  transposed: scatter, ic ascending, t ascending, one tap per (t, destination), bias LAST.
+//  An input value == 0.0 is skipped. Output channels are split over the pool; the result is
+//  bitwise identical at any thread count.
+void conv_cpu_f64(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                  ThreadPool& pool);
+
+// cpu-f32: f32 accumulator with per-input-channel blocked partial sums (blocked-GEMM order).
+void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                  ThreadPool& pool);
+
+}  // namespace convbench

@@ -1,0 +1,55 @@
+// Device arms, callable from plain C++ (no CUDA headers here). Declared only when the build has
+// CUDA (CONVBENCH_HAVE_CUDA == 1); device_available() exists in every build.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "convbench/shape.hpp"
+
+namespace convbench::cuda {
+
+// Every CUDA call is checked; a failure throws this, naming the call and CUDA's message.
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// True when this build has CUDA and a device can be used; otherwise *why_not says why.
+bool device_available(std::string* why_not);
+
+#if CONVBENCH_HAVE_CUDA
+
+enum class Accum { f64, f32 };  // cuda-f64 (byte-identical to cpu-f64), cuda-f32
+
+// `resident` staging: weights, bias, input and output buffers stay on the device; one
+// persistent stream. Only launch() belongs in a timed region.
+class ResidentConv {
+ public:
+  ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias);
+  ~ResidentConv();
+  ResidentConv(const ResidentConv&) = delete;
+  ResidentConv& operator=(const ResidentConv&) = delete;
+
+  void upload_input(const float* x);         // host -> device input buffer, synchronous
+  void launch();                             // enqueue on stream(): own input -> own output
+  void launch(const float* d_x, float* d_y); // enqueue on stream() with caller's device buffers
+  void download_output(float* y);            // synchronises stream(), device -> host
+  void* stream() const;                      // the cudaStream_t
+  const ConvShape& shape() const;
+  float* d_input();
+  float* d_output();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// `per-call` staging, as a naive provider does: allocate, upload, create a stream, launch,
+// download, destroy, free, all inside this synchronous call.
+void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w,
+                   const float* bias, float* y);
+
+#endif  // CONVBENCH_HAVE_CUDA
+
+}  // namespace convbench::cuda
