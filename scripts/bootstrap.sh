@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set-up on a fresh Debian 12 machine (the dev/CI kind): system packages, the analysis package,
+# then a configured and built tree in build/. Idempotent; safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(cmake ninja-build g++ libgtest-dev libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev
+      etcd-server etcd-client stress-ng)
+missing=()
+for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo_=""; [ "$(id -u)" = 0 ] || sudo_="sudo"
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e analysis/ pytest 2>&1 | grep -v "^WARNING: Running pip as" || true
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${CONVBENCH_CMAKE_ARGS:-} >/dev/null
+cmake --build build -j"$(nproc)"
+echo "bootstrap: built into build/ (binaries in build/bin)" >&2

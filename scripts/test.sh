@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every test: the C++ suites through CTest (GPU tests report themselves skipped without a GPU; the
+# etcd tests start a real etcd on loopback), then the analysis suite through pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -f build/build.ninja ] || bash scripts/bootstrap.sh
+cmake --build build -j"$(nproc)"
+status=0
+ctest --test-dir build --output-on-failure -j2 --timeout 600 || status=$?
+python3 -m pytest -q analysis/tests || status=$?
+exit $status
