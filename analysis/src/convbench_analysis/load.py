@@ -1,0 +1,173 @@
+"""Load and validate one result file. Every failure is an InputError naming the file and the
+field, which the CLI prints on one line (exit 2): a result we cannot read is never analysed."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+# A real run of a full sweep is a few MB; anything far larger is not a result we wrote.
+MAX_BYTES = 64 * 1024 * 1024
+
+
+class InputError(Exception):
+    """A file we refuse to read: `where` is the file, `field` a JSON path or ''."""
+
+    def __init__(self, where: str, field: str, message: str):
+        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
+
+
+@dataclass
+class Run:
+    path: str
+    data: dict
+
+    @property
+    def cases(self) -> list[dict]:
+        return self.data["cases"]
+
+
+class _NonFinite:
+    """Stands where the text had NaN, Infinity or a number too large for a double."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _parse_float(text: str):
+    x = float(text)
+    return x if math.isfinite(x) else _NonFinite(text)
+
+
+def _find_nonfinite(node, path="$"):
+    if isinstance(node, _NonFinite):
+        return path, node.text
+    if isinstance(node, dict):
+        items = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return None
+    for k, v in items:
+        hit = _find_nonfinite(v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}")
+        if hit:
+            return hit
+    return None
+
+
+@lru_cache(maxsize=4)
+def load_schema(path: str | None = None) -> dict:
+    if path:
+        return json.loads(Path(path).read_text())
+    return json.loads(resources.files(__package__).joinpath("result.schema.json").read_text())
+
+
+def _json_path(parts) -> str:
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def parse(text: bytes, where: str) -> object:
+    """JSON text to Python, refusing NaN/Infinity/overflow, bad UTF-8 and hostile nesting."""
+    try:
+        s = text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(where, "", f"not UTF-8 text (byte {e.start})") from None
+    try:
+        data = json.loads(s, parse_constant=_NonFinite, parse_float=_parse_float)
+    except json.JSONDecodeError as e:
+        what = "truncated JSON" if e.pos >= len(s.rstrip()) else "malformed JSON"
+        at = f"line {e.lineno} column {e.colno}"
+        raise InputError(where, "", f"{what}: {e.msg} at {at}") from None
+    except RecursionError:
+        raise InputError(where, "", "JSON nested too deeply to be a result record") from None
+    except ValueError as e:  # e.g. an integer with more digits than Python converts
+        raise InputError(where, "", f"unreadable JSON value: {e}") from None
+    try:
+        hit = _find_nonfinite(data)
+    except RecursionError:
+        raise InputError(where, "", "JSON nested too deeply to be a result record") from None
+    if hit:
+        raise InputError(
+            where,
+            hit[0],
+            f"{hit[1]} is not a finite number (NaN/Infinity are not JSON and no time can be one)",
+        )
+    return data
+
+
+def validate(data: object, where: str, schema: dict | None = None) -> None:
+    validator = jsonschema.Draft202012Validator(schema or load_schema())
+    errors = list(validator.iter_errors(data))
+    if not errors:
+        _check_consistency(data, where)
+        return
+    # the shallowest error first: a missing block is the cause of everything beneath it
+    err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+    err = jsonschema.exceptions.best_match([err])
+    msg = err.message
+    if len(msg) > 160:
+        msg = msg[:157] + "..."
+    raise InputError(where, _json_path(err.absolute_path), msg)
+
+
+def parse_utc(text: str) -> datetime:
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
+
+def _check_consistency(data: dict, where: str) -> None:
+    """What the schema cannot say: the analysis keys cases by id, so ids must be unique, and
+    it orders runs in time, so the UTC stamps must parse."""
+    for key in ("started_utc", "ended_utc"):
+        try:
+            parse_utc(data[key])
+        except ValueError:
+            raise InputError(
+                where, f"$.{key}", f"{data[key]!r} is not an ISO-8601 UTC time"
+            ) from None
+    seen = set()
+    for i, c in enumerate(data["cases"]):
+        if c["id"] in seen:
+            raise InputError(where, f"$.cases[{i}].id", f"duplicate case id {c['id']!r}")
+        seen.add(c["id"])
+
+
+def load_run(path: str | Path, schema: dict | None = None) -> Run:
+    where = str(path)
+    p = Path(path)
+    try:
+        if p.is_file() and p.stat().st_size > MAX_BYTES:
+            raise InputError(
+                where,
+                "",
+                f"{p.stat().st_size} bytes, larger than "
+                f"{MAX_BYTES // (1024 * 1024)} MiB: not a result record "
+                "(refused unread)",
+            )
+        with open(p, "rb") as f:
+            # read at most one byte past the cap: /dev/zero or a FIFO has no size to stat
+            text = f.read(MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise InputError(where, "", "is a directory, not a result file") from None
+    except OSError as e:
+        raise InputError(where, "", e.strerror or str(e)) from None
+    if len(text) > MAX_BYTES:
+        raise InputError(
+            where,
+            "",
+            f"larger than {MAX_BYTES // (1024 * 1024)} MiB: not a result record (refused unread)",
+        )
+    if not text.strip():
+        raise InputError(where, "", "empty file")
+    data = parse(text, where)
+    validate(data, where, schema)
+    return Run(where, data)

@@ -1,0 +1,84 @@
+"""Every threshold the gates use, in one place, with where its default comes from.
+Override any of them on the command line with `--threshold name=value`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+
+def _t(default: float, doc: str):
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    device_cv_max: float = _t(
+        0.02,
+        "device arm: CV (stdev/mean) of the round samples above this -> spread "
+        "(nvbench's robust compare refuses a verdict when noise > 2%)",
+    )
+    device_spread_max: float = _t(
+        1.10, "device arm: max/min of the round samples above this -> spread"
+    )
+    host_cv_max: float = _t(
+        0.10,
+        "host arm: CV above this -> spread (pyperf: 'may be unstable' when stdev >= 10% "
+        "of the mean)",
+    )
+    host_spread_max: float = _t(
+        1.50, "host arm: max/min above this -> spread (pyperf: min or max 50% from the mean)"
+    )
+    foreign_cpu_share_max: float = _t(
+        0.10, "host arm: foreign_cpu_share of any sample above this -> foreign-cpu"
+    )
+    sm_clock_min_fraction: float = _t(
+        0.75,
+        "device arm: SM clock during a sample below this x sm_clock_max_mhz -> clock "
+        "(nvbench discards samples under 75% of the default clock)",
+    )
+    min_rounds: float = _t(
+        3, "fewer timed rounds than this -> too-few-rounds (a spread needs 3 points)"
+    )
+    drift_k: float = _t(
+        3.0, "drift: allowed disagreement = max(drift_k x combined CV of both runs, drift_floor)"
+    )
+    drift_floor: float = _t(
+        0.10, "drift: the smallest disagreement of best times between two runs that trips it"
+    )
+    renew_gap_fraction: float = _t(
+        1.0, "lease: max_renew_gap_s >= this x ttl_s means the lease lapsed -> lease-expired"
+    )
+    signature_flat_tol: float = _t(
+        0.15, "fit: ratio at the largest size within this of the ratio at the smallest -> flat"
+    )
+    ci_level: float = _t(0.95, "bootstrap confidence level of a ratio")
+    bootstrap_resamples: float = _t(2000, "bootstrap resamples per ratio (seeded)")
+    alpha: float = _t(0.05, "compare: Mann-Whitney U significance level (Google Benchmark's)")
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def describe(cls) -> list[tuple[str, float, str]]:
+        return [(f.name, f.default, f.metadata["doc"]) for f in fields(cls)]
+
+    def with_overrides(self, items: list[str]) -> Thresholds:
+        """`items` like ['device_cv_max=0.03']; raises ValueError with one clear line."""
+        changes = {}
+        for item in items or []:
+            name, sep, value = item.partition("=")
+            name = name.strip().replace("-", "_")
+            if not sep or name not in self.names():
+                raise ValueError(
+                    f"--threshold {item!r}: expected NAME=VALUE with NAME one of "
+                    + ", ".join(self.names())
+                )
+            try:
+                v = float(value)
+            except ValueError:
+                raise ValueError(f"--threshold {item!r}: {value!r} is not a number") from None
+            if not v == v or v in (float("inf"), float("-inf")) or v < 0:
+                raise ValueError(f"--threshold {item!r}: must be a finite number >= 0")
+            changes[name] = v
+        return replace(self, **changes)
