@@ -1,0 +1,185 @@
+// Host arms. Each pool chunk owns whole output rows (batch, oc), so the sequence of additions into
+// a cell never depends on the thread count.
+#include "convbench/cpu_conv.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace convbench {
+
+namespace {
+
+// Positions j in [0, n_pos) with 0 <= j*stride + off < limit, as a half-open range.
+struct Range {
+  int64_t lo, hi;
+};
+Range tap_range(int64_t n_pos, int64_t stride, int64_t off, int64_t limit) {
+  // j*stride + off >= 0  <=>  j >= ceil(-off / stride)
+  int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  // j*stride + off <= limit - 1  <=>  j <= floor((limit - 1 - off) / stride)
+  const int64_t top = limit - 1 - off;
+  int64_t hi = top < 0 ? 0 : top / stride + 1;
+  lo = std::min(lo, n_pos);
+  hi = std::clamp(hi, lo, n_pos);
+  return {lo, hi};
+}
+
+// Adding -0.0 leaves every f64 value bitwise unchanged (+0 + -0 = +0, -0 + -0 = -0), so
+// replacing a skipped tap's product by -0.0 is exactly "skip when x == 0.0" without a branch.
+inline double reference_term(float xv, double wv) { return xv == 0.0f ? -0.0 : double(xv) * wv; }
+
+void forward_f64_row(const ConvShape& s, const float* x, const float* w, const float* bias,
+                     int64_t b, int64_t oc, std::vector<double>& acc, float* y_row) {
+  const int64_t lo = s.l_out();
+  // Bias first.
+  std::fill(acc.begin(), acc.end(), bias ? double(bias[oc]) : 0.0);
+  double* a = acc.data();
+  for (int64_t ic = 0; ic < s.cin; ++ic) {
+    const float* xrow = x + (b * s.cin + ic) * s.l_in;
+    const float* wrow = w + (oc * s.cin + ic) * s.k;
+    for (int64_t kk = 0; kk < s.k; ++kk) {
+      const double wv = double(wrow[kk]);
+      const int64_t off = kk * s.dilation - s.padding;
+      const Range r = tap_range(lo, s.stride, off, s.l_in);
+      if (s.stride == 1) {
+        const float* xs = xrow + off;
+        for (int64_t o = r.lo; o < r.hi; ++o) a[o] += reference_term(xs[o], wv);
+      } else {
+        for (int64_t o = r.lo; o < r.hi; ++o) a[o] += reference_term(xrow[o * s.stride + off], wv);
+      }
+    }
+  }
+  for (int64_t o = 0; o < lo; ++o) y_row[o] = float(a[o]);
+}
+
+void transposed_f64_row(const ConvShape& s, const float* x, const float* w, const float* bias,
+                        int64_t b, int64_t oc, std::vector<double>& acc, float* y_row) {
+  const int64_t lo = s.l_out();
+  std::fill(acc.begin(), acc.end(), 0.0);
+  double* a = acc.data();
+  for (int64_t ic = 0; ic < s.cin; ++ic) {
+    const float* xrow = x + (b * s.cin + ic) * s.l_in;
+    const float* wrow = w + (ic * s.cout + oc) * s.k;
+    // The taps reaching one destination p from this ic satisfy t*stride + k*dilation = p + pad,
+    // so k descending visits them in t ascending: the promised (ic, t) order per cell.
+    for (int64_t kk = s.k - 1; kk >= 0; --kk) {
+      const double wv = double(wrow[kk]);
+      const int64_t off = kk * s.dilation - s.padding;
+      const Range r = tap_range(s.l_in, s.stride, off, lo);
+      for (int64_t t = r.lo; t < r.hi; ++t) a[t * s.stride + off] += reference_term(xrow[t], wv);
+    }
+  }
+  // Bias last.
+  if (bias) {
+    const double bv = double(bias[oc]);
+    for (int64_t p = 0; p < lo; ++p) a[p] += bv;
+  }
+  for (int64_t p = 0; p < lo; ++p) y_row[p] = float(a[p]);
+}
+
+// cpu-f32: blocked partial sums over input channels, as a blocked GEMM reduces the K dimension.
+constexpr int64_t kF32ChannelBlock = 64;
+
+void forward_f32_row(const ConvShape& s, const float* x, const float* w, const float* bias,
+                     int64_t b, int64_t oc, std::vector<float>& acc, std::vector<float>& part,
+                     float* y_row) {
+  const int64_t lo = s.l_out();
+  std::fill(acc.begin(), acc.end(), 0.0f);
+  float* a = acc.data();
+  float* pt = part.data();
+  for (int64_t ic0 = 0; ic0 < s.cin; ic0 += kF32ChannelBlock) {
+    const int64_t ic1 = std::min(s.cin, ic0 + kF32ChannelBlock);
+    std::fill(part.begin(), part.end(), 0.0f);
+    for (int64_t ic = ic0; ic < ic1; ++ic) {
+      const float* xrow = x + (b * s.cin + ic) * s.l_in;
+      const float* wrow = w + (oc * s.cin + ic) * s.k;
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        const float wv = wrow[kk];
+        const int64_t off = kk * s.dilation - s.padding;
+        const Range r = tap_range(lo, s.stride, off, s.l_in);
+        if (s.stride == 1) {
+          const float* xs = xrow + off;
+          for (int64_t o = r.lo; o < r.hi; ++o) pt[o] += xs[o] * wv;
+        } else {
+          for (int64_t o = r.lo; o < r.hi; ++o) pt[o] += xrow[o * s.stride + off] * wv;
+        }
+      }
+    }
+    for (int64_t o = 0; o < lo; ++o) a[o] += pt[o];
+  }
+  const float bv = bias ? bias[oc] : 0.0f;
+  for (int64_t o = 0; o < lo; ++o) y_row[o] = a[o] + bv;
+}
+
+void transposed_f32_row(const ConvShape& s, const float* x, const float* w, const float* bias,
+                        int64_t b, int64_t oc, std::vector<float>& acc, std::vector<float>& part,
+                        float* y_row) {
+  const int64_t lo = s.l_out();
+  std::fill(acc.begin(), acc.end(), 0.0f);
+  float* a = acc.data();
+  float* pt = part.data();
+  for (int64_t ic0 = 0; ic0 < s.cin; ic0 += kF32ChannelBlock) {
+    const int64_t ic1 = std::min(s.cin, ic0 + kF32ChannelBlock);
+    std::fill(part.begin(), part.end(), 0.0f);
+    for (int64_t ic = ic0; ic < ic1; ++ic) {
+      const float* xrow = x + (b * s.cin + ic) * s.l_in;
+      const float* wrow = w + (ic * s.cout + oc) * s.k;
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        const float wv = wrow[kk];
+        const int64_t off = kk * s.dilation - s.padding;
+        const Range r = tap_range(s.l_in, s.stride, off, lo);
+        if (s.stride == 1) {
+          float* ps = pt + off;
+          for (int64_t t = r.lo; t < r.hi; ++t) ps[t] += xrow[t] * wv;
+        } else {
+          for (int64_t t = r.lo; t < r.hi; ++t) pt[t * s.stride + off] += xrow[t] * wv;
+        }
+      }
+    }
+    for (int64_t p = 0; p < lo; ++p) a[p] += pt[p];
+  }
+  const float bv = bias ? bias[oc] : 0.0f;
+  for (int64_t p = 0; p < lo; ++p) y_row[p] = a[p] + bv;
+}
+
+const float* bias_or_null(const ConvShape& s, const float* bias) { return s.bias ? bias : nullptr; }
+
+}  // namespace
+
+void conv_cpu_f64(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                  ThreadPool& pool) {
+  s.validate();
+  const float* bv = bias_or_null(s, bias);
+  const int64_t lo = s.l_out();
+  pool.parallel_for(s.batch * s.cout, [&](int64_t begin, int64_t end) {
+    std::vector<double> acc(static_cast<size_t>(lo));
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / s.cout, oc = row % s.cout;
+      float* y_row = y + row * lo;
+      if (s.op == ConvOp::forward)
+        forward_f64_row(s, x, w, bv, b, oc, acc, y_row);
+      else
+        transposed_f64_row(s, x, w, bv, b, oc, acc, y_row);
+    }
+  });
+}
+
+void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                  ThreadPool& pool) {
+  s.validate();
+  const float* bv = bias_or_null(s, bias);
+  const int64_t lo = s.l_out();
+  pool.parallel_for(s.batch * s.cout, [&](int64_t begin, int64_t end) {
+    std::vector<float> acc(static_cast<size_t>(lo)), part(static_cast<size_t>(lo));
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / s.cout, oc = row % s.cout;
+      float* y_row = y + row * lo;
+      if (s.op == ConvOp::forward)
+        forward_f32_row(s, x, w, bv, b, oc, acc, part, y_row);
+      else
+        transposed_f32_row(s, x, w, bv, b, oc, acc, part, y_row);
+    }
+  });
+}
+
+}  // namespace convbench

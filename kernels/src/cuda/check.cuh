@@ -1,0 +1,26 @@
+// Every CUDA runtime call goes through CONVBENCH_CUDA_CHECK: a failure throws CudaError naming the
+// call, where it was made, and CUDA's own message.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "convbench/cuda_conv.hpp"
+
+namespace convbench::cuda::detail {
+
+inline std::string cuda_message(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+inline void check(cudaError_t e, const char* call, const char* file, int line) {
+  if (e != cudaSuccess)
+    throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                    cuda_message(e));
+}
+
+}  // namespace convbench::cuda::detail
+
+#define CONVBENCH_CUDA_CHECK(call) \
+  ::convbench::cuda::detail::check((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,342 @@
+// Device arm gates. cuda-f64 must be byte-identical (memcmp) to cpu-f64 on every stage shape of
+// the three model families of facts.md and on random shapes; cuda-f32 must be within the stated
+// tolerance and really accumulate in f32. Without a usable GPU every test here SKIPS with
+// device_available()'s reason.
+//
+// Environment:
+//   CONVBENCH_EXPECT_GPU=1        a missing GPU is a failure, not a skip (set it on the GPU box)
+//   CONVBENCH_SANITIZER_SMALL=1   model shapes at 1 frame and the 3 (k, dilation) pairs, no
+//                                 multi-GB grid test: for compute-sanitizer runs
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "convbench/cpu_conv.hpp"
+#include "convbench/cuda_conv.hpp"
+#include "test_support.hpp"
+
+namespace convbench {
+namespace {
+
+using cuda::Accum;
+using testing::differing_cells;
+using testing::IcOrder;
+using testing::Problem;
+using testing::relative_l2;
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+bool sanitizer_small() { return env_flag("CONVBENCH_SANITIZER_SMALL"); }
+
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    std::string why_;                                                          \
+    if (!cuda::device_available(&why_)) GTEST_SKIP() << "no usable GPU: " << why_; \
+  } while (0)
+
+ThreadPool& host_pool() {
+  static ThreadPool pool(int(std::max(1u, std::thread::hardware_concurrency())));
+  return pool;
+}
+
+std::vector<float> reference(const Problem& p) {
+  std::vector<float> y(size_t(p.shape.output_elems()));
+  conv_cpu_f64(p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), host_pool());
+  return y;
+}
+
+std::vector<float> run_resident(const Problem& p, Accum acc) {
+  cuda::ResidentConv conv(p.shape, acc, p.w.data(), p.bias());
+  std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
+  conv.upload_input(p.x.data());
+  conv.launch();
+  conv.download_output(y.data());
+  return y;
+}
+
+std::vector<float> run_per_call(const Problem& p, Accum acc) {
+  std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
+  cuda::per_call_conv(p.shape, acc, p.x.data(), p.w.data(), p.bias(), y.data());
+  return y;
+}
+
+// memcmp over the whole output, and on failure the first differing cell in bits.
+::testing::AssertionResult byte_identical(const std::vector<float>& got,
+                                          const std::vector<float>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "sizes differ";
+  if (std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0)
+    return ::testing::AssertionSuccess();
+  size_t i = 0;
+  while (std::memcmp(&got[i], &want[i], sizeof(float)) == 0) ++i;
+  return ::testing::AssertionFailure()
+         << differing_cells(got, want) << " of " << got.size() << " cells differ; first at " << i
+         << ": got " << std::hexfloat << got[i] << " want " << want[i] << std::defaultfloat;
+}
+
+std::string describe(const ConvShape& s) {
+  return to_string(s.op) + " b" + std::to_string(s.batch) + " cin" + std::to_string(s.cin) +
+         " cout" + std::to_string(s.cout) + " k" + std::to_string(s.k) + " s" +
+         std::to_string(s.stride) + " d" + std::to_string(s.dilation) + " p" +
+         std::to_string(s.padding) + " op" + std::to_string(s.output_padding) + " l_in" +
+         std::to_string(s.l_in) + (s.bias ? "" : " nobias");
+}
+
+TEST(CudaDevice, AvailabilityIsExplained) {
+  std::string why;
+  const bool ok = cuda::device_available(&why);
+  if (env_flag("CONVBENCH_EXPECT_GPU")) ASSERT_TRUE(ok) << "CONVBENCH_EXPECT_GPU=1 but: " << why;
+  if (!ok) {
+    EXPECT_FALSE(why.empty());
+    GTEST_SKIP() << "no usable GPU: " << why;
+  }
+}
+
+// ---- Model stage shapes (facts.md), at 96 frames --------------------------------------------
+
+struct Model {
+  const char* name;
+  int64_t channels;
+  std::vector<int64_t> strides, kernels;
+};
+
+const std::vector<Model>& models() {
+  static const std::vector<Model> m = {
+      {"v2_512x", 1536, {8, 4, 2, 2, 2, 2}, {16, 8, 4, 4, 4, 4}},
+      {"v2_256x", 1536, {4, 4, 2, 2, 2, 2}, {8, 8, 4, 4, 4, 4}},
+      {"base_hifigan_v1", 512, {8, 8, 2, 2}, {16, 16, 4, 4}},
+  };
+  return m;
+}
+
+struct StageCase {
+  std::string name;
+  ConvShape shape;
+};
+
+// Every upsample stage (ConvTranspose1d), and the AMP block Conv1d shapes at its output
+// (ch x ch, k in {3, 7, 11}, dilation in {1, 3, 5}, padding that keeps the length).
+std::vector<StageCase> stage_cases() {
+  const int64_t frames = sanitizer_small() ? 1 : 96;
+  std::vector<StageCase> cases;
+  for (const Model& m : models()) {
+    int64_t l_in = frames;
+    for (size_t i = 0; i < m.strides.size(); ++i) {
+      ConvShape up;
+      up.op = ConvOp::transposed;
+      up.cin = m.channels >> i;
+      up.cout = m.channels >> (i + 1);
+      up.k = m.kernels[i];
+      up.stride = m.strides[i];
+      up.padding = (up.k - up.stride) / 2;
+      up.l_in = l_in;
+      const std::string stage = std::string(m.name) + "_up" + std::to_string(i);
+      cases.push_back({stage, up});
+      for (int64_t k : {3, 7, 11})
+        for (int64_t d : {1, 3, 5}) {
+          if (sanitizer_small() && !((k == 3 && d == 1) || (k == 7 && d == 3) || (k == 11 && d == 5)))
+            continue;
+          ConvShape amp;
+          amp.op = ConvOp::forward;
+          amp.cin = amp.cout = up.cout;
+          amp.k = k;
+          amp.dilation = d;
+          amp.padding = d * (k - 1) / 2;
+          amp.l_in = up.l_out();
+          cases.push_back({stage + "_amp_k" + std::to_string(k) + "_d" + std::to_string(d), amp});
+        }
+      l_in = up.l_out();
+    }
+  }
+  return cases;
+}
+
+class CudaModelStage : public ::testing::TestWithParam<StageCase> {};
+
+// cuda-f64 in both staging modes is byte-identical to cpu-f64; cuda-f32 is within tolerance.
+// (Planted: a cuda-f64 kernel that swept k ascending in the transposed gather, i.e. t descending,
+// must fail every upsample stage here; so must one built with a fused multiply-add.)
+TEST_P(CudaModelStage, F64ByteIdenticalAndF32WithinTolerance) {
+  REQUIRE_GPU();
+  const ConvShape& s = GetParam().shape;
+  ASSERT_NO_THROW(s.validate());
+  const Problem p = testing::random_problem(s, std::hash<std::string>{}(GetParam().name));
+  const auto ref = reference(p);
+  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), ref)) << "resident " << describe(s);
+  EXPECT_TRUE(byte_identical(run_per_call(p, Accum::f64), ref)) << "per-call " << describe(s);
+  const double err = relative_l2(run_resident(p, Accum::f32), ref);
+  RecordProperty("cuda_f32_relative_l2", std::to_string(err));
+  EXPECT_LE(err, testing::kF32RelativeL2Bound) << describe(s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Facts, CudaModelStage, ::testing::ValuesIn(stage_cases()),
+                         [](const ::testing::TestParamInfo<StageCase>& i) { return i.param.name; });
+
+// ---- Random shapes ---------------------------------------------------------------------------
+
+class CudaRandom : public ::testing::TestWithParam<ConvOp> {};
+
+// Stride, dilation, padding, output_padding, odd lengths, batch 2, no bias, and cin up to 300
+// (so not a multiple of any tile). Staging alternates between resident and per-call.
+TEST_P(CudaRandom, F64ByteIdenticalAndF32WithinTolerance) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(4242 + int(GetParam()));
+  const int n = sanitizer_small() ? 40 : 300;
+  double worst = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const Problem p = testing::random_problem(testing::random_shape(rng, GetParam(), 300, 60), i);
+    const auto ref = reference(p);
+    const auto got = i % 2 ? run_per_call(p, Accum::f64) : run_resident(p, Accum::f64);
+    ASSERT_TRUE(byte_identical(got, ref)) << "shape " << i << ": " << describe(p.shape);
+    const double err =
+        relative_l2(i % 2 ? run_resident(p, Accum::f32) : run_per_call(p, Accum::f32), ref);
+    worst = std::max(worst, err);
+    ASSERT_LE(err, testing::kF32RelativeL2Bound) << "shape " << i << ": " << describe(p.shape);
+  }
+  std::printf("[ cuda-f32 ] %s: %d random shapes, worst relative L2 %.3g (bound %.1g)\n",
+              to_string(GetParam()).c_str(), n, worst, testing::kF32RelativeL2Bound);
+}
+
+// ---- Exact properties ------------------------------------------------------------------------
+
+class CudaExact : public ::testing::TestWithParam<ConvOp> {};
+
+// The cancellation case with its teeth: the reversed-ic variant moves cells, and cuda-f64 equals
+// the promised order, not the reversed one, in both staging modes.
+TEST_P(CudaExact, CancellationPinsTheInputChannelOrder) {
+  REQUIRE_GPU();
+  const Problem p = testing::cancellation_problem(GetParam(), 7);
+  const auto forward_order = testing::naive_f64(p, IcOrder::ascending);
+  const auto reversed = testing::naive_f64(p, IcOrder::descending);
+  const int64_t moved = differing_cells(forward_order, reversed);
+  std::printf("[ cancellation ] %s: reversing the ic sweep moves %lld of %zu cells\n",
+              to_string(GetParam()).c_str(), (long long)moved, forward_order.size());
+  ASSERT_GT(moved, 0) << "the cancellation data cannot see an order change: no teeth";
+  for (const auto& got : {run_resident(p, Accum::f64), run_per_call(p, Accum::f64)}) {
+    EXPECT_TRUE(byte_identical(got, forward_order));
+    EXPECT_EQ(differing_cells(got, reversed), moved);
+  }
+}
+
+// Zero inputs are skipped exactly as cpu-f64 skips them (+inf weights behind an all-zero channel
+// stay finite; bias -0.0 over zero inputs stays -0.0 in the forward op).
+TEST_P(CudaExact, SkipsZeroInputsLikeTheReference) {
+  REQUIRE_GPU();
+  ConvShape s;
+  s.op = GetParam();
+  s.cin = 2;
+  s.cout = 3;
+  s.k = 3;
+  s.padding = 1;
+  s.l_in = 9;
+  Problem p = testing::random_problem(s, 5);
+  for (int64_t t = 0; t < s.l_in; ++t) p.x[size_t(s.l_in + t)] = 0.0f;
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k)
+      p.w[size_t(s.op == ConvOp::forward ? (oc * 2 + 1) * 3 + k : (3 + oc) * 3 + k)] =
+          std::numeric_limits<float>::infinity();
+  const auto got = run_resident(p, Accum::f64);
+  for (float v : got) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_TRUE(byte_identical(got, reference(p)));
+  std::fill(p.x.begin(), p.x.end(), 0.0f);
+  std::fill(p.w.begin(), p.w.end(), 1.0f);
+  std::fill(p.b.begin(), p.b.end(), -0.0f);
+  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference(p)));
+}
+
+// The width probe: cuda-f32 gives exactly 0.0, cuda-f64 2.4999998 (facts.md), both layouts.
+TEST_P(CudaExact, WidthProbe) {
+  REQUIRE_GPU();
+  for (bool along_channels : {false, true}) {
+    const Problem p = testing::probe_problem(GetParam(), along_channels);
+    EXPECT_EQ(run_resident(p, Accum::f32).at(0), 0.0f) << "cuda-f32, along channels " << along_channels;
+    EXPECT_EQ(run_per_call(p, Accum::f32).at(0), 0.0f) << "cuda-f32 per-call";
+    EXPECT_EQ(run_resident(p, Accum::f64).at(0), testing::probe_f64_expected()) << "cuda-f64";
+    EXPECT_NEAR(run_per_call(p, Accum::f64).at(0), 2.4999998510, 1e-6) << "cuda-f64 per-call";
+  }
+}
+
+// Resident launches are repeatable (CUPTI replays a range) and the caller-buffer launch computes
+// the same thing.
+TEST_P(CudaExact, ResidentLaunchIsRepeatable) {
+  REQUIRE_GPU();
+  ConvShape s;
+  s.op = GetParam();
+  s.cin = 67;
+  s.cout = 19;
+  s.k = 5;
+  s.stride = 2;
+  s.dilation = 2;
+  s.padding = 3;
+  s.l_in = 45;
+  const Problem p = testing::random_problem(s, 17);
+  const auto ref = reference(p);
+  cuda::ResidentConv conv(s, Accum::f64, p.w.data(), p.bias());
+  EXPECT_EQ(conv.shape().l_out(), s.l_out());
+  EXPECT_NE(conv.stream(), nullptr);
+  conv.upload_input(p.x.data());
+  std::vector<float> y(size_t(s.output_elems()));
+  for (int rep = 0; rep < 3; ++rep) {
+    std::fill(y.begin(), y.end(), std::nanf(""));
+    conv.launch();
+    conv.launch();
+    conv.download_output(y.data());
+    EXPECT_TRUE(byte_identical(y, ref)) << "rep " << rep;
+  }
+  conv.launch(conv.d_input(), conv.d_output());
+  std::fill(y.begin(), y.end(), std::nanf(""));
+  conv.download_output(y.data());
+  EXPECT_TRUE(byte_identical(y, ref));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, CudaRandom, ::testing::Values(ConvOp::forward, ConvOp::transposed),
+                         [](const ::testing::TestParamInfo<ConvOp>& i) { return to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(Ops, CudaExact, ::testing::Values(ConvOp::forward, ConvOp::transposed),
+                         [](const ::testing::TestParamInfo<ConvOp>& i) { return to_string(i.param); });
+
+// More output cells than one capped grid covers (2^20 blocks x 256 threads = 2^28): the
+// grid-stride loop and 64-bit cell indices must reach every cell. 300M cells, 1.2 GB of output.
+TEST(CudaGrid, GridStrideCoversMoreCellsThanOneGrid) {
+  REQUIRE_GPU();
+  if (sanitizer_small()) GTEST_SKIP() << "CONVBENCH_SANITIZER_SMALL=1: multi-GB case left out";
+  ConvShape s;
+  s.op = ConvOp::forward;
+  s.cin = s.cout = s.k = 1;
+  s.l_in = (int64_t(1) << 28) + 12345;
+  Problem p{s, testing::random_values(s.l_in, 1), {0.75f}, {0.5f}};
+  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference(p)));
+}
+
+// A failing CUDA call is an error naming the call, never ignored: 4 TiB of weights cannot be
+// allocated. (Left out of sanitizer runs: memcheck reports the failed cudaMalloc by design.)
+TEST(CudaErrors, AllocationFailureNamesTheCall) {
+  REQUIRE_GPU();
+  ConvShape s;
+  s.cin = 1 << 13;
+  s.cout = 1 << 13;
+  s.k = 1 << 14;  // 2^40 weights
+  s.l_in = 1;
+  const float dummy = 0.0f;
+  try {
+    cuda::ResidentConv conv(s, Accum::f64, &dummy, &dummy);
+    FAIL() << "allocating 4 TiB succeeded";
+  } catch (const cuda::CudaError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cudaMalloc"), std::string::npos) << what;
+    EXPECT_NE(what.find("cuda_conv.cu:"), std::string::npos) << what;
+  }
+  // The device is still usable afterwards.
+  const Problem p = testing::probe_problem(ConvOp::forward, false);
+  EXPECT_EQ(run_resident(p, Accum::f32).at(0), 0.0f);
+}
+
+}  // namespace
+}  // namespace convbench
