@@ -1,5 +1,6 @@
 """Per arm, time = a + b x FLOPs by least squares over a sweep: a is the fixed per-call cost,
-1/b the rate. Then the signature of a ratio between two arms over sizes:
+1/b the rate. Residuals are weighted by 1/time (relative error): round noise is a share of the
+time, and unweighted, the largest sizes' noise would swamp a (microseconds against seconds). Then the signature of a ratio between two arms over sizes:
   flat    - the ratio barely moves from the smallest to the largest size: a rate difference;
   falling - the numerator arm's ratio shrinks with size: its fixed cost dominates small sizes;
   rising  - the ratio grows with size: the denominator's fixed cost dominates small sizes
@@ -33,8 +34,13 @@ def fit_line(flops, seconds) -> Fit:
     x, y = np.asarray(flops, float), np.asarray(seconds, float)
     if len(x) < 2 or len(np.unique(x)) < 2:
         raise ValueError("a fit needs at least two distinct sizes")
-    design = np.column_stack([np.ones_like(x), x])
-    (a, b), *_ = np.linalg.lstsq(design, y, rcond=None)
+    if (y <= 0).any():
+        raise ValueError("a fit needs positive times")
+    w = 1.0 / y
+    scale = float(np.abs(x).max())  # FLOPs ~1e10 beside a column of ones: keep it conditioned
+    design = np.column_stack([np.ones_like(x), x / scale]) * w[:, None]
+    (a, b), *_ = np.linalg.lstsq(design, y * w, rcond=None)
+    b /= scale
     resid = y - (a + b * x)
     ss_tot = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float((resid**2).sum()) / ss_tot if ss_tot > 0 else 1.0

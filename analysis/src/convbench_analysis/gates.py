@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .load import Run, parse_utc
-from .thresholds import Thresholds
+from .thresholds import Thresholds  # noqa: F401  (re-exported for callers)
 
 
 @dataclass(frozen=True)

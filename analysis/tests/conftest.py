@@ -1,0 +1,33 @@
+import copy
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # synth.py
+REPO = HERE.parents[1]
+EXAMPLES = sorted((REPO / "results" / "examples").glob("*.json"))
+
+import synth  # noqa: E402
+
+_CLEAN = synth.make_run()
+
+
+@pytest.fixture
+def clean():
+    """A fresh deep copy of one clean synthetic run (mutate freely)."""
+    return copy.deepcopy(_CLEAN)
+
+
+@pytest.fixture
+def write(tmp_path):
+    counter = iter(range(10_000))
+
+    def _write(run, name=None):
+        p = tmp_path / (name or f"run{next(counter)}.json")
+        p.write_text(json.dumps(run))
+        return p
+
+    return _write

@@ -1,0 +1,18 @@
+"""Small helpers the gate tests share: load synthetic runs and list what tripped."""
+
+from convbench_analysis import gates, load
+
+
+def assess_files(paths, **overrides):
+    th = gates.Thresholds().with_overrides([f"{k}={v}" for k, v in overrides.items()])
+    return gates.assess([load.load_run(p) for p in paths], th)
+
+
+def tripped(a) -> set:
+    """{(run index, case id or None, code)} of every finding."""
+    out = set()
+    for i, fs in a.run_findings.items():
+        out |= {(i, None, f.code) for f in fs}
+    for (i, cid), fs in a.case_findings.items():
+        out |= {(i, cid, f.code) for f in fs}
+    return out

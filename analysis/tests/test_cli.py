@@ -1,0 +1,171 @@
+"""The command line as scripts use it: exit codes (0 accepted, 2 bad input, 3 refused), one
+line on stderr and no traceback for bad input, REFUSED with reasons in the report.
+
+Planted faults seen failing (then reverted):
+- main() without the InputError handler: test_bad_input_one_line[*] saw a traceback, exit 1;
+- report returning 0 when rows were refused: test_report_refused_exit_3 failed;
+- the baseline's own reasons not carried into the other rows: test_refused_baseline_refuses_
+  every_ratio failed (only the baseline row said REFUSED).
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+import synth
+
+DEV = "up0/96/cuda-f64/resident"
+
+
+def cli(*args, cwd=None):
+    p = subprocess.run(
+        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_report_clean_exit_0(clean, write):
+    rc, out, err = cli("report", write(clean))
+    assert rc == 0, err
+    assert "REFUSED" not in out and "all ratios accepted" in out
+    assert "fp64 " in out and "% of 33.3" in out  # counters collected: achieved vs peak
+    assert "fixed per-call" not in out  # no per-call arm in the clean run
+
+
+def test_report_json(clean, write):
+    rc, out, _ = cli("report", write(clean), "--json")
+    rep = json.loads(out)
+    assert rc == 0 and rep["refused"] == 0
+    g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)
+    assert g["baseline"] == "cpu-f64/host"
+    row = next(r for r in g["rows"] if r["arm"] == "cuda-f64/resident")
+    assert row["ci"][0] <= row["ratio"] <= row["ci"][1]
+    assert row["ratio"] == pytest.approx(row["best_s"] / g["rows"][0]["best_s"])
+    assert 40 < row["counters"]["fp64"]["pct_peak"] < 50  # synth: 15 of 33.3 TFLOP/s
+    assert {f["arm"] for f in rep["fits"]} >= {"cuda-f64/resident", "cpu-f64/host"}
+
+
+def test_report_baseline_option(clean, write):
+    rc, out, _ = cli("report", write(clean), "--json", "--baseline", "cuda-f32")
+    g = json.loads(out)["groups"][0]
+    assert g["baseline"] == "cuda-f32/resident" and g["rows"][0]["ratio"] == 1.0
+
+
+def test_report_refused_exit_3(clean, write):
+    synth.case(clean, DEV)["samples"][1]["gpu_after"]["foreign_processes"] = 2
+    rc, out, _ = cli("report", write(clean))
+    assert rc == 3
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("cuda-f64/resident"))
+    assert "REFUSED" in line
+    assert "foreign-gpu: 2 foreign process(es) on the GPU in round 1" in out
+    assert "1 ratio(s) refused" in out
+
+
+def test_refused_baseline_refuses_every_ratio(clean, write):
+    clean["lease"]["token"] = None
+    rc, out, _ = cli("report", write(clean), "--json")
+    rep = json.loads(out)
+    assert rc == 3
+    rows = [r for g in rep["groups"] for r in g["rows"]]
+    assert all(r["status"] == "REFUSED" for r in rows)
+    assert all([f["code"] for f in r["reasons"]] == ["lease-none"] for r in rows)
+
+
+def test_report_historical_drift_exit_3(write):
+    a, b = synth.make_run(seed=1), synth.make_run(seed=2, start=1_795_100_000.0, token="9")
+    host = "up0/96/cpu-f64/host"
+    synth.set_seconds(synth.case(a, host), [0.0765, 0.0768, 0.0766])
+    synth.set_seconds(synth.case(b, host), [0.2280, 0.2290, 0.2284])
+    rc, out, _ = cli("report", write(a), write(b))
+    assert rc == 3 and "drift" in out and "x2.98" in out
+
+
+def test_threshold_override_changes_verdict(clean, write):
+    synth.case(clean, DEV)["samples"][3]["measured_sm_clock_mhz"] = 1500.0
+    p = write(clean)
+    assert cli("report", p)[0] == 0
+    assert cli("report", p, "--threshold", "sm_clock_min_fraction=0.8")[0] == 3
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing",
+        "truncated",
+        "nan",
+        "negative",
+        "huge_threshold",
+        "bad_threshold",
+        "no_args",
+        "bad_subcommand",
+    ],
+)
+def test_bad_input_one_line(clean, write, tmp_path, case):
+    text = json.dumps(clean)
+    args = {
+        "missing": ["report", tmp_path / "absent.json"],
+        "truncated": ["report", tmp_path / "t.json"],
+        "nan": ["report", tmp_path / "n.json"],
+        "negative": ["report", tmp_path / "neg.json"],
+        "huge_threshold": ["report", write(clean), "--threshold", "nope=1"],
+        "bad_threshold": ["report", write(clean), "--threshold", "drift_k=NaN"],
+        "no_args": [],
+        "bad_subcommand": ["frobnicate"],
+    }[case]
+    (tmp_path / "t.json").write_text(text[:1000])
+    (tmp_path / "n.json").write_text(text.replace('"flops": ', '"flops": NaN, "x": ', 1))
+    clean["cases"][0]["samples"][0]["seconds"] = -3.0
+    (tmp_path / "neg.json").write_text(json.dumps(clean))
+    rc, out, err = cli(*args)
+    assert rc == 2, (rc, err)
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("convbench-analyze: error: ")
+
+
+def test_compare_same_binary_two_clean_runs(clean, write):
+    other = synth.make_run(seed=5, start=1_795_100_000.0, token="555")
+    rc, out, _ = cli("compare", write(clean), write(other), "--arm", "cuda-f64", "--json")
+    rep = json.loads(out)
+    assert rc == 0 and len(rep["rows"]) == 6
+    assert all(r["status"] == "ok" and "p" in r for r in rep["rows"])
+
+
+def test_compare_detects_a_real_change(clean, write):
+    # after a change: another git sha, the device arm 20% faster in every round
+    after = synth.make_run(seed=5, start=1_795_100_000.0, token="555", git_sha="a" * 40)
+    c = synth.case(after, DEV)
+    before = [s["seconds"] for s in synth.case(clean, DEV)["samples"]]
+    synth.set_seconds(c, [0.8 * x for x in before])
+    rc, out, _ = cli("compare", write(clean), write(after), "--json")
+    row = next(r for r in json.loads(out)["rows"] if r["case"] == DEV)
+    assert rc == 0 and row["verdict"] == "B faster" and row["p"] < 0.05
+    assert row["ratio_b_over_a"] == pytest.approx(0.8, rel=0.01)
+
+
+def test_compare_refused_when_a_run_fails_a_gate(clean, write):
+    after = synth.make_run(seed=5, start=1_795_100_000.0, token="555", git_sha="a" * 40)
+    after["lease"]["verdict"] = "void"
+    rc, out, _ = cli("compare", write(clean), write(after))
+    assert rc == 3 and "REFUSED" in out and "lease-void" in out
+
+
+def test_gates_lists_every_gate():
+    rc, out, _ = cli("gates")
+    from convbench_analysis.gates import GATES
+
+    assert rc == 0 and all(code in out for code in GATES)
+
+
+def test_console_script_installed():
+    exe = shutil.which("convbench-analyze")
+    if exe is None:
+        pytest.skip("convbench-analyze not on PATH: run `pip install -e analysis/`")
+    p = subprocess.run([exe, "gates"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "lease-overlap" in p.stdout

@@ -1,0 +1,254 @@
+"""Each gate: a mutated copy of a clean run that trips it (asserting the EXACT set of reasons,
+so a gate that also trips something else, or a neighbour that trips too, fails the test) and a
+near-miss copy that must not trip it.
+
+Planted faults seen failing (then reverted):
+- drift compared medians with the floor ignored (allowed = k x noise only): the near-miss
+  test_drift_within_floor_accepted failed (4.6% apart tripped drift);
+- _case_gates without the early return after gate-failed: test_gate_failed_exact also saw
+  too-few-rounds and failed;
+- clock read gpu_before (the idle clock between samples): test_clock_idle_before_not_tripped
+  failed;
+- foreign-cpu compared with >= 0.0 instead of the threshold: every host case tripped and
+  test_clean_run_accepted failed.
+"""
+
+import pytest
+import synth
+from helpers import assess_files, tripped
+
+HOST = "up0/96/cpu-f64/host"
+DEV = "up0/96/cuda-f64/resident"
+
+
+def test_clean_run_accepted(clean, write):
+    assert tripped(assess_files([write(clean)])) == set()
+
+
+def test_two_clean_runs_of_one_binary_accepted(clean, write):
+    other = synth.make_run(seed=7, start=1_795_100_000.0, token="1042")
+    assert tripped(assess_files([write(clean), write(other)])) == set()
+
+
+# ---- lease ----------------------------------------------------------------------------------
+
+
+def test_lease_not_collected_is_lease_none(clean, write):
+    clean["lease"] = {"status": "not-collected"}
+    assert tripped(assess_files([write(clean)])) == {(0, None, "lease-none")}
+
+
+def test_historical_run_without_token_is_lease_none(clean, write):
+    clean["lease"]["token"] = None
+    assert tripped(assess_files([write(clean)])) == {(0, None, "lease-none")}
+
+
+def test_outside_lease_is_lease_none(clean, write):
+    clean["lease"]["verdict"] = "outside-lease"
+    assert tripped(assess_files([write(clean)])) == {(0, None, "lease-none")}
+
+
+def test_void_verdict(clean, write):
+    clean["lease"]["verdict"] = "void"
+    clean["lease"]["reasons"] = ["foreign GPU process pid 991 during up0/96/cuda-f64/resident"]
+    a = assess_files([write(clean)])
+    assert tripped(a) == {(0, None, "lease-void")}
+    assert "pid 991" in a.run_findings[0][0].detail
+
+
+def test_failed_end_check_is_void_even_if_verdict_says_valid(clean, write):
+    clean["lease"]["end_check"] = {
+        "ok": False,
+        "at_utc": "2026-11-29T12:00:00Z",
+        "detail": "token 1041 superseded by 1043",
+    }
+    assert tripped(assess_files([write(clean)])) == {(0, None, "lease-void")}
+
+
+@pytest.mark.parametrize("gap,expect", [(31.0, True), (30.0, True), (29.9, False)])
+def test_lease_expired(clean, write, gap, expect):
+    clean["lease"]["ttl_s"], clean["lease"]["max_renew_gap_s"] = 30.0, gap
+    want = {(0, None, "lease-expired")} if expect else set()
+    assert tripped(assess_files([write(clean)])) == want
+
+
+def test_lease_overlap_same_gpu_different_tokens(clean, write):
+    # the two-mutex story: a second run took "its" lock while the first held the fleet lease
+    other = synth.make_run(seed=7, start=1_795_000_000.0 + 5.0, token="77")
+    a = assess_files([write(clean), write(other)])
+    assert tripped(a) == {(0, None, "lease-overlap"), (1, None, "lease-overlap")}
+
+
+def test_lease_overlap_not_tripped_when_disjoint_in_time(clean, write):
+    other = synth.make_run(seed=7, start=1_795_000_000.0 + 10_000.0, token="77")
+    assert tripped(assess_files([write(clean), write(other)])) == set()
+
+
+def test_lease_overlap_not_tripped_on_another_gpu(clean, write):
+    other = synth.make_run(seed=7, start=1_795_000_000.0 + 5.0, token="77")
+    other["lease"]["resource"]["gpu_uuid"] = "GPU-00000000-0000-0000-0000-000000000001"
+    other["gpus"][0]["uuid"] = "GPU-00000000-0000-0000-0000-000000000001"
+    assert tripped(assess_files([write(clean), write(other)])) == set()
+
+
+def test_lease_overlap_ignores_runs_not_accepted(clean, write):
+    # a void run is already refused; it does not make the valid one overlap
+    other = synth.make_run(seed=7, start=1_795_000_000.0 + 5.0, token="77")
+    other["lease"]["verdict"] = "void"
+    assert tripped(assess_files([write(clean), write(other)])) == {(1, None, "lease-void")}
+
+
+# ---- host and GPU observation ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("share,expect", [(0.25, True), (0.101, True), (0.09, False)])
+def test_foreign_cpu(clean, write, share, expect):
+    synth.case(clean, HOST)["samples"][2]["foreign_cpu_share"] = share
+    want = {(0, HOST, "foreign-cpu")} if expect else set()
+    assert tripped(assess_files([write(clean)])) == want
+
+
+def test_foreign_cpu_applies_to_host_arms_only(clean, write):
+    synth.case(clean, DEV)["samples"][2]["foreign_cpu_share"] = 0.5
+    assert tripped(assess_files([write(clean)])) == set()
+
+
+@pytest.mark.parametrize("n,expect", [(1, True), (0, False), (-1, False)])
+def test_foreign_gpu(clean, write, n, expect):
+    synth.case(clean, DEV)["samples"][1]["gpu_after"]["foreign_processes"] = n
+    want = {(0, DEV, "foreign-gpu")} if expect else set()
+    assert tripped(assess_files([write(clean)])) == want
+
+
+def test_foreign_gpu_from_lease_observation(clean, write):
+    clean["lease"]["observation"]["foreign_gpu_samples"] = [DEV]
+    assert tripped(assess_files([write(clean)])) == {(0, DEV, "foreign-gpu")}
+
+
+@pytest.mark.parametrize("mhz,expect", [(1400.0, True), (1484.0, True), (1500.0, False)])
+def test_clock_measured(clean, write, mhz, expect):
+    # 0.75 x 1980 = 1485 MHz
+    synth.case(clean, DEV)["samples"][3]["measured_sm_clock_mhz"] = mhz
+    want = {(0, DEV, "clock")} if expect else set()
+    assert tripped(assess_files([write(clean)])) == want
+
+
+def test_clock_falls_back_to_nvml_after(clean, write):
+    s = synth.case(clean, DEV)["samples"][3]
+    s["measured_sm_clock_mhz"] = None
+    s["gpu_after"]["sm_clock_mhz"] = 900.0
+    assert tripped(assess_files([write(clean)])) == {(0, DEV, "clock")}
+
+
+def test_clock_idle_before_not_tripped(clean, write):
+    # between samples NVML reads the idle clock: that is not the clock the sample ran at
+    synth.case(clean, DEV)["samples"][3]["gpu_before"]["sm_clock_mhz"] = 345.0
+    assert tripped(assess_files([write(clean)])) == set()
+
+
+@pytest.mark.parametrize(
+    "reasons,expect",
+    [
+        (["SwPowerCap"], True),
+        (["HwThermalSlowdown"], True),
+        (["GpuIdle"], False),
+        (["none"], False),
+    ],
+)
+def test_clock_throttle(clean, write, reasons, expect):
+    synth.case(clean, DEV)["samples"][0]["gpu_after"]["throttle_reasons"] = reasons
+    want = {(0, DEV, "clock")} if expect else set()
+    assert tripped(assess_files([write(clean)])) == want
+
+
+def test_clock_threshold_override(clean, write):
+    synth.case(clean, DEV)["samples"][3]["measured_sm_clock_mhz"] = 1500.0
+    assert tripped(assess_files([write(clean)], sm_clock_min_fraction=0.8)) == {(0, DEV, "clock")}
+
+
+# ---- spread, rounds, correctness ------------------------------------------------------------
+
+
+def test_spread_device_max_over_min(clean, write):
+    t = 250e-6
+    synth.set_seconds(synth.case(clean, DEV), [t, t, t, t, t * 1.2])
+    assert tripped(assess_files([write(clean)])) == {(0, DEV, "spread")}
+
+
+def test_spread_device_quiet_accepted(clean, write):
+    t = 250e-6
+    synth.set_seconds(synth.case(clean, DEV), [t, t * 1.005, t * 1.01, t * 1.002, t * 1.008])
+    assert tripped(assess_files([write(clean)])) == set()
+
+
+def test_spread_host_thresholds_are_wider(clean, write):
+    # the same 1.2 max/min on a host arm is within pyperf's limits (CV 8.6%, max/min 1.2)
+    t = 0.011
+    synth.set_seconds(synth.case(clean, HOST), [t, t, t, t, t * 1.2])
+    assert tripped(assess_files([write(clean)])) == set()
+    synth.set_seconds(synth.case(clean, HOST), [t, t, t, t, t * 2.0])
+    assert tripped(assess_files([write(clean)])) == {(0, HOST, "spread")}
+
+
+@pytest.mark.parametrize("n,expect", [(2, True), (3, False)])
+def test_too_few_rounds(clean, write, n, expect):
+    c = synth.case(clean, DEV)
+    synth.set_seconds(c, [s["seconds"] for s in c["samples"]][:n])
+    want = {(0, DEV, "too-few-rounds")} if expect else set()
+    assert tripped(assess_files([write(clean)])) == want
+
+
+def test_gate_failed_exact(clean, write):
+    c = synth.case(clean, DEV)
+    c["gate"].update({"result": "fail", "mismatches": 17, "max_abs_err": 0.25})
+    c["samples"], c["stats"] = [], None
+    a = assess_files([write(clean)])
+    assert tripped(a) == {(0, DEV, "gate-failed")}
+    assert "17 mismatching" in a.case_findings[(0, DEV)][0].detail
+
+
+# ---- drift -----------------------------------------------------------------------------------
+
+
+def _pair(best_a, best_b, **other_changes):
+    a = synth.make_run(seed=1)
+    b = synth.make_run(seed=2, start=1_795_100_000.0, token="2001", **other_changes)
+    synth.set_seconds(synth.case(a, HOST), [best_a * f for f in (1.0, 1.004, 1.002, 1.006, 1.003)])
+    synth.set_seconds(synth.case(b, HOST), [best_b * f for f in (1.0, 1.005, 1.001, 1.003, 1.002)])
+    return a, b
+
+
+def test_historical_drift_0_0765_vs_0_2280_refused(write):
+    a, b = _pair(0.0765, 0.2280)
+    got = assess_files([write(a), write(b)])
+    assert tripped(got) == {(0, HOST, "drift"), (1, HOST, "drift")}
+    assert "x2.98" in got.case_findings[(0, HOST)][0].detail
+
+
+def test_drift_within_floor_accepted(write):
+    a, b = _pair(0.0765, 0.0800)  # 4.6% apart: inside the 10% floor
+    assert tripped(assess_files([write(a), write(b)])) == set()
+
+
+def test_drift_floor_override(write):
+    a, b = _pair(0.0765, 0.0800)
+    got = assess_files([write(a), write(b)], drift_floor=0.02)
+    assert tripped(got) == {(0, HOST, "drift"), (1, HOST, "drift")}
+
+
+def test_drift_needs_the_same_binary(write):
+    a, b = _pair(0.0765, 0.2280, git_sha="0" * 40)  # a different build may legitimately differ
+    assert tripped(assess_files([write(a), write(b)])) == set()
+
+
+def test_drift_needs_the_same_host(write):
+    a, b = _pair(0.0765, 0.2280)
+    b["host"]["machine_id"] = "1" * 32
+    assert tripped(assess_files([write(a), write(b)])) == set()
+
+
+def test_historical_case_without_token_and_drift_reports_every_reason(write):
+    a, b = _pair(0.0765, 0.2280)
+    b["lease"]["token"] = None
+    got = tripped(assess_files([write(a), write(b)]))
+    assert got == {(0, HOST, "drift"), (1, HOST, "drift"), (1, None, "lease-none")}
