@@ -1,6 +1,7 @@
 """Per arm, time = a + b x FLOPs by least squares over a sweep: a is the fixed per-call cost,
 1/b the rate. Residuals are weighted by 1/time (relative error): round noise is a share of the
-time, and unweighted, the largest sizes' noise would swamp a (microseconds against seconds). Then the signature of a ratio between two arms over sizes:
+time, and unweighted, the largest sizes' noise would swamp a (microseconds against seconds).
+Then the signature of a ratio between two arms over sizes:
   flat    - the ratio barely moves from the smallest to the largest size: a rate difference;
   falling - the numerator arm's ratio shrinks with size: its fixed cost dominates small sizes;
   rising  - the ratio grows with size: the denominator's fixed cost dominates small sizes
