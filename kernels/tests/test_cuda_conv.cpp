@@ -93,7 +93,9 @@ std::string describe(const ConvShape& s) {
 TEST(CudaDevice, AvailabilityIsExplained) {
   std::string why;
   const bool ok = cuda::device_available(&why);
-  if (env_flag("CONVBENCH_EXPECT_GPU")) ASSERT_TRUE(ok) << "CONVBENCH_EXPECT_GPU=1 but: " << why;
+  if (env_flag("CONVBENCH_EXPECT_GPU")) {
+    ASSERT_TRUE(ok) << "CONVBENCH_EXPECT_GPU=1 but: " << why;
+  }
   if (!ok) {
     EXPECT_FALSE(why.empty());
     GTEST_SKIP() << "no usable GPU: " << why;

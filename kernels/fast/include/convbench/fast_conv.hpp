@@ -1,0 +1,29 @@
+// Fast device arms for the polyphase-friendly transposed convolutions of the vocoders:
+// fast cuda-f32 (IEEE f32 arithmetic, f32 accumulation, FMA) and fast cuda-f64 (byte-identical to
+// cpu-f64). Plain C++ declarations: no CUDA headers, the stream is a cudaStream_t passed as void*.
+// All pointers are device pointers; launches are asynchronous on `stream`.
+#pragma once
+
+#include "convbench/shape.hpp"
+
+namespace convbench::fast {
+
+// Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
+// of the stride with K / stride in [1, 4], padding >= 0, any output_padding, batch, cin, cout,
+// l_in. Forward Conv1d is NOT handled by the fast path (the plain cuda arms cover it). Every
+// stage of the three model families in facts.md is supported (K == 2 * stride). The answer is the
+// same for f32 and f64; the argument is kept so a path may differ later.
+bool fast_supported(const ConvShape& s, bool f64);
+
+// Polyphase tiled kernel, f32 accumulation (fma allowed). Throws std::invalid_argument when the
+// shape is not fast_supported, std::runtime_error (naming the call) when a launch fails.
+void launch_fast_f32(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
+                     float* d_y, void* stream);
+
+// Same tiling, f64 accumulator; per output cell the same sequence of f64 additions as
+// conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias last), so its f32 output is
+// bitwise equal to the reference.
+void launch_fast_f64(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
+                     float* d_y, void* stream);
+
+}  // namespace convbench::fast

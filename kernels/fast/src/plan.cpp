@@ -1,0 +1,75 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "convbench/fast_conv.hpp"
+
+namespace convbench::fast {
+namespace detail {
+
+std::string unsupported_reason(const ConvShape& s) {
+  try {
+    s.validate();
+  } catch (const ShapeError& e) {
+    return std::string("invalid shape: ") + e.what();
+  }
+  if (s.op != ConvOp::transposed) return "forward Conv1d is not handled by the fast path";
+  if (s.dilation != 1) return "dilation != 1";
+  if (s.stride < 1 || s.k % s.stride != 0) return "K is not a multiple of the stride";
+  if (s.k / s.stride > 4) return "more than 4 taps per phase (K / stride > 4)";
+  if (s.padding < 0) return "negative padding";
+  if (s.l_out() <= 0) return "empty output";
+  // The kernels use 32-bit element offsets inside one input channel's rows and the weights.
+  constexpr int64_t kMax = int64_t{1} << 31;
+  if (s.weight_elems() >= kMax || s.cin * s.l_in >= kMax || s.l_in + s.k >= kMax)
+    return "tensor too large for 32-bit offsets";
+  return "";
+}
+
+Plan make_plan(const ConvShape& s) {
+  const std::string why = unsupported_reason(s);
+  if (!why.empty()) throw std::invalid_argument("fast conv: " + why);
+  Plan p{};
+  p.batch = s.batch;
+  p.cin = s.cin;
+  p.cout = s.cout;
+  p.l_in = s.l_in;
+  p.l_out = s.l_out();
+  p.k = s.k;
+  p.s = s.stride;
+  p.pad = s.padding;
+  p.m = static_cast<int>(s.k / s.stride);
+  p.bias = s.bias;
+  // Phases per thread: the largest of 4, 2, 1 dividing both s and pad % s, so that no group of
+  // phases straddles the phase where c_r = ceil((pad - r) / s) steps down.
+  const int64_t b = s.padding % s.stride;
+  p.tr = 1;
+  for (int tr : {4, 2}) {
+    if (s.stride % tr == 0 && b % tr == 0) {
+      p.tr = tr;
+      break;
+    }
+  }
+  p.groups = static_cast<int>(s.stride / p.tr);
+  // Cells of phase r: u in [0, U_r), U_r = ceil((l_out + pad - r) / s) - c_r.
+  int64_t u_max = 0;
+  for (int64_t r = 0; r < s.stride; ++r) {
+    const int64_t c = (s.padding - r + s.stride - 1) / s.stride;
+    const int64_t hi = (p.l_out + s.padding - r + s.stride - 1) / s.stride;
+    u_max = std::max(u_max, hi - c);
+  }
+  p.u_tiles = std::max<int64_t>(1, (u_max + kBu - 1) / kBu);
+  const int64_t bo = kOg * (4 / p.tr);
+  p.oc_tiles = (s.cout + bo - 1) / bo;
+  return p;
+}
+
+}  // namespace detail
+
+bool fast_supported(const ConvShape& s, bool /*f64*/) {
+  return detail::unsupported_reason(s).empty();
+}
+
+}  // namespace convbench::fast

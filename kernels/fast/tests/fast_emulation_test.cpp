@@ -1,0 +1,240 @@
+// Runs the fast kernels' tile code (src/polyphase_tile.hpp, the same functions the device kernel
+// calls) on the host, block by block and barrier phase by barrier phase, and holds it to the
+// contracts: f64 bitwise equal to conv_cpu_f64, f32 within the stated bound, the width probe.
+// This checks the index mapping, the edges and the f64 addition order without a GPU; the device
+// run of the same gates is fast_gpu_test.cpp.
+//
+// Teeth, planted once each while writing this test:
+//  - j loop in compute() made ascending (t descending): F64 gates failed on the cancellation
+//    problem and on random shapes with M >= 2 (cells moved).
+//  - c (the per-phase q offset) forced to 0: every gate failed (cells misplaced / NaN sentinel).
+//  - the kXw window read one column to the right: every gate failed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "convbench/cpu_conv.hpp"
+#include "convbench/fast_conv.hpp"
+#include "fast_support.hpp"
+#include "plan.hpp"
+#include "polyphase_tile.hpp"
+
+namespace convbench::fast {
+namespace {
+
+using detail::kThreads;
+using detail::Plan;
+using peer_testing::differing_cells;
+using peer_testing::Problem;
+
+template <typename T, int M, int TR>
+void emulate_tiles(const Plan& P, const float* x, const float* w, const float* b, float* y) {
+  using TL = detail::Tile<T, M, TR>;
+  auto sm = std::make_unique<typename TL::Smem>();
+  std::vector<typename TL::Stage> st(kThreads);
+  std::vector<typename TL::Acc> acc(kThreads);
+  const int64_t chunks = (P.cin + detail::kBk - 1) / detail::kBk;
+  for (int64_t bz = 0; bz < P.batch; ++bz)
+    for (int64_t by = 0; by < P.oc_tiles; ++by)
+      for (int64_t bx = 0; bx < P.groups * P.u_tiles; ++bx) {
+        const auto blk = TL::block_coords(P, bx, by, bz);
+        // Poison shared memory per block, so a read of a slot no thread wrote shows up.
+        std::fill_n(reinterpret_cast<unsigned char*>(sm.get()), sizeof(*sm), 0xFF);
+        for (int t = 0; t < kThreads; ++t) TL::zero(acc[t]);
+        for (int t = 0; t < kThreads; ++t) TL::load_global(P, blk, 0, t, x, w, st[t]);
+        for (int t = 0; t < kThreads; ++t) TL::store_smem(t, st[t], *sm);
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+          const bool more = chunk + 1 < chunks;
+          if (more)
+            for (int t = 0; t < kThreads; ++t)
+              TL::load_global(P, blk, (chunk + 1) * detail::kBk, t, x, w, st[t]);
+          for (int t = 0; t < kThreads; ++t) TL::compute(t, *sm, acc[t]);
+          if (more)
+            for (int t = 0; t < kThreads; ++t) TL::store_smem(t, st[t], *sm);
+        }
+        for (int t = 0; t < kThreads; ++t) TL::store_output(P, blk, t, acc[t], b, y);
+      }
+}
+
+template <typename T, int M>
+void emulate_m(const Plan& P, const float* x, const float* w, const float* b, float* y) {
+  switch (P.tr) {
+    case 4: return emulate_tiles<T, M, 4>(P, x, w, b, y);
+    case 2: return emulate_tiles<T, M, 2>(P, x, w, b, y);
+    default: return emulate_tiles<T, M, 1>(P, x, w, b, y);
+  }
+}
+
+// The host twin of launch_fast_f32 / launch_fast_f64. Output starts as NaN: every cell must be
+// written.
+template <typename T>
+std::vector<float> emulate(const Problem& pr) {
+  const Plan P = detail::make_plan(pr.shape);
+  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()),
+                       std::numeric_limits<float>::quiet_NaN());
+  const float* b = pr.bias();
+  switch (P.m) {
+    case 1: emulate_m<T, 1>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
+    case 2: emulate_m<T, 2>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
+    case 3: emulate_m<T, 3>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
+    default: emulate_m<T, 4>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
+  }
+  return y;
+}
+
+std::vector<float> reference(const Problem& pr) {
+  static ThreadPool pool(2);
+  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
+  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool);
+  return y;
+}
+
+std::string describe(const ConvShape& s) {
+  return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
+         std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
+         std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
+         std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
+         (s.bias ? " bias" : " no-bias");
+}
+
+// A random shape the fast path supports: K = M * stride, any padding that leaves an output,
+// output_padding < stride, odd lengths, channel counts that are not multiples of any tile.
+ConvShape random_supported_shape(std::mt19937_64& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (;;) {
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.batch = pick(1, 2);
+    s.cin = pick(1, 40);
+    s.cout = pick(1, 70);
+    s.stride = pick(1, 8);
+    s.k = pick(1, 4) * s.stride;
+    s.padding = pick(0, s.k);
+    s.output_padding = pick(0, s.stride - 1);
+    s.l_in = pick(1, 75);
+    s.bias = pick(0, 3) != 0;
+    if (fast_supported(s, true)) return s;
+  }
+}
+
+TEST(FastEmulation, SupportCoversEveryVocoderStageAndRefusesForward) {
+  int checked = 0;
+  for (const auto& st : peer_testing::all_stages(96)) {
+    EXPECT_TRUE(fast_supported(st.shape, true)) << st.model << " " << st.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6 + 6 + 4);
+  ConvShape fwd = peer_testing::all_stages(96).front().shape;
+  fwd.op = ConvOp::forward;
+  fwd.cin = 768;
+  fwd.cout = 768;
+  fwd.k = 3;
+  fwd.stride = 1;
+  fwd.padding = 1;
+  EXPECT_FALSE(fast_supported(fwd, true));
+  ConvShape dil = peer_testing::all_stages(96).front().shape;
+  dil.dilation = 2;
+  EXPECT_FALSE(fast_supported(dil, true));
+  ConvShape odd_k = peer_testing::all_stages(96).front().shape;
+  odd_k.k = 15;
+  EXPECT_FALSE(fast_supported(odd_k, false));
+  EXPECT_THROW(launch_fast_f32(fwd, nullptr, nullptr, nullptr, nullptr, nullptr),
+               std::invalid_argument);
+}
+
+TEST(FastEmulation, F64BitwiseEqualToReferenceOnRandomSupportedShapes) {
+  std::mt19937_64 rng(20261129);
+  int cases = 0;
+  for (int i = 0; i < 120; ++i) {
+    const ConvShape s = random_supported_shape(rng);
+    const Problem pr = peer_testing::random_problem(s, 1000 + i);
+    const auto ref = reference(pr);
+    const auto got = emulate<double>(pr);
+    ASSERT_EQ(differing_cells(got, ref), 0) << describe(s);
+    ++cases;
+  }
+  EXPECT_EQ(cases, 120);
+}
+
+// The vocoder stages with their strides, kernels and paddings, channels cut by 16 and 5 frames,
+// so the host emulation stays fast; the full shapes run in fast_gpu_test.
+TEST(FastEmulation, F64BitwiseEqualOnScaledVocoderStages) {
+  int cases = 0;
+  for (auto st : peer_testing::all_stages(5)) {
+    st.shape.cin = std::max<int64_t>(1, st.shape.cin / 16 + 3);  // + 3: not a tile multiple
+    st.shape.cout = std::max<int64_t>(1, st.shape.cout / 16 + 1);
+    if (st.shape.l_in > 700) continue;  // the late stages add nothing new at this size
+    const Problem pr = peer_testing::random_problem(st.shape, 7);
+    ASSERT_EQ(differing_cells(emulate<double>(pr), reference(pr)), 0)
+        << st.model << " " << st.name << ": " << describe(st.shape);
+    ++cases;
+  }
+  EXPECT_GE(cases, 10);
+}
+
+// The gate's teeth on an order change: with a +2^40 / -2^40 pair of channels, summing the
+// channels in reverse moves cells; the emulated kernel must still match exactly.
+TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.batch = 2;
+  s.cin = 37;  // crosses two chunk boundaries of 16
+  s.cout = 5;
+  s.k = 4;
+  s.stride = 2;
+  s.padding = 1;
+  s.l_in = 19;
+  Problem pr = peer_testing::random_problem(s, 11);
+  const float big = std::ldexp(1.0f, 40);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t t = 0; t < s.l_in; ++t)
+      pr.x[size_t((b * s.cin + s.cin - 1) * s.l_in + t)] =
+          pr.x[size_t((b * s.cin + s.cin - 2) * s.l_in + t)];
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k) {
+      pr.w[size_t(((s.cin - 2) * s.cout + oc) * s.k + k)] = big;
+      pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = -big;
+    }
+  const auto ref = reference(pr);
+  // Reversed input-channel order through the same reference: the problem must be able to tell.
+  Problem rev = pr;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t ic = 0; ic < s.cin; ++ic)
+      std::copy_n(pr.x.begin() + (b * s.cin + ic) * s.l_in, s.l_in,
+                  rev.x.begin() + (b * s.cin + (s.cin - 1 - ic)) * s.l_in);
+  for (int64_t ic = 0; ic < s.cin; ++ic)
+    std::copy_n(pr.w.begin() + ic * s.cout * s.k, s.cout * s.k,
+                rev.w.begin() + (s.cin - 1 - ic) * s.cout * s.k);
+  const int64_t moved = differing_cells(reference(rev), ref);
+  EXPECT_GT(moved, 0) << "the cancellation problem cannot see an order change";
+  EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
+}
+
+TEST(FastEmulation, F32WithinBoundOfReference) {
+  std::mt19937_64 rng(7);
+  int cases = 0;
+  for (int i = 0; i < 60; ++i) {
+    const ConvShape s = random_supported_shape(rng);
+    const Problem pr = peer_testing::random_problem(s, 500 + i);
+    const double err = peer_testing::relative_l2(emulate<float>(pr), reference(pr));
+    ASSERT_LT(err, peer_testing::kF32RelativeL2Bound) << describe(s);  // NaN fails too
+    ++cases;
+  }
+  EXPECT_EQ(cases, 60);
+}
+
+TEST(FastEmulation, WidthProbeF32GivesZeroF64GivesTwoPointFive) {
+  const Problem pr = peer_testing::width_probe();
+  ASSERT_TRUE(fast_supported(pr.shape, false));
+  EXPECT_EQ(emulate<float>(pr).at(0), 0.0f);
+  EXPECT_EQ(emulate<double>(pr).at(0), peer_testing::width_probe_f64());
+  EXPECT_NEAR(peer_testing::width_probe_f64(), 2.5f, 1e-6f);
+}
+
+}  // namespace
+}  // namespace convbench::fast
