@@ -1,0 +1,10 @@
+// CounterSession::open() in a build without CUDA: nothing can be collected, and the block says so.
+#include "sessions.hpp"
+
+namespace convbench::profiles {
+
+std::unique_ptr<CounterSession> CounterSession::open(const Profile& p, int) {
+  return detail::not_collected_session(p, "built without CUDA");
+}
+
+}  // namespace convbench::profiles

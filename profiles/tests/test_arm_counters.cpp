@@ -1,0 +1,155 @@
+// The real device arms under the counter instrument: cuda-f64 and cuda-f32 (resident staging) for
+// stages up0..up3 of the default model (bigvgan_v2_44khz_128band_512x) at 96 frames.
+//   cuda-f64 must show DFMA == 0, DMUL == the multiply-adds it performs, DADD == those plus the
+//   bias adds; cuda-f32 must show fp32 work and no fp64 work at all.
+// The planted mutation for these checks lives in profiles_gpu_tests (an fma() chain that the same
+// check_fp64_nofma() must reject on every run). Skips, with the reason, where no GPU is visible.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "convbench/cuda_conv.hpp"
+#include "convbench/profiles/counters.hpp"
+#include "convbench/shape.hpp"
+
+namespace cp = convbench::profiles;
+namespace cc = convbench::cuda;
+using convbench::ConvOp;
+using convbench::ConvShape;
+using nlohmann::json;
+
+namespace {
+
+// Stage i of bigvgan_v2_44khz_128band_512x (facts.md): ConvTranspose1d(C/2^i -> C/2^(i+1), K,
+// stride s, padding (K-s)/2), L_in = frames x product of earlier strides.
+ConvShape stage_shape(int i, int64_t frames) {
+  const int64_t strides[] = {8, 4, 2, 2, 2, 2};
+  const int64_t kernels[] = {16, 8, 4, 4, 4, 4};
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 1536 >> i;
+  s.cout = 1536 >> (i + 1);
+  s.k = kernels[i];
+  s.stride = strides[i];
+  s.padding = (kernels[i] - strides[i]) / 2;
+  s.l_in = frames;
+  for (int j = 0; j < i; ++j) s.l_in *= strides[j];
+  s.bias = true;
+  s.validate();
+  return s;
+}
+
+// What the cuda-f64 kernel adds (kernels/src/cuda/conv_kernels.cu, AccumF64): per valid tap with a
+// non-zero input one __dmul_rn and one __dadd_rn; the accumulator starts from a conversion (0.0
+// for transposed, the bias for forward), not an add; a transposed stage adds the bias LAST, one
+// __dadd_rn per output cell. Inputs here are never 0, so no tap is skipped: exact, tolerance 0.
+double expected_f64_dadd(const ConvShape& s) {
+  const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
+  const bool bias_add = s.bias && s.op == ConvOp::transposed;
+  return double(s.valid_macs()) + (bias_add ? cells : 0.0);
+}
+
+std::vector<float> nonzero_random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> mag(0.25f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = (rng() & 1 ? 1.0f : -1.0f) * mag(rng);
+  return v;
+}
+
+// Best of a few event-timed launches: the denominator of the derived rates printed below.
+double best_launch_seconds(cc::ResidentConv& conv) {
+  auto stream = static_cast<cudaStream_t>(conv.stream());
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  double best = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    cudaEventRecord(a, stream);
+    conv.launch();
+    cudaEventRecord(b, stream);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    best = std::min(best, ms * 1e-3);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return best;
+}
+
+double num(const json& j, const char* k) {
+  return j.contains(k) && j.at(k).is_number() ? j.at(k).get<double>() : -1.0;
+}
+
+class ArmCounters : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cc::device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+    profile_ = cp::load_profile("fp-throughput", PROFILES_SOURCE_DIR);
+    session_ = cp::CounterSession::open(profile_, 0);
+    ASSERT_EQ(session_->describe().at("status"), "ready") << session_->describe().dump();
+  }
+
+  // Captures one arm of one stage; returns the counters block.
+  json run_arm(const ConvShape& s, cc::Accum acc) {
+    const auto w = nonzero_random(size_t(s.weight_elems()), 1);
+    const auto bias = nonzero_random(size_t(s.cout), 2);
+    const auto x = nonzero_random(size_t(s.input_elems()), 3);
+    cc::ResidentConv conv(s, acc, w.data(), bias.data());
+    conv.upload_input(x.data());
+    conv.launch();  // warm: module load and first-launch costs stay out of the timing
+    cudaStreamSynchronize(static_cast<cudaStream_t>(conv.stream()));
+    const double best = best_launch_seconds(conv);
+    return session_->capture([&] { conv.launch(); }, best, s.flops());
+  }
+
+  cp::Profile profile_;
+  std::unique_ptr<cp::CounterSession> session_;
+};
+
+}  // namespace
+
+TEST_P(ArmCounters, CudaF64HasNoFmaAndExactCounts) {
+  const int stage = GetParam();
+  const ConvShape s = stage_shape(stage, 96);
+  const json b = run_arm(s, cc::Accum::f64);
+  ASSERT_EQ(b.at("status"), "collected") << b.dump();
+  const json& m = b.at("metrics");
+  const double dmul = double(s.valid_macs());
+  const double dadd = expected_f64_dadd(s);
+  const cp::CountCheck c = cp::check_fp64_nofma(m, dmul, dadd, 0);
+  EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f64: " << c.summary();
+  const json& d = b.at("derived");
+  std::printf("up%d/96/cuda-f64: passes %d  DMUL %.0f (valid_macs %.0f)  DADD %.0f (expect %.0f)  "
+              "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
+              stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul,
+              num(m, cp::metric::dadd), dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"),
+              num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"),
+              num(d, "dram_tbps"));
+}
+
+TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
+  const int stage = GetParam();
+  const ConvShape s = stage_shape(stage, 96);
+  const json b = run_arm(s, cc::Accum::f32);
+  ASSERT_EQ(b.at("status"), "collected") << b.dump();
+  const json& m = b.at("metrics");
+  const cp::CountCheck c = cp::check_no_fp64(m);
+  EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f32: " << c.summary();
+  const json& d = b.at("derived");
+  std::printf("up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
+              "fp32 %.3f TFLOP/s (%.1f%% of %.2f)  DRAM %.3f TB/s\n",
+              stage, b.at("passes").get<int>(), num(m, cp::metric::ffma),
+              static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd),
+              num(m, cp::metric::fmul), num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"),
+              num(d, "fp32_peak_tflops"), num(d, "dram_tbps"));
+}
+
+INSTANTIATE_TEST_SUITE_P(DefaultModel96Frames, ArmCounters, ::testing::Values(0, 1, 2, 3),
+                         [](const auto& info) { return "up" + std::to_string(info.param); });
