@@ -40,8 +40,9 @@ class CpuF32 : public ::testing::TestWithParam<ConvOp> {};
 std::string op_name(const ::testing::TestParamInfo<ConvOp>& info) { return to_string(info.param); }
 
 // cpu-f64 performs exactly the contract's additions: bitwise equal to the cell-by-cell reference
-// on random shapes. (Planted: looping k ascending in the transposed scatter moved cells on
-// stride < k shapes, and this failed.)
+// on random shapes. (Planted: dropping one unit of padding in the transposed scatter failed here
+// with 1026 cells. A k-ascending scatter, i.e. t descending, was NOT caught on random data: the
+// f64 accumulator hides a reorder of two taps. The cancellation test below catches that one.)
 TEST_P(CpuF64, MatchesTheContractBitwiseOnRandomShapes) {
   std::mt19937_64 rng(20261129 + int(GetParam()));
   for (int i = 0; i < 150; ++i) {
@@ -56,7 +57,8 @@ TEST_P(CpuF64, MatchesTheContractBitwiseOnRandomShapes) {
 
 // The cancellation case, with its teeth: reversing the input-channel sweep moves cells, and
 // cpu-f64 matches the promised order, not the reversed one. (Planted: an ic-descending cpu-f64
-// made the first assertion fail with all cells moved.)
+// failed both assertions, 190 of 190 cells moved; a k-ascending transposed scatter failed the
+// first with 17 cells moved.)
 TEST_P(CpuF64, CancellationPinsTheInputChannelOrder) {
   const Problem p = testing::cancellation_problem(GetParam(), 7);
   const auto forward_order = naive_f64(p, IcOrder::ascending);
@@ -71,8 +73,9 @@ TEST_P(CpuF64, CancellationPinsTheInputChannelOrder) {
 }
 
 // Bitwise identical at any thread count (output channels are partitioned, never split).
-// (Planted: partitioning output positions with a per-thread partial row merged at the end made
-// this fail at 2+ threads on the cancellation data.)
+// (Planted: a split-K forward that sums the two halves of the input channels separately when the
+// pool has more than one thread failed at 2, 3, 8 and 16 threads on the cancellation data, 190
+// cells each; the plain random data alone did not move.)
 TEST_P(CpuF64, BitwiseEqualAtAnyThreadCount) {
   Problem p = testing::cancellation_problem(GetParam(), 11);
   p.shape.cout = 37;  // not a multiple of any of the thread counts
@@ -87,7 +90,7 @@ TEST_P(CpuF64, BitwiseEqualAtAnyThreadCount) {
 // A zero input is skipped, not multiplied: with +inf weights on a channel whose input is all 0.0
 // the output stays finite and equals the answer without that channel. And with bias -0.0 and all
 // inputs 0, the forward output keeps -0.0 (0 * w would have turned it into +0.0).
-// (Planted: removing the skip gave NaN cells and a +0.0.)
+// (Planted: removing the skip failed the isfinite assertion for both ops.)
 TEST_P(CpuF64, SkipsZeroInputs) {
   ConvShape s;
   s.op = GetParam();
@@ -165,8 +168,8 @@ TEST_P(CpuF32, WithinToleranceOfTheReference) {
   EXPECT_GT(relative_l2(run_f32(p, 2), ref), 100 * testing::kF32RelativeL2Bound);
 }
 
-// An f32 arm that gives 2.5 on the probe is not an f32 arm. (Planted: a double accumulator in
-// cpu-f32 gave 2.4999998 and failed here.)
+// An f32 arm that gives 2.5 on the probe is not an f32 arm. (Planted: f64 accumulators in
+// cpu-f32 gave 2.5 and failed here, while its relative L2 against the reference, 6e-8, passed.)
 TEST_P(CpuF32, WidthProbeGivesExactlyZero) {
   for (bool along_channels : {false, true}) {
     const Problem p = testing::probe_problem(GetParam(), along_channels);

@@ -57,7 +57,7 @@ TEST(ConvShape, ForwardLengthIsTorchs) {
 }
 
 // Each bad field is rejected by a message naming it. (Planted: removing the dilation check made
-// the "dilation" case throw nothing, and the test failed.)
+// the "dilation" case throw nothing, and this failed with "no ShapeError for a bad dilation".)
 TEST(ConvShape, ValidateNamesTheField) {
   struct Case {
     const char* field;

@@ -1,8 +1,8 @@
 // The device kernels' tap walk (tap_walk.hpp), run on the host: one accumulator per cell, adding
 // in the walk's order, must reproduce cpu-f64 bitwise. This checks the index arithmetic of the
 // CUDA arms on a machine without a GPU; the GPU tests then check the device execution itself.
-// (Planted: starting the transposed walk at the smallest k instead of the largest, i.e. t
-// descending, failed this on the first shape with two taps per cell.)
+// (Planted: searching the transposed walk's first k upward from 0 instead of downward from the
+// largest failed both tests here, at shape 0 (k 3, stride 2, dilation 2).)
 #include <gtest/gtest.h>
 
 #include <random>
