@@ -1,5 +1,7 @@
 import copy
+import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -8,6 +10,11 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # synth.py
 REPO = HERE.parents[1]
+if importlib.util.find_spec("convbench_analysis") is None:
+    # not pip-installed: test the source tree, in this process and in CLI subprocesses
+    SRC = str(HERE.parent / "src")
+    sys.path.insert(0, SRC)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 EXAMPLES = sorted((REPO / "results" / "examples").glob("*.json"))
 
 import synth  # noqa: E402

@@ -68,6 +68,20 @@ def test_report_refused_exit_3(clean, write):
 
 
 def test_refused_baseline_refuses_every_ratio(clean, write):
+    # only the baseline case is bad: every ratio over it must carry its reason
+    synth.case(clean, "up0/96/cpu-f64/host")["samples"][0]["foreign_cpu_share"] = 0.4
+    rc, out, _ = cli("report", write(clean), "--json")
+    rep = json.loads(out)
+    g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)
+    assert rc == 3 and rep["refused"] == len(g["rows"])
+    for r in g["rows"]:
+        assert r["status"] == "REFUSED"
+        assert [(f["code"], f["case"]) for f in r["reasons"]] == [
+            ("foreign-cpu", "up0/96/cpu-f64/host")
+        ]
+
+
+def test_run_without_token_refuses_every_ratio(clean, write):
     clean["lease"]["token"] = None
     rc, out, _ = cli("report", write(clean), "--json")
     rep = json.loads(out)

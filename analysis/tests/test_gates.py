@@ -3,7 +3,7 @@ so a gate that also trips something else, or a neighbour that trips too, fails t
 near-miss copy that must not trip it.
 
 Planted faults seen failing (then reverted):
-- drift compared medians with the floor ignored (allowed = k x noise only): the near-miss
+- drift with the floor ignored (allowed = k x noise only): the near-miss
   test_drift_within_floor_accepted failed (4.6% apart tripped drift);
 - _case_gates without the early return after gate-failed: test_gate_failed_exact also saw
   too-few-rounds and failed;
