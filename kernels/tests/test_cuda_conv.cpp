@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <thread>
@@ -160,6 +161,9 @@ std::vector<StageCase> stage_cases() {
   }
   return cases;
 }
+
+// Readable names in test listings and ctest output instead of the parameter's bytes.
+void PrintTo(const StageCase& c, std::ostream* os) { *os << c.name << ": " << describe(c.shape); }
 
 class CudaModelStage : public ::testing::TestWithParam<StageCase> {};
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -65,6 +66,15 @@ inline ConvShape random_shape(std::mt19937_64& rng, ConvOp op, int64_t max_cin, 
     }
   }
 }
+
+}  // namespace convbench::testing
+
+namespace convbench {
+// gtest prints a ConvOp parameter by name (found by argument-dependent lookup).
+inline void PrintTo(ConvOp op, std::ostream* os) { *os << to_string(op); }
+}  // namespace convbench
+
+namespace convbench::testing {
 
 enum class IcOrder { ascending, descending };
 
