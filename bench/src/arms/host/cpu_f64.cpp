@@ -1,0 +1,13 @@
+// cpu-f64: the reference every other arm is gated against (f64 accumulator per output cell).
+#include "arms/host_arm.hpp"
+
+namespace convbench::bench {
+class CpuF64 final : public HostArm {
+ public:
+  std::string name() const override { return "cpu-f64"; }
+  GateKind gate() const override { return GateKind::reference; }
+  HostConvFn function() const override { return &conv_cpu_f64; }
+};
+}  // namespace convbench::bench
+
+CONVBENCH_REGISTER_ARM(convbench::bench::CpuF64)

@@ -1,0 +1,41 @@
+// bench_conv's command line. Parsing checks syntax and ranges; names of stages, models and arms
+// are checked against the data files and the registry afterwards (still exit 2).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace convbench::bench {
+
+// Bad usage: bench_conv prints "bench_conv: <what()>" on one line and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  bool help = false;
+  std::vector<std::string> stages{"up0"};  // as typed: upN, chain, all
+  std::string model;                       // empty: the data file's default
+  std::vector<int64_t> frames{96};
+  std::vector<std::string> arms;           // empty: every arm available here
+  std::string staging = "both";            // per-call | resident | both
+  int reps = 3;
+  uint64_t seed = 1;
+  int threads = 0;                         // 0: hardware concurrency
+  double min_time = 0.05;                  // Google Benchmark's minimum time per sample
+  std::string out;                         // empty: results/<utc>-<host>-<model>-<stages>.json
+  std::string dump;                        // empty: no dump
+  bool no_lease = false;
+  double lease_wait = 0;
+  std::optional<std::string> profile;      // unset: fp-throughput when a GPU is present
+  bool no_counters = false;
+};
+
+Options parse_cli(int argc, const char* const* argv);  // throws UsageError
+std::string help_text();
+
+}  // namespace convbench::bench

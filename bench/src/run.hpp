@@ -1,0 +1,9 @@
+// bench_conv end to end: plan -> lease -> problems -> correctness gate -> interleaved timed rounds
+// -> counter pass -> result JSON (atomic) -> table. Returns the process exit status.
+#pragma once
+
+namespace convbench::bench {
+
+int run_bench_conv(int argc, const char* const* argv);
+
+}  // namespace convbench::bench

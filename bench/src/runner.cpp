@@ -1,0 +1,115 @@
+#include "runner.hpp"
+
+#include <exception>
+#include <stdexcept>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#if CONVBENCH_HAVE_CUDA
+#include "device.hpp"
+#endif
+
+namespace convbench::bench {
+
+namespace {
+// Captures the final iteration run and prints nothing: the table and progress are ours.
+class CaptureReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs)
+      if (r.run_type == Run::RT_Iteration) {
+        captured = true;
+        iterations = int64_t(r.iterations);
+        accumulated = r.real_accumulated_time;
+      }
+  }
+  void Finalize() override {}
+  bool captured = false;
+  int64_t iterations = 0;
+  double accumulated = 0;
+};
+
+void initialise_once() {
+  static bool done = [] {
+    // No command-line flags reach Google Benchmark: bench_conv owns the CLI.
+    static char name[] = "bench_conv";
+    static char* argv[] = {name, nullptr};
+    int argc = 1;
+    benchmark::Initialize(&argc, argv);
+    return true;
+  }();
+  (void)done;
+}
+}  // namespace
+
+SampleRunner::SampleRunner(double min_time) : min_time_(min_time) { initialise_once(); }
+
+SampleTiming SampleRunner::run(const std::string& name, PreparedArm& arm, bool device) {
+  std::exception_ptr error;
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::internal::Benchmark* b = nullptr;
+  if (!device) {
+    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& st) {
+      try {
+        for (auto _ : st) arm.call();
+      } catch (...) {
+        error = std::current_exception();
+        st.SkipWithError("arm failed");
+      }
+    });
+    b->UseRealTime();
+  } else {
+#if CONVBENCH_HAVE_CUDA
+    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& st) {
+      try {
+        device::EventTimer timer;
+        for (auto _ : st) {
+          timer.start(arm.stream_begin());
+          arm.call();
+          timer.stop(arm.stream_end());
+          st.SetIterationTime(timer.seconds());
+        }
+      } catch (...) {
+        error = std::current_exception();
+        st.SkipWithError("arm failed");
+      }
+    });
+    b->UseManualTime();
+#else
+    throw std::logic_error("device arm in a build without CUDA");
+#endif
+  }
+  b->MinTime(min_time_)->Unit(benchmark::kMicrosecond);
+  CaptureReporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::ClearRegisteredBenchmarks();
+  if (error) std::rethrow_exception(error);
+  if (!rep.captured || rep.iterations <= 0)
+    throw std::runtime_error("Google Benchmark reported no run for " + name);
+  SampleTiming t;
+  t.iterations = rep.iterations;
+  t.total_seconds = rep.accumulated;
+  t.seconds = rep.accumulated / double(rep.iterations);
+  return t;
+}
+
+nlohmann::json SampleRunner::context() {
+  const auto& cpu = benchmark::CPUInfo::Get();
+  const auto& sys = benchmark::SystemInfo::Get();
+  nlohmann::json caches = nlohmann::json::array();
+  for (const auto& c : cpu.caches)
+    caches.push_back({{"type", c.type}, {"level", c.level}, {"size", c.size},
+                      {"num_sharing", c.num_sharing}});
+  return {{"host_name", sys.name},
+          {"num_cpus", cpu.num_cpus},
+          {"mhz_per_cpu", int(cpu.cycles_per_second / 1e6)},
+          {"cpu_scaling_enabled", cpu.scaling == benchmark::CPUInfo::ENABLED},
+          {"caches", caches},
+          {"load_avg", cpu.load_avg},
+          {"library_build_type", "unknown"},
+          {"library_version", CONVBENCH_BENCHMARK_VERSION}};
+}
+
+}  // namespace convbench::bench

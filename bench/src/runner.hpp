@@ -1,0 +1,34 @@
+// One timed sample through Google Benchmark: it calibrates the iteration count to --min-time
+// (at least one iteration) and accumulates the time; we register one benchmark per sample so the
+// interleaving is ours and recorded. Host arms: Google Benchmark's real-time clock (steady
+// clock). Device arms: manual time from CUDA events around each call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arm.hpp"
+
+namespace convbench::bench {
+
+struct SampleTiming {
+  double seconds = 0;        // per call
+  int64_t iterations = 0;    // of the reported run (Google Benchmark's final calibration step)
+  double total_seconds = 0;  // seconds x iterations
+};
+
+class SampleRunner {
+ public:
+  explicit SampleRunner(double min_time);
+  // Throws what the arm threw (e.g. a CudaError), after Google Benchmark has unwound.
+  SampleTiming run(const std::string& name, PreparedArm& arm, bool device);
+  // Google Benchmark's view of the machine, for the result's "context".
+  static nlohmann::json context();
+
+ private:
+  double min_time_;
+};
+
+}  // namespace convbench::bench
