@@ -5,13 +5,17 @@
 // run of the same gates is fast_gpu_test.cpp.
 //
 // Teeth, planted once each while writing this test:
-//  - j loop in compute() made ascending (t descending): F64 gates failed on the cancellation
-//    problem and on random shapes with M >= 2 (cells moved).
-//  - c (the per-phase q offset) forced to 0: every gate failed (cells misplaced / NaN sentinel).
-//  - the kXw window read one column to the right: every gate failed.
+//  - j loop in compute() made ascending (t descending): both cancellation tests failed; the
+//    random-shape gates did not see it (random data rarely rounds differently).
+//  - c (the per-phase q offset) forced to 0: the binary crashed (negative output index).
+//  - the x window read one column to the right: 5 of 6 tests failed.
+//  - the x == 0 skip removed: F64SkipsZeroInputsAgainstInfiniteWeights failed (NaN cells); the
+//    other gates cannot see it, since with finite weights the skip never changes a bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -212,6 +216,74 @@ TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
                 rev.w.begin() + (s.cin - 1 - ic) * s.cout * s.k);
   const int64_t moved = differing_cells(reference(rev), ref);
   EXPECT_GT(moved, 0) << "the cancellation problem cannot see an order change";
+  EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
+}
+
+// Per cell the reference adds (ic, t) with t ascending. One channel holds a +2^40 / -2^40 pair
+// of taps over a constant input row, so two taps into the same cell cancel; the order of that
+// pair decides on which grid (2^-12 or 2^-13) the small earlier sum is rounded.
+std::vector<float> naive_f64(const Problem& pr, bool t_descending) {
+  const ConvShape& s = pr.shape;
+  const int64_t lo = s.l_out();
+  std::vector<float> y(size_t(s.output_elems()));
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t oc = 0; oc < s.cout; ++oc)
+      for (int64_t p = 0; p < lo; ++p) {
+        double acc = 0.0;
+        for (int64_t ic = 0; ic < s.cin; ++ic)
+          for (int64_t n = 0; n < s.l_in; ++n) {
+            const int64_t t = t_descending ? s.l_in - 1 - n : n;
+            const int64_t k = p + s.padding - t * s.stride;
+            const float xv = pr.x[size_t((b * s.cin + ic) * s.l_in + t)];
+            if (k < 0 || k >= s.k || xv == 0.0f) continue;
+            acc += double(xv) * double(pr.w[size_t((ic * s.cout + oc) * s.k + k)]);
+          }
+        if (s.bias) acc += double(pr.b[size_t(oc)]);
+        y[size_t((b * s.cout + oc) * lo + p)] = float(acc);
+      }
+  return y;
+}
+
+TEST(FastEmulation, F64KeepsTapOrderUnderCancellation) {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 21;
+  s.cout = 3;
+  s.k = 8;
+  s.stride = 4;  // M = 2 taps per phase
+  s.padding = 2;
+  s.l_in = 13;
+  Problem pr = peer_testing::random_problem(s, 3);
+  const float big = std::ldexp(1.0f, 40);
+  const int64_t last = s.cin - 1;
+  for (int64_t t = 0; t < s.l_in; ++t) pr.x[size_t(last * s.l_in + t)] = 1.0f;
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k)
+      pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
+  const auto ref = reference(pr);
+  ASSERT_EQ(differing_cells(naive_f64(pr, false), ref), 0) << "naive twin disagrees";
+  EXPECT_GT(differing_cells(naive_f64(pr, true), ref), 0) << "the problem cannot see tap order";
+  EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
+}
+
+// A channel whose inputs are all 0 while its weights are infinite: the reference skips those
+// taps (finite output); a kernel that multiplied 0 * inf would write NaN.
+TEST(FastEmulation, F64SkipsZeroInputsAgainstInfiniteWeights) {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 19;
+  s.cout = 6;
+  s.k = 4;
+  s.stride = 2;
+  s.padding = 1;
+  s.l_in = 9;
+  Problem pr = peer_testing::random_problem(s, 5);
+  const int64_t dead = 17;
+  for (int64_t t = 0; t < s.l_in; ++t) pr.x[size_t(dead * s.l_in + t)] = 0.0f;
+  for (int64_t i = 0; i < s.cout * s.k; ++i)
+    pr.w[size_t(dead * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
+  const auto ref = reference(pr);
+  ASSERT_EQ(peer_testing::nan_cells(ref), 0);
   EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
 }
 
