@@ -59,6 +59,7 @@ void cupti_check(CUptiResult r, const char* call) {
 
 void cuda_check(cudaError_t e, const char* call) {
   if (e != cudaSuccess) {
+    cudaGetLastError();  // clear a non-sticky error so the caller's next CUDA call starts clean
     throw Refusal{call, std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e), ""};
   }
 }

@@ -1,0 +1,87 @@
+// counter_check: applies the analytic count checks to the counters blocks of a bench_conv result.
+//   counter_check results/<run>.json
+// cuda-f64 cases: DFMA == 0, DMUL == shape.valid_macs(), DADD == valid_macs + one bias add per
+// output cell (transposed stages; see expected_f64_dadd below). cuda-f32 cases: no fp64 work.
+// Prints one line per checked case; exit 0 all pass, 1 a check failed, 2 bad input.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "convbench/profiles/counters.hpp"
+#include "convbench/shape.hpp"
+
+namespace cp = convbench::profiles;
+using nlohmann::json;
+
+namespace {
+
+convbench::ConvShape shape_of(const json& j) {
+  convbench::ConvShape s;
+  s.op = j.at("op") == "forward" ? convbench::ConvOp::forward : convbench::ConvOp::transposed;
+  s.batch = j.at("batch");
+  s.cin = j.at("cin");
+  s.cout = j.at("cout");
+  s.k = j.at("k");
+  s.stride = j.at("stride");
+  s.dilation = j.value("dilation", 1);
+  s.padding = j.at("padding");
+  s.output_padding = j.value("output_padding", 0);
+  s.l_in = j.at("l_in");
+  s.bias = j.value("bias", true);  // the record's shape has no bias field; vocoder stages have one
+  s.validate();
+  return s;
+}
+
+// kernels/src/cuda/conv_kernels.cu (AccumF64): one __dadd_rn per non-zero-input tap; a transposed
+// stage adds the bias last (one more per output cell), a forward one starts from it (no add).
+// Inputs of bench_conv are seeded random values; a zero input would lower both counts equally.
+double expected_f64_dadd(const convbench::ConvShape& s) {
+  const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
+  return double(s.valid_macs()) +
+         (s.bias && s.op == convbench::ConvOp::transposed ? cells : 0.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: counter_check <result.json>\n";
+    return 2;
+  }
+  json run;
+  try {
+    std::ifstream in(argv[1]);
+    if (!in) throw std::runtime_error("cannot read");
+    run = json::parse(in);
+  } catch (const std::exception& e) {
+    std::cerr << "counter_check: " << argv[1] << ": " << e.what() << "\n";
+    return 2;
+  }
+  int checked = 0, failed = 0;
+  try {
+    for (const json& c : run.at("cases")) {
+      const std::string arm = c.at("arm"), id = c.value("id", arm);
+      if (arm != "cuda-f64" && arm != "cuda-f32") continue;
+      const json& counters = c.value("counters", json::object());
+      if (counters.value("status", "") != "collected" || !c.at("shape").contains("op")) {
+        std::printf("%-40s not checked: counters %s\n", id.c_str(),
+                    counters.value("status", std::string("absent")).c_str());
+        continue;
+      }
+      const convbench::ConvShape s = shape_of(c.at("shape"));
+      const cp::CountCheck r =
+          arm == "cuda-f64"
+              ? cp::check_fp64_nofma(counters.at("metrics"), double(s.valid_macs()),
+                                     expected_f64_dadd(s), 0)
+              : cp::check_no_fp64(counters.at("metrics"));
+      ++checked;
+      failed += r.ok ? 0 : 1;
+      std::printf("%-40s %s\n", id.c_str(), r.ok ? "ok" : ("FAIL: " + r.summary()).c_str());
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "counter_check: " << argv[1] << ": malformed case: " << e.what() << "\n";
+    return 2;
+  }
+  std::printf("%d case(s) checked, %d failed\n", checked, failed);
+  return failed ? 1 : 0;
+}
