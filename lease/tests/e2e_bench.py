@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""bench_conv under leases, end to end (CTest lease.bench_e2e; file backend in a temp lock dir).
+
+1. under `convlease run`: the run adopts the inherited lease; verdict "valid".
+2. with --no-lease: verdict "outside-lease".
+3. a second bench_conv on the same resource while the first runs: refused (exit 3, naming the
+   first as holder), and with --lease-wait it waits: the two never time at once.
+4. a forged CONVBENCH_LEASE: refused (exit 3), no result written.
+Each check was seen to fail with a planted fault (named beside it).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+TINY = ["--stage", "up3", "--model", "bigvgan_base_22khz_80band", "--frames", "4", "--reps", "2",
+        "--arms", "cpu-f32", "--no-counters", "--threads", "1"]
+# Long enough (several seconds) that a second run can be started while the first still times.
+LONG = ["--stage", "up3", "--model", "bigvgan_base_22khz_80band", "--frames", "4", "--reps", "10",
+        "--min-time", "0.3", "--arms", "cpu-f32", "--no-counters", "--threads", "1"]
+
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+        if detail:
+            print("     " + str(detail).replace("\n", "\n     "), flush=True)
+
+
+def run(cmd, env, timeout=240):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def lease_of(path):
+    with open(path) as f:
+        return json.load(f)["lease"]
+
+
+def held_by(lock_dir, pid):
+    """True once a lock record in lock_dir names pid as holder."""
+    for name in os.listdir(lock_dir) if os.path.isdir(lock_dir) else []:
+        try:
+            with open(os.path.join(lock_dir, name)) as f:
+                rec = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if (rec.get("holder") or {}).get("pid") == pid:
+            return True
+    return False
+
+
+def start_and_wait_for_hold(cmd, env, lock_dir, out_path):
+    p = subprocess.Popen(cmd + ["--out", out_path], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None and not held_by(lock_dir, p.pid):
+        time.sleep(0.02)
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--convlease", required=True)
+    a = ap.parse_args()
+    for exe in (a.bench, a.convlease):
+        if not os.access(exe, os.X_OK):
+            print(f"e2e_bench: {exe} is not built", file=sys.stderr)
+            return 1
+
+    tmp = tempfile.mkdtemp(prefix="convbench-lease-e2e-")
+    locks = os.path.join(tmp, "locks")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVBENCH_LEASE")}
+    env.update(CONVBENCH_LEASE_DIR=locks, CONVBENCH_LEASE_POLICY="none")
+    out = lambda name: os.path.join(tmp, name + ".json")  # noqa: E731
+
+    # 1. under convlease run
+    rc, so, se = run([a.convlease, "run", "--", a.bench, *TINY, "--out", out("under")], env)
+    check(rc == 0, "bench_conv under convlease run exits 0", f"rc={rc}\n{se[-2000:]}")
+    if os.path.exists(out("under")):
+        L = lease_of(out("under"))
+        check(L.get("verdict") == "valid", "under convlease: verdict valid", json.dumps(L, indent=1))
+        check(L.get("adopted") is True and L.get("backend") == "file",
+              "under convlease: the lease was adopted from convlease (file backend)", L)
+        check((L.get("start_check") or {}).get("ok") and (L.get("end_check") or {}).get("ok"),
+              "under convlease: start and end checks passed", L)
+        check(L["resource"]["name"] == "cpu", "host-only run leases resource cpu", L["resource"])
+
+    # 2. --no-lease
+    rc, so, se = run([a.bench, *TINY, "--no-lease", "--out", out("nolease")], env)
+    check(rc == 0, "bench_conv --no-lease exits 0", f"rc={rc}\n{se[-2000:]}")
+    if os.path.exists(out("nolease")):
+        L = lease_of(out("nolease"))
+        check(L.get("verdict") == "outside-lease", "--no-lease: verdict outside-lease", L)
+
+    # 3a. a second run while the first times: refused, naming the first
+    first = start_and_wait_for_hold([a.bench, *LONG], env, locks, out("first"))
+    check(first.poll() is None, "first run holds the lease and is still running",
+          "it finished before the second could start: increase LONG")
+    rc, so, se = run([a.bench, *TINY, "--out", out("second")], env)
+    still_running = first.poll() is None
+    # Planted: RunLease::open acquiring with wait_s = 60 regardless of the option -> exit 0: failed.
+    check(rc == 3, "second run on the same resource is refused with exit 3", f"rc={rc}\n{se}")
+    check(f"pid {first.pid}" in se, "the refusal names the first run as holder", se)
+    check(not os.path.exists(out("second")), "a refused run writes no result")
+    check(still_running, "the refusal happened while the first run was timing")
+    fo, fe = first.communicate(timeout=240)
+    check(first.returncode == 0, "first run exits 0", fe[-2000:])
+    if os.path.exists(out("first")):
+        check(lease_of(out("first")).get("verdict") == "valid", "first run: verdict valid",
+              lease_of(out("first")))
+
+    # 3b. a second run with --lease-wait: waits, then times after the first released
+    first = start_and_wait_for_hold([a.bench, *LONG], env, locks, out("first2"))
+    rc, so, se = run([a.bench, *TINY, "--lease-wait", "200", "--out", out("waiter")], env)
+    fo, fe = first.communicate(timeout=240)
+    check(rc == 0 and first.returncode == 0, "with --lease-wait both runs complete",
+          f"waiter rc={rc} {se[-1500:]}\nfirst rc={first.returncode} {fe[-1500:]}")
+    if os.path.exists(out("first2")) and os.path.exists(out("waiter")):
+        L1, L2 = lease_of(out("first2")), lease_of(out("waiter"))
+        # ISO-8601 UTC with milliseconds: string order is time order.
+        # Planted: FileLease::release() dropping the flock before the first's end check (LOCK_UN
+        # right after acquire) -> the waiter started timing before the first's end: failed here.
+        check(L2["start_check"]["at_utc"] >= L1["end_check"]["at_utc"],
+              "the waiter started timing only after the first's last sample was verified",
+              f"first end {L1['end_check']['at_utc']}, waiter start {L2['start_check']['at_utc']}")
+        check(int(L2["token"]) == int(L1["token"]) + 1, "the waiter's token is the next generation",
+              f"{L1['token']} then {L2['token']}")
+        check(L1["verdict"] == "valid" and L2["verdict"] == "valid", "both verdicts valid")
+
+    # 4. a forged inherited lease
+    forged = dict(env)
+    forged["CONVBENCH_LEASE"] = json.dumps({
+        "backend": "file", "token": "999", "lock_path": os.path.join(locks, "x.lock"),
+        "resource": {"host": "h", "machine_id": "m", "gpu_uuid": None},
+        "holder": {"pid": os.getpid(), "user": "u", "host": "h", "run_id": "r"}})
+    rc, so, se = run([a.bench, *TINY, "--out", out("forged")], forged)
+    check(rc == 3 and "refused" in se, "a forged CONVBENCH_LEASE is refused with exit 3",
+          f"rc={rc}\n{se}")
+    check(not os.path.exists(out("forged")), "a refused run writes no result")
+
+    if failures:
+        print(f"{len(failures)} check(s) failed; files kept in {tmp}")
+        return 1
+    subprocess.run(["rm", "-rf", tmp])
+    print("all lease e2e checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
