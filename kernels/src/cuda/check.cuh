@@ -15,9 +15,13 @@ inline std::string cuda_message(cudaError_t e) {
 }
 
 inline void check(cudaError_t e, const char* call, const char* file, int line) {
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    // A non-sticky error (a failed cudaMalloc) also stays as the thread's "last error"; clear it,
+    // or the next launch check would report this failure again (seen on the H200).
+    (void)cudaGetLastError();
     throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
                     cuda_message(e));
+  }
 }
 
 }  // namespace convbench::cuda::detail
