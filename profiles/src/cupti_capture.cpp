@@ -66,10 +66,14 @@ void cuda_check(cudaError_t e, const char* call) {
 
 const char* support_name(CUpti_Profiler_Support_Level l) {
   switch (l) {
-    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED: return "supported";
-    case CUPTI_PROFILER_CONFIGURATION_DISABLED: return "disabled";
-    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED: return "unsupported";
-    default: return "unknown";
+    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED:
+      return "supported";
+    case CUPTI_PROFILER_CONFIGURATION_DISABLED:
+      return "disabled";
+    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED:
+      return "unsupported";
+    default:
+      return "unknown";
   }
 }
 
@@ -98,7 +102,8 @@ struct ProfilerInit {
   }
   ~ProfilerInit() {
     if (!active) return;
-    auto p = zeroed<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+    auto p =
+        zeroed<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
     cuptiProfilerDeInitialize(&p);
   }
   ProfilerInit(const ProfilerInit&) = delete;
@@ -109,7 +114,8 @@ struct ProfilerInit {
 struct HostObject {
   CUpti_Profiler_Host_Object* ptr = nullptr;
   HostObject(const std::string& chip, const std::vector<uint8_t>& availability) {
-    auto p = zeroed<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto p = zeroed<CUpti_Profiler_Host_Initialize_Params>(
+        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability.data();
@@ -118,7 +124,8 @@ struct HostObject {
   }
   ~HostObject() {
     if (!ptr) return;
-    auto p = zeroed<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto p = zeroed<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     p.pHostObject = ptr;
     cuptiProfilerHostDeinitialize(&p);
   }
@@ -126,7 +133,8 @@ struct HostObject {
   HostObject& operator=(const HostObject&) = delete;
 
   CUptiResult add_metrics(std::vector<const char*>& names) {
-    auto p = zeroed<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    auto p = zeroed<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     p.pHostObject = ptr;
     p.ppMetricNames = names.data();
     p.numMetrics = names.size();
@@ -141,14 +149,16 @@ struct RangeProfiler {
   bool started = false;
   bool pushed = false;
   explicit RangeProfiler(CUcontext ctx) {
-    auto p = zeroed<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    auto p =
+        zeroed<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     p.ctx = ctx;
     cupti_check(cuptiRangeProfilerEnable(&p), "cuptiRangeProfilerEnable");
     obj = p.pRangeProfilerObject;
   }
   ~RangeProfiler() {
     if (pushed) {
-      auto p = zeroed<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+      auto p = zeroed<CUpti_RangeProfiler_PopRange_Params>(
+          CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
       p.pRangeProfilerObject = obj;
       cuptiRangeProfilerPopRange(&p);
     }
@@ -158,7 +168,8 @@ struct RangeProfiler {
       cuptiRangeProfilerStop(&p);
     }
     if (obj) {
-      auto p = zeroed<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+      auto p = zeroed<CUpti_RangeProfiler_Disable_Params>(
+          CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       p.pRangeProfilerObject = obj;
       cuptiRangeProfilerDisable(&p);
     }
@@ -174,8 +185,10 @@ class CuptiSession final : public CounterSession {
     int n = 0;
     cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
     if (device < 0 || device >= n)
-      throw Refusal{"cudaGetDeviceCount", "device " + std::to_string(device) + " does not exist (" +
-                                              std::to_string(n) + " visible)", ""};
+      throw Refusal{"cudaGetDeviceCount",
+                    "device " + std::to_string(device) + " does not exist (" + std::to_string(n) +
+                        " visible)",
+                    ""};
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
     cuda_check(cudaFree(nullptr), "cudaFree(0) (creating the primary context)");
     ctx_ = current_context();
@@ -196,12 +209,13 @@ class CuptiSession final : public CounterSession {
   CuptiSession& operator=(const CuptiSession&) = delete;
 
   json describe() const override {
-    return {{"status", "ready"}, {"profile", profile_.name}, {"chip", chip_},
+    return {{"status", "ready"},
+            {"profile", profile_.name},
+            {"chip", chip_},
             {"passes", passes_planned_}};
   }
 
-  json capture(const std::function<void()>& work, double best_seconds,
-               double flops_hint) override {
+  json capture(const std::function<void()>& work, double best_seconds, double flops_hint) override {
     try {
       return capture_or_throw(work, best_seconds, flops_hint);
     } catch (const Refusal& r) {
@@ -211,7 +225,8 @@ class CuptiSession final : public CounterSession {
 
  private:
   void check_device_supported() {
-    auto p = zeroed<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+    auto p = zeroed<CUpti_Profiler_DeviceSupported_Params>(
+        CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
     p.cuDevice = device_;
     p.api = CUPTI_PROFILER_RANGE_PROFILING;
     cupti_check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported");
@@ -241,7 +256,8 @@ class CuptiSession final : public CounterSession {
   }
 
   std::vector<uint8_t> counter_availability() {
-    auto p = zeroed<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    auto p = zeroed<CUpti_Profiler_GetCounterAvailability_Params>(
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     p.ctx = ctx_;
     cupti_check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability");
     std::vector<uint8_t> image(p.counterAvailabilityImageSize);
@@ -272,30 +288,33 @@ class CuptiSession final : public CounterSession {
   }
 
   void make_config_image() {
-    auto s = zeroed<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    auto s = zeroed<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     s.pHostObject = host_->ptr;
     cupti_check(cuptiProfilerHostGetConfigImageSize(&s), "cuptiProfilerHostGetConfigImageSize");
     config_.resize(s.configImageSize);
-    auto g = zeroed<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    auto g = zeroed<CUpti_Profiler_Host_GetConfigImage_Params>(
+        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     g.pHostObject = host_->ptr;
     g.configImageSize = config_.size();
     g.pConfigImage = config_.data();
     cupti_check(cuptiProfilerHostGetConfigImage(&g), "cuptiProfilerHostGetConfigImage");
-    auto n = zeroed<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    auto n = zeroed<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
     n.configImageSize = config_.size();
     n.pConfigImage = config_.data();
     cupti_check(cuptiProfilerHostGetNumOfPasses(&n), "cuptiProfilerHostGetNumOfPasses");
     passes_planned_ = n.numOfPasses;
   }
 
-  json capture_or_throw(const std::function<void()>& work, double best_seconds,
-                        double flops_hint) {
+  json capture_or_throw(const std::function<void()>& work, double best_seconds, double flops_hint) {
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
     // Nothing queued before the range may land inside it.
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before the range)");
     RangeProfiler rp(ctx_);
 
-    auto sz = zeroed<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    auto sz = zeroed<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     sz.pRangeProfilerObject = rp.obj;
     sz.pMetricNames = names_.data();
     sz.numMetrics = names_.size();
@@ -303,14 +322,16 @@ class CuptiSession final : public CounterSession {
     sz.maxNumRangeTreeNodes = 1;
     cupti_check(cuptiRangeProfilerGetCounterDataSize(&sz), "cuptiRangeProfilerGetCounterDataSize");
     std::vector<uint8_t> data(sz.counterDataSize, 0);
-    auto ini = zeroed<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    auto ini = zeroed<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     ini.pRangeProfilerObject = rp.obj;
     ini.counterDataSize = data.size();
     ini.pCounterData = data.data();
     cupti_check(cuptiRangeProfilerCounterDataImageInitialize(&ini),
                 "cuptiRangeProfilerCounterDataImageInitialize");
 
-    auto cfg = zeroed<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+    auto cfg = zeroed<CUpti_RangeProfiler_SetConfig_Params>(
+        CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     cfg.pRangeProfilerObject = rp.obj;
     cfg.configSize = config_.size();
     cfg.pConfig = config_.data();
@@ -336,11 +357,13 @@ class CuptiSession final : public CounterSession {
                       "not all passes submitted after " + std::to_string(passes) + " passes (" +
                           std::to_string(passes_planned_) + " planned)",
                       ""};
-      auto st = zeroed<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+      auto st =
+          zeroed<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
       st.pRangeProfilerObject = rp.obj;
       cupti_check(cuptiRangeProfilerStart(&st), "cuptiRangeProfilerStart");
       rp.started = true;
-      auto push = zeroed<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+      auto push = zeroed<CUpti_RangeProfiler_PushRange_Params>(
+          CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
       push.pRangeProfilerObject = rp.obj;
       push.pRangeName = range_name.c_str();
       cupti_check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
@@ -349,11 +372,13 @@ class CuptiSession final : public CounterSession {
       work();  // an exception from the work itself propagates, after rp cleans up
       cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (inside the range)");
 
-      auto pop = zeroed<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+      auto pop = zeroed<CUpti_RangeProfiler_PopRange_Params>(
+          CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
       pop.pRangeProfilerObject = rp.obj;
       rp.pushed = false;
       cupti_check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
-      auto stop = zeroed<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+      auto stop =
+          zeroed<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
       stop.pRangeProfilerObject = rp.obj;
       rp.started = false;
       cupti_check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
@@ -361,22 +386,26 @@ class CuptiSession final : public CounterSession {
       all_submitted = stop.isAllPassSubmitted != 0;
     }
 
-    auto dec = zeroed<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+    auto dec = zeroed<CUpti_RangeProfiler_DecodeData_Params>(
+        CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     dec.pRangeProfilerObject = rp.obj;
     cupti_check(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData");
     if (dec.numOfRangeDropped != 0)
       throw Refusal{"cuptiRangeProfilerDecodeData",
                     std::to_string(dec.numOfRangeDropped) + " range(s) dropped", ""};
 
-    auto info = zeroed<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+    auto info = zeroed<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = data.data();
     info.counterDataImageSize = data.size();
-    cupti_check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+    cupti_check(cuptiRangeProfilerGetCounterDataInfo(&info),
+                "cuptiRangeProfilerGetCounterDataInfo");
     if (info.numTotalRanges != 1)
       throw Refusal{"cuptiRangeProfilerGetCounterDataInfo",
                     "expected 1 range, found " + std::to_string(info.numTotalRanges), ""};
 
-    auto ri = zeroed<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+    auto ri = zeroed<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(
+        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
     ri.pCounterDataImage = data.data();
     ri.counterDataImageSize = data.size();
     ri.rangeIndex = 0;
@@ -386,7 +415,8 @@ class CuptiSession final : public CounterSession {
     const std::string got_range = ri.rangeName ? ri.rangeName : "";
 
     std::vector<double> values(names_.size(), 0.0);
-    auto ev = zeroed<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    auto ev = zeroed<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     ev.pHostObject = host_->ptr;
     ev.pCounterDataImage = data.data();
     ev.counterDataImageSize = data.size();

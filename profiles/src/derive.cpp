@@ -18,10 +18,13 @@ struct Value {
   std::string why;
 };
 
-double scale_of(const json& obj) { return obj.contains("scale") ? obj.at("scale").get<double>() : 1.0; }
+double scale_of(const json& obj) {
+  return obj.contains("scale") ? obj.at("scale").get<double>() : 1.0;
+}
 
 Value number_in(const json& metrics, const std::string& name) {
-  if (!metrics.is_object() || !metrics.contains(name)) return {std::nullopt, "metric " + name + " missing"};
+  if (!metrics.is_object() || !metrics.contains(name))
+    return {std::nullopt, "metric " + name + " missing"};
   const json& m = metrics.at(name);
   if (!m.is_number() || !std::isfinite(m.get<double>()))
     return {std::nullopt, "metric " + name + " is not a finite number"};
@@ -43,8 +46,10 @@ Value eval_term(const json& t, const json& metrics, const std::map<std::string, 
   } else if (t.contains("input")) {
     const std::string n = t.at("input").get<std::string>();
     const double v = n == "best_seconds" ? best_seconds : flops_hint;
-    if (std::isfinite(v)) x = {v, ""};
-    else x = {std::nullopt, "input " + n + " is not a finite number"};
+    if (std::isfinite(v))
+      x = {v, ""};
+    else
+      x = {std::nullopt, "input " + n + " is not a finite number"};
   } else {
     x = {t.at("const").get<double>(), ""};
   }
@@ -87,7 +92,9 @@ json derive(const Profile& p, const json& metrics, double best_seconds, double f
   for (const json& d : p.derived) {
     const std::string name = d.at("name").get<std::string>();
     Value r;
-    auto eval = [&](const json& t) { return eval_term(t, metrics, done, best_seconds, flops_hint); };
+    auto eval = [&](const json& t) {
+      return eval_term(t, metrics, done, best_seconds, flops_hint);
+    };
     if (d.contains("sum") || d.contains("product")) {
       const bool sum = d.contains("sum");
       double acc = sum ? 0.0 : 1.0;
@@ -104,10 +111,14 @@ json derive(const Profile& p, const json& metrics, double best_seconds, double f
     } else {
       Value num = eval(d.at("ratio").at("num"));
       Value den = eval(d.at("ratio").at("den"));
-      if (!num.v) r = num;
-      else if (!den.v) r = den;
-      else if (*den.v == 0.0) r = {std::nullopt, "division by zero"};
-      else r = {*num.v / *den.v, ""};
+      if (!num.v)
+        r = num;
+      else if (!den.v)
+        r = den;
+      else if (*den.v == 0.0)
+        r = {std::nullopt, "division by zero"};
+      else
+        r = {*num.v / *den.v, ""};
     }
     if (r.v) *r.v *= scale_of(d);
     done[name] = r;

@@ -17,12 +17,20 @@ using nlohmann::json;
 
 const std::set<std::string> kRollups = {"sum", "avg", "min", "max"};
 // Submetrics a counter or throughput rollup may carry (Nsight Compute's metric grammar).
-const std::set<std::string> kSubmetrics = {
-    "peak_sustained",          "peak_sustained_active",         "peak_sustained_elapsed",
-    "peak_sustained_region",   "peak_sustained_frame",          "per_second",
-    "per_cycle_active",        "per_cycle_elapsed",             "per_cycle_region",
-    "per_cycle_frame",         "pct_of_peak_sustained_active",  "pct_of_peak_sustained_elapsed",
-    "pct_of_peak_sustained_region", "pct_of_peak_sustained_frame"};
+const std::set<std::string> kSubmetrics = {"peak_sustained",
+                                           "peak_sustained_active",
+                                           "peak_sustained_elapsed",
+                                           "peak_sustained_region",
+                                           "peak_sustained_frame",
+                                           "per_second",
+                                           "per_cycle_active",
+                                           "per_cycle_elapsed",
+                                           "per_cycle_region",
+                                           "per_cycle_frame",
+                                           "pct_of_peak_sustained_active",
+                                           "pct_of_peak_sustained_elapsed",
+                                           "pct_of_peak_sustained_region",
+                                           "pct_of_peak_sustained_frame"};
 const std::set<std::string> kRatioSuffixes = {"pct", "ratio", "max_rate"};
 const std::set<std::string> kInputs = {"best_seconds", "flops_hint"};
 
@@ -64,8 +72,8 @@ class Validator {
       : label_(std::move(label)), path_(std::move(path)), known_(known) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
-    throw ProfileError("profile '" + label_ + "' (" + path_ + "): field '" + field + "': " +
-                       problem);
+    throw ProfileError("profile '" + label_ + "' (" + path_ + "): field '" + field +
+                       "': " + problem);
   }
   void set_label(const std::string& l) { label_ = l; }
 
@@ -115,8 +123,8 @@ class Validator {
       const json& d = t.at("derived");
       if (!d.is_string()) fail(field + ".derived", "must be a string, not " + type_name(d));
       if (!earlier.count(d.get<std::string>()))
-        fail(field + ".derived", "'" + d.get<std::string>() +
-                                     "' is not a derived figure defined above this one");
+        fail(field + ".derived",
+             "'" + d.get<std::string>() + "' is not a derived figure defined above this one");
     } else if (t.contains("input")) {
       const json& i = t.at("input");
       if (!i.is_string() || !kInputs.count(i.get<std::string>()))
@@ -243,8 +251,8 @@ bool KnownMetrics::contains_base(const std::string& base) const {
 std::string KnownMetrics::problem(const std::string& metric) const {
   const auto dot = metric.find('.');
   const std::string base = metric.substr(0, dot);
-  auto it = std::find_if(bases_.begin(), bases_.end(),
-                         [&](const auto& b) { return b.first == base; });
+  auto it =
+      std::find_if(bases_.begin(), bases_.end(), [&](const auto& b) { return b.first == base; });
   if (it == bases_.end()) {
     std::string best;
     size_t best_d = 4;  // suggest only near misses

@@ -4,10 +4,10 @@
 //   bias adds; cuda-f32 must show fp32 work and no fp64 work at all.
 // The planted mutation for these checks lives in profiles_gpu_tests (an fma() chain that the same
 // check_fp64_nofma() must reject on every run). Skips, with the reason, where no GPU is visible.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cuda_runtime_api.h>
-
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -126,12 +126,12 @@ TEST_P(ArmCounters, CudaF64HasNoFmaAndExactCounts) {
   const cp::CountCheck c = cp::check_fp64_nofma(m, dmul, dadd, 0);
   EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f64: " << c.summary();
   const json& d = b.at("derived");
-  std::printf("up%d/96/cuda-f64: passes %d  DMUL %.0f (valid_macs %.0f)  DADD %.0f (expect %.0f)  "
-              "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
-              stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul,
-              num(m, cp::metric::dadd), dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"),
-              num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"),
-              num(d, "dram_tbps"));
+  std::printf(
+      "up%d/96/cuda-f64: passes %d  DMUL %.0f (valid_macs %.0f)  DADD %.0f (expect %.0f)  "
+      "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
+      stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul, num(m, cp::metric::dadd),
+      dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"), num(d, "fp64_pct_of_peak"),
+      num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"), num(d, "dram_tbps"));
 }
 
 TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
@@ -143,12 +143,13 @@ TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
   const cp::CountCheck c = cp::check_no_fp64(m);
   EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f32: " << c.summary();
   const json& d = b.at("derived");
-  std::printf("up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
-              "fp32 %.3f TFLOP/s (%.1f%% of %.2f)  DRAM %.3f TB/s\n",
-              stage, b.at("passes").get<int>(), num(m, cp::metric::ffma),
-              static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd),
-              num(m, cp::metric::fmul), num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"),
-              num(d, "fp32_peak_tflops"), num(d, "dram_tbps"));
+  std::printf(
+      "up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
+      "fp32 %.3f TFLOP/s (%.1f%% of %.2f)  DRAM %.3f TB/s\n",
+      stage, b.at("passes").get<int>(), num(m, cp::metric::ffma),
+      static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd), num(m, cp::metric::fmul),
+      num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"), num(d, "fp32_peak_tflops"),
+      num(d, "dram_tbps"));
 }
 
 INSTANTIATE_TEST_SUITE_P(DefaultModel96Frames, ArmCounters, ::testing::Values(0, 1, 2, 3),

@@ -1,9 +1,8 @@
 // The counter instrument's teeth, on the GPU: kernels with a known instruction mix must give
 // exactly the analytic counts, and a planted FMA in the f64 chain must make the zero-DFMA check
 // fail on every run. Skips, with the reason, where no GPU is visible.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <iostream>
 #include <stdexcept>
@@ -99,8 +98,8 @@ TEST_F(InstructionMix, PlantedFmaFailsTheZeroDfmaCheck) {
 }
 
 TEST_F(InstructionMix, DerivedFiguresFromTheCapture) {
-  const json b = session_->capture([&] { ASSERT_EQ(mix::dmul_dadd(buf_, kM), cudaSuccess); },
-                                   1e-3, 2 * kCells);
+  const json b = session_->capture([&] { ASSERT_EQ(mix::dmul_dadd(buf_, kM), cudaSuccess); }, 1e-3,
+                                   2 * kCells);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
   const json& d = b.at("derived");
   EXPECT_EQ(d.at("fp64_flop"), 2 * kCells);

@@ -3,6 +3,8 @@
 // and the analytic count checks. Host-only: runs on CI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -79,7 +81,8 @@ TEST(ProfileValidation, MissingAndMistypedFields) {
   d["metrics"] = "dram__bytes_read.sum";
   EXPECT_EQ(error_of(d), P + "'metrics': must be a non-empty array of metric names, not string");
   d["metrics"] = json::array();
-  EXPECT_EQ(error_of(d), P + "'metrics': must be a non-empty array of metric names, not an empty array");
+  EXPECT_EQ(error_of(d),
+            P + "'metrics': must be a non-empty array of metric names, not an empty array");
   d = valid_doc();
   d["metrics"][1] = 7;
   EXPECT_EQ(error_of(d), P + "'metrics[1]': must be a string, not number");
@@ -100,7 +103,8 @@ TEST(ProfileValidation, MissingAndMistypedFields) {
 TEST(ProfileValidation, UnknownKeysAreTypos) {
   json d = valid_doc();
   d["metric"] = json::array();
-  EXPECT_EQ(error_of(d), P + "'metric': unknown key (allowed: derived, description, metrics, name)");
+  EXPECT_EQ(error_of(d),
+            P + "'metric': unknown key (allowed: derived, description, metrics, name)");
   d = valid_doc();
   d["derived"][0]["sum"][1]["sacle"] = 2;
   EXPECT_EQ(error_of(d), P + "'derived[0] (flop).sum[1].sacle': unknown key (allowed: const, "
@@ -143,8 +147,9 @@ TEST(ProfileValidation, SuffixMustFitTheMetricType) {
 TEST(ProfileValidation, DuplicateMetric) {
   json d = valid_doc();
   d["metrics"][2] = d["metrics"][0];
-  EXPECT_EQ(error_of(d), P + "'metrics[2]': metric "
-                             "'smsp__sass_thread_inst_executed_op_dmul_pred_on.sum' is listed twice");
+  EXPECT_EQ(error_of(d),
+            P + "'metrics[2]': metric "
+                "'smsp__sass_thread_inst_executed_op_dmul_pred_on.sum' is listed twice");
 }
 
 TEST(ProfileValidation, Derived_MetricNotInList) {
@@ -219,14 +224,16 @@ TEST(ProfileLoading, ByPathValidatesToo) {
     ADD_FAILURE() << "an unknown metric passed";
   } catch (const cp::ProfileError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "profile 'mine' (" + path.string() + "): field 'metrics[0]': metric 'sm__nope.sum': "
-              "unknown metric base name 'sm__nope' (not in known_metrics.txt)");
+              "profile 'mine' (" + path.string() +
+                  "): field 'metrics[0]': metric 'sm__nope.sum': "
+                  "unknown metric base name 'sm__nope' (not in known_metrics.txt)");
   }
   std::filesystem::remove(path);
 }
 
 TEST(KnownMetricsList, MalformedLineIsAnError) {
-  EXPECT_THROW(cp::KnownMetrics::parse("dram__bytes_read counter\nfoo\n", "x.txt"), cp::ProfileError);
+  EXPECT_THROW(cp::KnownMetrics::parse("dram__bytes_read counter\nfoo\n", "x.txt"),
+               cp::ProfileError);
   EXPECT_THROW(cp::KnownMetrics::parse("dram__bytes_read gauge\n", "x.txt"), cp::ProfileError);
   EXPECT_THROW(cp::KnownMetrics::parse("# nothing\n", "x.txt"), cp::ProfileError);
 }
@@ -294,9 +301,9 @@ TEST(Derive, FpThroughputByHand) {
     ASSERT_TRUE(d.contains(k) && d.at(k).is_number()) << k << " in " << d.dump();
     EXPECT_NEAR(d.at(k).get<double>(), want, 1e-12 * std::max(1.0, std::fabs(want))) << k;
   };
-  near("fp64_flop", 3e9);              // 1e9 + 1e9 + 2 x 5e8
-  near("fp32_flop", 8e9);              // 2e9 + 0 + 2 x 3e9
-  near("fp64_tflops", 3.0);            // 3e9 / 1e-3 s
+  near("fp64_flop", 3e9);    // 1e9 + 1e9 + 2 x 5e8
+  near("fp32_flop", 8e9);    // 2e9 + 0 + 2 x 3e9
+  near("fp64_tflops", 3.0);  // 3e9 / 1e-3 s
   near("fp32_tflops", 8.0);
   near("fp64_peak_tflops", 33.45408);  // 2 x 8448 x 1.98e9
   near("fp32_peak_tflops", 66.90816);  // 2 x 16896 x 1.98e9
@@ -304,7 +311,7 @@ TEST(Derive, FpThroughputByHand) {
   near("fp32_pct_of_peak", 800.0 / 66.90816);
   near("fp64_pipe_util_pct", 37.5);
   near("dram_bytes", 8e8);
-  near("dram_tbps", 0.8);               // 8e8 B / 1e-3 s
+  near("dram_tbps", 0.8);  // 8e8 B / 1e-3 s
   near("fp64_inst", 2.5e9);
   near("fp_inst", 7.5e9);               // 2.5e9 + 2e9 + 0 + 3e9
   near("fp64_share_pct", 100.0 / 3.0);  // 2.5e9 / 7.5e9
@@ -338,9 +345,9 @@ TEST(Derive, ProductConstAndScaleForms) {
   const cp::Profile p = cp::parse_profile(doc.dump(), "t.json", known());
   const json m = {{cp::metric::dmul, 4.0}, {cp::metric::dfma, 1.0}};
   const json d = cp::derive(p, m, 2.0, 7.0);
-  EXPECT_EQ(d.at("flop"), 6.0);        // 4 + 2 x 1
-  EXPECT_EQ(d.at("tflops"), 3e-12);    // 6 / 2 x 1e-12
-  EXPECT_EQ(d.at("p"), 630.0);         // 3 x 3.5 x 6 x 10
+  EXPECT_EQ(d.at("flop"), 6.0);      // 4 + 2 x 1
+  EXPECT_EQ(d.at("tflops"), 3e-12);  // 6 / 2 x 1e-12
+  EXPECT_EQ(d.at("p"), 630.0);       // 3 x 3.5 x 6 x 10
 }
 
 // The analytic checks on counts a kernel with a known mix must produce.
@@ -367,12 +374,12 @@ TEST(CountChecks, MissingMetricFails) {
   json m = {{cp::metric::dmul, 1.0}, {cp::metric::dfma, 0.0}};
   auto c = cp::check_fp64_nofma(m, 1, 1, 0);
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(c.summary(), std::string("metric ") + cp::metric::dadd +
-                             " missing from the counters block");
+  EXPECT_EQ(c.summary(),
+            std::string("metric ") + cp::metric::dadd + " missing from the counters block");
 }
 
 TEST(CountChecks, NoFp64) {
-  json m = {{cp::metric::dadd, 0.0}, {cp::metric::dmul, 0.0}, {cp::metric::dfma, 0.0},
+  json m = {{cp::metric::dadd, 0.0},  {cp::metric::dmul, 0.0}, {cp::metric::dfma, 0.0},
             {cp::metric::fadd, 10.0}, {cp::metric::fmul, 0.0}, {cp::metric::ffma, 100.0}};
   EXPECT_TRUE(cp::check_no_fp64(m).ok);
   m[cp::metric::dmul] = 1.0;

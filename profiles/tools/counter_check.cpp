@@ -37,8 +37,7 @@ convbench::ConvShape shape_of(const json& j) {
 // Inputs of bench_conv are seeded random values; a zero input would lower both counts equally.
 double expected_f64_dadd(const convbench::ConvShape& s) {
   const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
-  return double(s.valid_macs()) +
-         (s.bias && s.op == convbench::ConvOp::transposed ? cells : 0.0);
+  return double(s.valid_macs()) + (s.bias && s.op == convbench::ConvOp::transposed ? cells : 0.0);
 }
 
 }  // namespace
@@ -70,10 +69,9 @@ int main(int argc, char** argv) {
       }
       const convbench::ConvShape s = shape_of(c.at("shape"));
       const cp::CountCheck r =
-          arm == "cuda-f64"
-              ? cp::check_fp64_nofma(counters.at("metrics"), double(s.valid_macs()),
-                                     expected_f64_dadd(s), 0)
-              : cp::check_no_fp64(counters.at("metrics"));
+          arm == "cuda-f64" ? cp::check_fp64_nofma(counters.at("metrics"), double(s.valid_macs()),
+                                                   expected_f64_dadd(s), 0)
+                            : cp::check_no_fp64(counters.at("metrics"));
       ++checked;
       failed += r.ok ? 0 : 1;
       std::printf("%-40s %s\n", id.c_str(), r.ok ? "ok" : ("FAIL: " + r.summary()).c_str());
