@@ -16,8 +16,8 @@ namespace {
 // registers before compute(), stored to shared memory after the barrier).
 template <typename T, int M, int TR>
 __global__ void __launch_bounds__(kThreads)
-    polyphase_kernel(Plan P, const float* __restrict__ x, const float* __restrict__ w,
-                     const float* __restrict__ bias, float* __restrict__ y) {
+    polyphase_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
+                     const float *__restrict__ bias, float *__restrict__ y) {
   using TL = Tile<T, M, TR>;
   __shared__ typename TL::Smem sm;
   const int tid = static_cast<int>(threadIdx.x);
@@ -31,7 +31,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const bool more = chunk + 1 < chunks;
-    if (more) TL::load_global(P, blk, (chunk + 1) * kBk, tid, x, w, st);
+    if (more)
+      TL::load_global(P, blk, (chunk + 1) * kBk, tid, x, w, st);
     TL::compute(tid, sm, acc);
     __syncthreads();
     if (more) {
@@ -43,7 +44,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T, int M, int TR>
-void launch_tr(const Plan& P, const float* x, const float* w, const float* b, float* y,
+void launch_tr(const Plan &P, const float *x, const float *w, const float *b, float *y,
                cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(P.groups * P.u_tiles), static_cast<unsigned>(P.oc_tiles),
                   static_cast<unsigned>(P.batch));
@@ -51,46 +52,58 @@ void launch_tr(const Plan& P, const float* x, const float* w, const float* b, fl
 }
 
 template <typename T, int M>
-void launch_m(const Plan& P, const float* x, const float* w, const float* b, float* y,
+void launch_m(const Plan &P, const float *x, const float *w, const float *b, float *y,
               cudaStream_t stream) {
   switch (P.tr) {
-    case 4: return launch_tr<T, M, 4>(P, x, w, b, y, stream);
-    case 2: return launch_tr<T, M, 2>(P, x, w, b, y, stream);
-    default: return launch_tr<T, M, 1>(P, x, w, b, y, stream);
+  case 4:
+    return launch_tr<T, M, 4>(P, x, w, b, y, stream);
+  case 2:
+    return launch_tr<T, M, 2>(P, x, w, b, y, stream);
+  default:
+    return launch_tr<T, M, 1>(P, x, w, b, y, stream);
   }
 }
 
 template <typename T>
-void launch(const ConvShape& s, const float* x, const float* w, const float* b, float* y,
-            void* stream, const char* name) {
+void launch(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
+            void *stream, const char *name) {
   const Plan P = make_plan(s);
   if (P.groups * P.u_tiles > 2147483647LL || P.oc_tiles > 65535 || P.batch > 65535)
     throw std::invalid_argument(std::string(name) + ": grid too large for this shape");
-  if (P.bias && b == nullptr) throw std::invalid_argument(std::string(name) + ": bias is null");
+  if (P.bias && b == nullptr)
+    throw std::invalid_argument(std::string(name) + ": bias is null");
   auto st = static_cast<cudaStream_t>(stream);
   switch (P.m) {
-    case 1: launch_m<T, 1>(P, x, w, b, y, st); break;
-    case 2: launch_m<T, 2>(P, x, w, b, y, st); break;
-    case 3: launch_m<T, 3>(P, x, w, b, y, st); break;
-    default: launch_m<T, 4>(P, x, w, b, y, st); break;
+  case 1:
+    launch_m<T, 1>(P, x, w, b, y, st);
+    break;
+  case 2:
+    launch_m<T, 2>(P, x, w, b, y, st);
+    break;
+  case 3:
+    launch_m<T, 3>(P, x, w, b, y, st);
+    break;
+  default:
+    launch_m<T, 4>(P, x, w, b, y, st);
+    break;
   }
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
-    throw std::runtime_error(std::string(name) + ": kernel launch failed: " +
-                             cudaGetErrorString(err));
+    throw std::runtime_error(std::string(name) +
+                             ": kernel launch failed: " + cudaGetErrorString(err));
 }
 
-}  // namespace
-}  // namespace detail
+} // namespace
+} // namespace detail
 
-void launch_fast_f32(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
-                     float* d_y, void* stream) {
+void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream) {
   detail::launch<float>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f32");
 }
 
-void launch_fast_f64(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
-                     float* d_y, void* stream) {
+void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream) {
   detail::launch<double>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f64");
 }
 
-}  // namespace convbench::fast
+} // namespace convbench::fast

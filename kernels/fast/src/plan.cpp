@@ -9,18 +9,24 @@
 namespace convbench::fast {
 namespace detail {
 
-std::string unsupported_reason(const ConvShape& s) {
+std::string unsupported_reason(const ConvShape &s) {
   try {
     s.validate();
-  } catch (const ShapeError& e) {
+  } catch (const ShapeError &e) {
     return std::string("invalid shape: ") + e.what();
   }
-  if (s.op != ConvOp::transposed) return "forward Conv1d is not handled by the fast path";
-  if (s.dilation != 1) return "dilation != 1";
-  if (s.stride < 1 || s.k % s.stride != 0) return "K is not a multiple of the stride";
-  if (s.k / s.stride > 4) return "more than 4 taps per phase (K / stride > 4)";
-  if (s.padding < 0) return "negative padding";
-  if (s.l_out() <= 0) return "empty output";
+  if (s.op != ConvOp::transposed)
+    return "forward Conv1d is not handled by the fast path";
+  if (s.dilation != 1)
+    return "dilation != 1";
+  if (s.stride < 1 || s.k % s.stride != 0)
+    return "K is not a multiple of the stride";
+  if (s.k / s.stride > 4)
+    return "more than 4 taps per phase (K / stride > 4)";
+  if (s.padding < 0)
+    return "negative padding";
+  if (s.l_out() <= 0)
+    return "empty output";
   // The kernels use 32-bit element offsets inside one input channel's rows and the weights.
   constexpr int64_t kMax = int64_t{1} << 31;
   if (s.weight_elems() >= kMax || s.cin * s.l_in >= kMax || s.l_in + s.k >= kMax)
@@ -28,9 +34,10 @@ std::string unsupported_reason(const ConvShape& s) {
   return "";
 }
 
-Plan make_plan(const ConvShape& s) {
+Plan make_plan(const ConvShape &s) {
   const std::string why = unsupported_reason(s);
-  if (!why.empty()) throw std::invalid_argument("fast conv: " + why);
+  if (!why.empty())
+    throw std::invalid_argument("fast conv: " + why);
   Plan p{};
   p.batch = s.batch;
   p.cin = s.cin;
@@ -66,10 +73,10 @@ Plan make_plan(const ConvShape& s) {
   return p;
 }
 
-}  // namespace detail
+} // namespace detail
 
-bool fast_supported(const ConvShape& s, bool /*f64*/) {
+bool fast_supported(const ConvShape &s, bool /*f64*/) {
   return detail::unsupported_reason(s).empty();
 }
 
-}  // namespace convbench::fast
+} // namespace convbench::fast

@@ -9,9 +9,9 @@
 namespace convbench::fast::detail {
 
 // Empty string when supported, otherwise why not (one line).
-std::string unsupported_reason(const ConvShape& s);
+std::string unsupported_reason(const ConvShape &s);
 
 // Throws std::invalid_argument with unsupported_reason() when the shape is not handled.
-Plan make_plan(const ConvShape& s);
+Plan make_plan(const ConvShape &s);
 
-}  // namespace convbench::fast::detail
+} // namespace convbench::fast::detail

@@ -44,22 +44,22 @@
 namespace convbench::fast::detail {
 
 constexpr int kThreads = 128;
-constexpr int kTn = 4;             // consecutive u per thread
-constexpr int kUg = 8;             // u-groups per block
-constexpr int kBu = kTn * kUg;     // u per block
-constexpr int kOg = kThreads / kUg;  // oc-groups per block
-constexpr int kBk = 16;            // input channels per shared-memory chunk
-constexpr int kXw = kBu + 4;       // x window row: kBu + M - 1 <= kBu + 3, padded to 4 for float4
-constexpr int kXr = kTn + 4;       // x values a thread reads per channel (two aligned 4-vectors)
+constexpr int kTn = 4;              // consecutive u per thread
+constexpr int kUg = 8;              // u-groups per block
+constexpr int kBu = kTn * kUg;      // u per block
+constexpr int kOg = kThreads / kUg; // oc-groups per block
+constexpr int kBk = 16;             // input channels per shared-memory chunk
+constexpr int kXw = kBu + 4;        // x window row: kBu + M - 1 <= kBu + 3, padded to 4 for float4
+constexpr int kXr = kTn + 4;        // x values a thread reads per channel (two aligned 4-vectors)
 
 // Everything the kernel needs about the shape, computed once on the host.
 struct Plan {
   int64_t batch, cin, cout, l_in, l_out, k, s, pad;
-  int m;        // taps per phase, K / s
-  int tr;       // phases per thread (and per block)
-  int groups;   // s / tr phase groups
-  int64_t u_tiles;   // blocks along u
-  int64_t oc_tiles;  // blocks along oc
+  int m;            // taps per phase, K / s
+  int tr;           // phases per thread (and per block)
+  int groups;       // s / tr phase groups
+  int64_t u_tiles;  // blocks along u
+  int64_t oc_tiles; // blocks along oc
   bool bias;
 };
 
@@ -67,7 +67,7 @@ CB_HD double add_rn(double a, double b) {
 #ifdef __CUDA_ARCH__
   return __dadd_rn(a, b);
 #else
-  return a + b;  // host code is compiled with -ffp-contract=off
+  return a + b; // host code is compiled with -ffp-contract=off
 #endif
 }
 CB_HD float add_rn(float a, float b) {
@@ -93,38 +93,39 @@ CB_HD float fma_rn(float a, float b, float c) {
 }
 
 // Four consecutive shared-memory values; p is 16-byte aligned for float, 32-byte for double.
-CB_HD void load4(const float* p, float (&v)[4]) {
+CB_HD void load4(const float *p, float (&v)[4]) {
 #ifdef __CUDA_ARCH__
-  const float4 q = *reinterpret_cast<const float4*>(p);
+  const float4 q = *reinterpret_cast<const float4 *>(p);
   v[0] = q.x;
   v[1] = q.y;
   v[2] = q.z;
   v[3] = q.w;
 #else
-  for (int i = 0; i < 4; ++i) v[i] = p[i];
+  for (int i = 0; i < 4; ++i)
+    v[i] = p[i];
 #endif
 }
-CB_HD void load4(const double* p, double (&v)[4]) {
+CB_HD void load4(const double *p, double (&v)[4]) {
 #ifdef __CUDA_ARCH__
-  const double2 a = *reinterpret_cast<const double2*>(p);
-  const double2 b = *reinterpret_cast<const double2*>(p + 2);
+  const double2 a = *reinterpret_cast<const double2 *>(p);
+  const double2 b = *reinterpret_cast<const double2 *>(p + 2);
   v[0] = a.x;
   v[1] = a.y;
   v[2] = b.x;
   v[3] = b.y;
 #else
-  for (int i = 0; i < 4; ++i) v[i] = p[i];
+  for (int i = 0; i < 4; ++i)
+    v[i] = p[i];
 #endif
 }
 
-template <typename T, int M, int TR>
-struct Tile {
+template <typename T, int M, int TR> struct Tile {
   static_assert(M >= 1 && M <= 4, "taps per phase");
   static_assert(TR == 1 || TR == 2 || TR == 4, "phases per thread");
-  static constexpr int TM = 4 / TR;          // oc per thread
-  static constexpr int BO = kOg * TM;        // oc per block
-  static constexpr int kWTile = kBk * M * BO * TR;  // layout [ic][j][oc][rr], rr fastest
-  static constexpr int kXTile = kBk * kXw;          // layout [ic][n]
+  static constexpr int TM = 4 / TR;                // oc per thread
+  static constexpr int BO = kOg * TM;              // oc per block
+  static constexpr int kWTile = kBk * M * BO * TR; // layout [ic][j][oc][rr], rr fastest
+  static constexpr int kXTile = kBk * kXw;         // layout [ic][n]
   static constexpr int kWPt = kWTile / kThreads;
   static constexpr int kXPt = (kXTile + kThreads - 1) / kThreads;
   static_assert(kWTile % kThreads == 0, "weight tile splits evenly over the threads");
@@ -133,7 +134,7 @@ struct Tile {
     alignas(16) T w[kWTile];
     alignas(16) T x[kXTile];
   };
-  struct Stage {  // one chunk's global loads, held in registers while the previous chunk computes
+  struct Stage { // one chunk's global loads, held in registers while the previous chunk computes
     float w[kWPt];
     float x[kXPt];
   };
@@ -145,25 +146,26 @@ struct Tile {
     int64_t r0, c;
   };
 
-  CB_HD static Block block_coords(const Plan& P, int64_t bx, int64_t by, int64_t bz) {
+  CB_HD static Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
     Block k;
     const int64_t g = bx / P.u_tiles;
     k.u0 = (bx % P.u_tiles) * kBu;
     k.r0 = g * TR;
-    k.c = (P.pad - k.r0 + P.s - 1) / P.s;  // ceil((pad - r0) / s); numerator >= 0
+    k.c = (P.pad - k.r0 + P.s - 1) / P.s; // ceil((pad - r0) / s); numerator >= 0
     k.oc0 = by * BO;
     k.b = bz;
-    k.t_base = k.u0 + k.c - (M - 1);  // x index held at window column 0
+    k.t_base = k.u0 + k.c - (M - 1); // x index held at window column 0
     return k;
   }
 
-  CB_HD static void zero(Acc& a) {
+  CB_HD static void zero(Acc &a) {
     CB_UNROLL
     for (int tm = 0; tm < TM; ++tm)
       CB_UNROLL
-      for (int rr = 0; rr < TR; ++rr)
-        CB_UNROLL
-        for (int n = 0; n < kTn; ++n) a.v[tm][rr][n] = T(0);
+    for (int rr = 0; rr < TR; ++rr)
+      CB_UNROLL
+    for (int n = 0; n < kTn; ++n)
+      a.v[tm][rr][n] = T(0);
   }
 
   // Global -> registers for the chunk starting at channel ic0. Zero outside the tensors.
@@ -171,17 +173,17 @@ struct Tile {
   // Weight element e = tid + i*kThreads of the tile is (ii, j, ol, rr) with rr fastest; since
   // kThreads is a multiple of TR*BO (= 64), ol and rr are fixed per thread and (ii*M + j) =
   // tid/64 + 2i.
-  CB_HD static void load_global(const Plan& P, const Block& k, int64_t ic0, int tid,
-                                const float* x, const float* w, Stage& st) {
+  CB_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid, const float *x,
+                                const float *w, Stage &st) {
     static_assert(kThreads % (TR * BO) == 0, "weight rows split evenly");
     constexpr int kRowStep = kThreads / (TR * BO);
     const int rr = tid % TR;
     const int ol = (tid / TR) % BO;
     const int jj0 = tid / (TR * BO);
-    const int left = static_cast<int>(P.cin - ic0);  // channels left in this chunk (> 0)
-    const int row = static_cast<int>(P.cout * P.k);  // elements per input channel of w
+    const int left = static_cast<int>(P.cin - ic0); // channels left in this chunk (> 0)
+    const int row = static_cast<int>(P.cout * P.k); // elements per input channel of w
     const bool oc_ok = k.oc0 + ol < P.cout;
-    const float* wp = w + (ic0 * P.cout + k.oc0 + ol) * P.k + k.r0 + rr;
+    const float *wp = w + (ic0 * P.cout + k.oc0 + ol) * P.k + k.r0 + rr;
     CB_UNROLL
     for (int i = 0; i < kWPt; ++i) {
       const int jj = jj0 + kRowStep * i;
@@ -190,7 +192,7 @@ struct Tile {
       st.w[i] = (oc_ok && ii < left) ? wp[ii * row + j * static_cast<int>(P.s)] : 0.0f;
     }
     const int l_in = static_cast<int>(P.l_in);
-    const float* xp = x + (k.b * P.cin + ic0) * P.l_in;
+    const float *xp = x + (k.b * P.cin + ic0) * P.l_in;
     const int t0 = static_cast<int>(k.t_base);
     CB_UNROLL
     for (int i = 0; i < kXPt; ++i) {
@@ -202,18 +204,20 @@ struct Tile {
     }
   }
 
-  CB_HD static void store_smem(int tid, const Stage& st, Smem& sm) {
+  CB_HD static void store_smem(int tid, const Stage &st, Smem &sm) {
     CB_UNROLL
-    for (int i = 0; i < kWPt; ++i) sm.w[tid + i * kThreads] = T(st.w[i]);
+    for (int i = 0; i < kWPt; ++i)
+      sm.w[tid + i * kThreads] = T(st.w[i]);
     CB_UNROLL
     for (int i = 0; i < kXPt; ++i) {
       const int e = tid + i * kThreads;
-      if (e < kXTile) sm.x[e] = T(st.x[i]);
+      if (e < kXTile)
+        sm.x[e] = T(st.x[i]);
     }
   }
 
   // One chunk of kBk channels into the thread's 16 accumulators.
-  CB_HD static void compute(int tid, const Smem& sm, Acc& a) {
+  CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
     const int ug = tid % kUg;
     const int og = tid / kUg;
 #ifdef __CUDA_ARCH__
@@ -231,7 +235,8 @@ struct Tile {
       }
       T wr[M][4];
       CB_UNROLL
-      for (int j = 0; j < M; ++j) load4(&sm.w[((ii * M + j) * BO + og * TM) * TR], wr[j]);
+      for (int j = 0; j < M; ++j)
+        load4(&sm.w[((ii * M + j) * BO + og * TM) * TR], wr[j]);
       // t ascending == j descending: the reference's per-cell order.
       CB_UNROLL
       for (int j = M - 1; j >= 0; --j) {
@@ -239,34 +244,38 @@ struct Tile {
         for (int n = 0; n < kTn; ++n) {
           // cell u = u0 + ug*kTn + n reads t = u + c - j: window column ug*kTn + n + M-1-j
           const T xv = xr[n + M - 1 - j];
-          if (sizeof(T) == sizeof(double) && xv == T(0)) continue;  // the reference's skip
+          if (sizeof(T) == sizeof(double) && xv == T(0))
+            continue; // the reference's skip
           CB_UNROLL
           for (int tm = 0; tm < TM; ++tm)
             CB_UNROLL
-            for (int rr = 0; rr < TR; ++rr)
-              a.v[tm][rr][n] = fma_rn(xv, wr[j][tm * TR + rr], a.v[tm][rr][n]);
+          for (int rr = 0; rr < TR; ++rr)
+            a.v[tm][rr][n] = fma_rn(xv, wr[j][tm * TR + rr], a.v[tm][rr][n]);
         }
       }
     }
   }
 
-  CB_HD static void store_output(const Plan& P, const Block& k, int tid, const Acc& a,
-                                 const float* bias, float* y) {
+  CB_HD static void store_output(const Plan &P, const Block &k, int tid, const Acc &a,
+                                 const float *bias, float *y) {
     const int ug = tid % kUg;
     const int og = tid / kUg;
     CB_UNROLL
     for (int tm = 0; tm < TM; ++tm) {
       const int64_t oc = k.oc0 + og * TM + tm;
-      if (oc >= P.cout) continue;
+      if (oc >= P.cout)
+        continue;
       CB_UNROLL
       for (int rr = 0; rr < TR; ++rr) {
         CB_UNROLL
         for (int n = 0; n < kTn; ++n) {
           const int64_t u = k.u0 + ug * kTn + n;
-          const int64_t p = (u + k.c) * P.s + k.r0 + rr - P.pad;  // >= 0 by the choice of c
-          if (p >= P.l_out) continue;
+          const int64_t p = (u + k.c) * P.s + k.r0 + rr - P.pad; // >= 0 by the choice of c
+          if (p >= P.l_out)
+            continue;
           T v = a.v[tm][rr][n];
-          if (P.bias) v = add_rn(v, T(bias[oc]));  // bias LAST, as the reference
+          if (P.bias)
+            v = add_rn(v, T(bias[oc])); // bias LAST, as the reference
           y[(k.b * P.cout + oc) * P.l_out + p] = static_cast<float>(v);
         }
       }
@@ -274,4 +283,4 @@ struct Tile {
   }
 };
 
-}  // namespace convbench::fast::detail
+} // namespace convbench::fast::detail

@@ -35,7 +35,7 @@ using peer_testing::differing_cells;
 using peer_testing::Problem;
 
 template <typename T, int M, int TR>
-void emulate_tiles(const Plan& P, const float* x, const float* w, const float* b, float* y) {
+void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b, float *y) {
   using TL = detail::Tile<T, M, TR>;
   auto sm = std::make_unique<typename TL::Smem>();
   std::vector<typename TL::Stage> st(kThreads);
@@ -46,57 +46,73 @@ void emulate_tiles(const Plan& P, const float* x, const float* w, const float* b
       for (int64_t bx = 0; bx < P.groups * P.u_tiles; ++bx) {
         const auto blk = TL::block_coords(P, bx, by, bz);
         // Poison shared memory per block, so a read of a slot no thread wrote shows up.
-        std::fill_n(reinterpret_cast<unsigned char*>(sm.get()), sizeof(*sm), 0xFF);
-        for (int t = 0; t < kThreads; ++t) TL::zero(acc[t]);
-        for (int t = 0; t < kThreads; ++t) TL::load_global(P, blk, 0, t, x, w, st[t]);
-        for (int t = 0; t < kThreads; ++t) TL::store_smem(t, st[t], *sm);
+        std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), sizeof(*sm), 0xFF);
+        for (int t = 0; t < kThreads; ++t)
+          TL::zero(acc[t]);
+        for (int t = 0; t < kThreads; ++t)
+          TL::load_global(P, blk, 0, t, x, w, st[t]);
+        for (int t = 0; t < kThreads; ++t)
+          TL::store_smem(t, st[t], *sm);
         for (int64_t chunk = 0; chunk < chunks; ++chunk) {
           const bool more = chunk + 1 < chunks;
           if (more)
             for (int t = 0; t < kThreads; ++t)
               TL::load_global(P, blk, (chunk + 1) * detail::kBk, t, x, w, st[t]);
-          for (int t = 0; t < kThreads; ++t) TL::compute(t, *sm, acc[t]);
+          for (int t = 0; t < kThreads; ++t)
+            TL::compute(t, *sm, acc[t]);
           if (more)
-            for (int t = 0; t < kThreads; ++t) TL::store_smem(t, st[t], *sm);
+            for (int t = 0; t < kThreads; ++t)
+              TL::store_smem(t, st[t], *sm);
         }
-        for (int t = 0; t < kThreads; ++t) TL::store_output(P, blk, t, acc[t], b, y);
+        for (int t = 0; t < kThreads; ++t)
+          TL::store_output(P, blk, t, acc[t], b, y);
       }
 }
 
 template <typename T, int M>
-void emulate_m(const Plan& P, const float* x, const float* w, const float* b, float* y) {
+void emulate_m(const Plan &P, const float *x, const float *w, const float *b, float *y) {
   switch (P.tr) {
-    case 4: return emulate_tiles<T, M, 4>(P, x, w, b, y);
-    case 2: return emulate_tiles<T, M, 2>(P, x, w, b, y);
-    default: return emulate_tiles<T, M, 1>(P, x, w, b, y);
+  case 4:
+    return emulate_tiles<T, M, 4>(P, x, w, b, y);
+  case 2:
+    return emulate_tiles<T, M, 2>(P, x, w, b, y);
+  default:
+    return emulate_tiles<T, M, 1>(P, x, w, b, y);
   }
 }
 
 // The host twin of launch_fast_f32 / launch_fast_f64. Output starts as NaN: every cell must be
 // written.
-template <typename T>
-std::vector<float> emulate(const Problem& pr) {
+template <typename T> std::vector<float> emulate(const Problem &pr) {
   const Plan P = detail::make_plan(pr.shape);
   std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()),
                        std::numeric_limits<float>::quiet_NaN());
-  const float* b = pr.bias();
+  const float *b = pr.bias();
   switch (P.m) {
-    case 1: emulate_m<T, 1>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
-    case 2: emulate_m<T, 2>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
-    case 3: emulate_m<T, 3>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
-    default: emulate_m<T, 4>(P, pr.x.data(), pr.w.data(), b, y.data()); break;
+  case 1:
+    emulate_m<T, 1>(P, pr.x.data(), pr.w.data(), b, y.data());
+    break;
+  case 2:
+    emulate_m<T, 2>(P, pr.x.data(), pr.w.data(), b, y.data());
+    break;
+  case 3:
+    emulate_m<T, 3>(P, pr.x.data(), pr.w.data(), b, y.data());
+    break;
+  default:
+    emulate_m<T, 4>(P, pr.x.data(), pr.w.data(), b, y.data());
+    break;
   }
   return y;
 }
 
-std::vector<float> reference(const Problem& pr) {
+std::vector<float> reference(const Problem &pr) {
   static ThreadPool pool(2);
   std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
   conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool);
   return y;
 }
 
-std::string describe(const ConvShape& s) {
+std::string describe(const ConvShape &s) {
   return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
          std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
          std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
@@ -106,7 +122,7 @@ std::string describe(const ConvShape& s) {
 
 // A random shape the fast path supports: K = M * stride, any padding that leaves an output,
 // output_padding < stride, odd lengths, channel counts that are not multiples of any tile.
-ConvShape random_supported_shape(std::mt19937_64& rng) {
+ConvShape random_supported_shape(std::mt19937_64 &rng) {
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
@@ -122,13 +138,14 @@ ConvShape random_supported_shape(std::mt19937_64& rng) {
     s.output_padding = pick(0, s.stride - 1);
     s.l_in = pick(1, 75);
     s.bias = pick(0, 3) != 0;
-    if (fast_supported(s, true)) return s;
+    if (fast_supported(s, true))
+      return s;
   }
 }
 
 TEST(FastEmulation, SupportCoversEveryVocoderStageAndRefusesForward) {
   int checked = 0;
-  for (const auto& st : peer_testing::all_stages(96)) {
+  for (const auto &st : peer_testing::all_stages(96)) {
     EXPECT_TRUE(fast_supported(st.shape, true)) << st.model << " " << st.name;
     ++checked;
   }
@@ -170,9 +187,10 @@ TEST(FastEmulation, F64BitwiseEqualToReferenceOnRandomSupportedShapes) {
 TEST(FastEmulation, F64BitwiseEqualOnScaledVocoderStages) {
   int cases = 0;
   for (auto st : peer_testing::all_stages(5)) {
-    st.shape.cin = std::max<int64_t>(1, st.shape.cin / 16 + 3);  // + 3: not a tile multiple
+    st.shape.cin = std::max<int64_t>(1, st.shape.cin / 16 + 3); // + 3: not a tile multiple
     st.shape.cout = std::max<int64_t>(1, st.shape.cout / 16 + 1);
-    if (st.shape.l_in > 700) continue;  // the late stages add nothing new at this size
+    if (st.shape.l_in > 700)
+      continue; // the late stages add nothing new at this size
     const Problem pr = peer_testing::random_problem(st.shape, 7);
     ASSERT_EQ(differing_cells(emulate<double>(pr), reference(pr)), 0)
         << st.model << " " << st.name << ": " << describe(st.shape);
@@ -187,7 +205,7 @@ TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
   ConvShape s;
   s.op = ConvOp::transposed;
   s.batch = 2;
-  s.cin = 37;  // crosses two chunk boundaries of 16
+  s.cin = 37; // crosses two chunk boundaries of 16
   s.cout = 5;
   s.k = 4;
   s.stride = 2;
@@ -222,8 +240,8 @@ TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
 // Per cell the reference adds (ic, t) with t ascending. One channel holds a +2^40 / -2^40 pair
 // of taps over a constant input row, so two taps into the same cell cancel; the order of that
 // pair decides on which grid (2^-12 or 2^-13) the small earlier sum is rounded.
-std::vector<float> naive_f64(const Problem& pr, bool t_descending) {
-  const ConvShape& s = pr.shape;
+std::vector<float> naive_f64(const Problem &pr, bool t_descending) {
+  const ConvShape &s = pr.shape;
   const int64_t lo = s.l_out();
   std::vector<float> y(size_t(s.output_elems()));
   for (int64_t b = 0; b < s.batch; ++b)
@@ -235,10 +253,12 @@ std::vector<float> naive_f64(const Problem& pr, bool t_descending) {
             const int64_t t = t_descending ? s.l_in - 1 - n : n;
             const int64_t k = p + s.padding - t * s.stride;
             const float xv = pr.x[size_t((b * s.cin + ic) * s.l_in + t)];
-            if (k < 0 || k >= s.k || xv == 0.0f) continue;
+            if (k < 0 || k >= s.k || xv == 0.0f)
+              continue;
             acc += double(xv) * double(pr.w[size_t((ic * s.cout + oc) * s.k + k)]);
           }
-        if (s.bias) acc += double(pr.b[size_t(oc)]);
+        if (s.bias)
+          acc += double(pr.b[size_t(oc)]);
         y[size_t((b * s.cout + oc) * lo + p)] = float(acc);
       }
   return y;
@@ -250,13 +270,14 @@ TEST(FastEmulation, F64KeepsTapOrderUnderCancellation) {
   s.cin = 21;
   s.cout = 3;
   s.k = 8;
-  s.stride = 4;  // M = 2 taps per phase
+  s.stride = 4; // M = 2 taps per phase
   s.padding = 2;
   s.l_in = 13;
   Problem pr = peer_testing::random_problem(s, 3);
   const float big = std::ldexp(1.0f, 40);
   const int64_t last = s.cin - 1;
-  for (int64_t t = 0; t < s.l_in; ++t) pr.x[size_t(last * s.l_in + t)] = 1.0f;
+  for (int64_t t = 0; t < s.l_in; ++t)
+    pr.x[size_t(last * s.l_in + t)] = 1.0f;
   for (int64_t oc = 0; oc < s.cout; ++oc)
     for (int64_t k = 0; k < s.k; ++k)
       pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
@@ -279,7 +300,8 @@ TEST(FastEmulation, F64SkipsZeroInputsAgainstInfiniteWeights) {
   s.l_in = 9;
   Problem pr = peer_testing::random_problem(s, 5);
   const int64_t dead = 17;
-  for (int64_t t = 0; t < s.l_in; ++t) pr.x[size_t(dead * s.l_in + t)] = 0.0f;
+  for (int64_t t = 0; t < s.l_in; ++t)
+    pr.x[size_t(dead * s.l_in + t)] = 0.0f;
   for (int64_t i = 0; i < s.cout * s.k; ++i)
     pr.w[size_t(dead * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
   const auto ref = reference(pr);
@@ -294,7 +316,7 @@ TEST(FastEmulation, F32WithinBoundOfReference) {
     const ConvShape s = random_supported_shape(rng);
     const Problem pr = peer_testing::random_problem(s, 500 + i);
     const double err = peer_testing::relative_l2(emulate<float>(pr), reference(pr));
-    ASSERT_LT(err, peer_testing::kF32RelativeL2Bound) << describe(s);  // NaN fails too
+    ASSERT_LT(err, peer_testing::kF32RelativeL2Bound) << describe(s); // NaN fails too
     ++cases;
   }
   EXPECT_EQ(cases, 60);
@@ -308,5 +330,5 @@ TEST(FastEmulation, WidthProbeF32GivesZeroF64GivesTwoPointFive) {
   EXPECT_NEAR(peer_testing::width_probe_f64(), 2.5f, 1e-6f);
 }
 
-}  // namespace
-}  // namespace convbench::fast
+} // namespace
+} // namespace convbench::fast

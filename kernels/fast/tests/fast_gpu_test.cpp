@@ -1,1 +1,209 @@
+// Device gates of the fast kernels (label "gpu"): cuda-f64 fast bitwise equal to conv_cpu_f64 on
+// every transposed stage of the three model families at 96 frames and on random supported
+// shapes; cuda-f32 fast within the stated bound and the width probe at exactly 0.0; every
+// output cell written (NaN poison before each launch). Without a GPU each test SKIPS with the
+// reason. The host twin of these gates (fast_emulation_test.cpp) runs the same tile code on CI
+// and records the planted faults it catches.
+#include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "convbench/cpu_conv.hpp"
+#include "convbench/cuda_conv.hpp"
+#include "convbench/fast_conv.hpp"
+#include "device_support.hpp"
+#include "fast_support.hpp"
+
+namespace convbench::fast {
+namespace {
+
+using peer_testing::DeviceFloats;
+using peer_testing::differing_cells;
+using peer_testing::nan_cells;
+using peer_testing::Problem;
+
+#define SKIP_WITHOUT_GPU()                                                                         \
+  do {                                                                                             \
+    std::string why;                                                                               \
+    if (!convbench::cuda::device_available(&why))                                                  \
+      GTEST_SKIP() << "no usable GPU, fast kernels not run: " << why;                              \
+  } while (0)
+
+ThreadPool &pool() {
+  static ThreadPool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return p;
+}
+
+std::vector<float> reference(const Problem &pr) {
+  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
+  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool());
+  return y;
+}
+
+// Uploads, poisons the output with NaN, launches once, downloads.
+std::vector<float> run_fast(const Problem &pr, bool f64) {
+  peer_testing::Stream st;
+  DeviceFloats x(pr.x), w(pr.w), b(pr.shape.bias ? pr.b : std::vector<float>{0.0f});
+  DeviceFloats y(static_cast<size_t>(pr.shape.output_elems()));
+  y.poison(st.get());
+  if (f64)
+    launch_fast_f64(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get());
+  else
+    launch_fast_f32(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get());
+  st.sync();
+  return y.download();
+}
+
+std::string describe(const ConvShape &s) {
+  return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
+         std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
+         std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
+         std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
+         (s.bias ? " bias" : " no-bias");
+}
+
+ConvShape random_supported_shape(std::mt19937_64 &rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (;;) {
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.batch = pick(1, 3);
+    s.cin = pick(1, 300);
+    s.cout = pick(1, 200);
+    s.stride = pick(1, 8);
+    s.k = pick(1, 4) * s.stride;
+    s.padding = pick(0, s.k);
+    s.output_padding = pick(0, s.stride - 1);
+    s.l_in = pick(1, 400);
+    s.bias = pick(0, 3) != 0;
+    if (fast_supported(s, true))
+      return s;
+  }
+}
+
+TEST(FastGpu, F64BitwiseEqualOnEveryVocoderStageAt96Frames) {
+  SKIP_WITHOUT_GPU();
+  int cases = 0;
+  for (const auto &st : peer_testing::all_stages(96)) {
+    const Problem pr = peer_testing::random_problem(st.shape, 42);
+    const auto ref = reference(pr);
+    const auto got = run_fast(pr, true);
+    ASSERT_EQ(nan_cells(got), 0) << st.model << " " << st.name << ": cells left unwritten";
+    ASSERT_EQ(differing_cells(got, ref), 0) << st.model << " " << st.name;
+    ++cases;
+  }
+  EXPECT_EQ(cases, 16);
+}
+
+TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(99);
+  int cases = 0;
+  for (int i = 0; i < 150; ++i) {
+    const ConvShape s = random_supported_shape(rng);
+    const Problem pr = peer_testing::random_problem(s, 2000 + i);
+    const auto got = run_fast(pr, true);
+    ASSERT_EQ(nan_cells(got), 0) << describe(s);
+    ASSERT_EQ(differing_cells(got, reference(pr)), 0) << describe(s);
+    ++cases;
+  }
+  EXPECT_EQ(cases, 150);
+}
+
+// Tap order inside one channel: a +2^40 / -2^40 pair over a constant row (see the emulation
+// test, where reversing the tap order was planted and caught).
+TEST(FastGpu, F64KeepsTapOrderUnderCancellation) {
+  SKIP_WITHOUT_GPU();
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 21;
+  s.cout = 3;
+  s.k = 8;
+  s.stride = 4;
+  s.padding = 2;
+  s.l_in = 13;
+  Problem pr = peer_testing::random_problem(s, 3);
+  const float big = std::ldexp(1.0f, 40);
+  const int64_t last = s.cin - 1;
+  for (int64_t t = 0; t < s.l_in; ++t)
+    pr.x[size_t(last * s.l_in + t)] = 1.0f;
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k)
+      pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
+  EXPECT_EQ(differing_cells(run_fast(pr, true), reference(pr)), 0);
+}
+
+TEST(FastGpu, F64SkipsZeroInputsAgainstInfiniteWeights) {
+  SKIP_WITHOUT_GPU();
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 19;
+  s.cout = 6;
+  s.k = 4;
+  s.stride = 2;
+  s.padding = 1;
+  s.l_in = 9;
+  Problem pr = peer_testing::random_problem(s, 5);
+  for (int64_t t = 0; t < s.l_in; ++t)
+    pr.x[size_t(17 * s.l_in + t)] = 0.0f;
+  for (int64_t i = 0; i < s.cout * s.k; ++i)
+    pr.w[size_t(17 * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
+  const auto ref = reference(pr);
+  ASSERT_EQ(nan_cells(ref), 0);
+  EXPECT_EQ(differing_cells(run_fast(pr, true), ref), 0);
+}
+
+TEST(FastGpu, F32WithinBoundOnEveryVocoderStageAt96Frames) {
+  SKIP_WITHOUT_GPU();
+  int cases = 0;
+  for (const auto &st : peer_testing::all_stages(96)) {
+    const Problem pr = peer_testing::random_problem(st.shape, 43);
+    const auto got = run_fast(pr, false);
+    ASSERT_EQ(nan_cells(got), 0) << st.model << " " << st.name;
+    const double err = peer_testing::relative_l2(got, reference(pr));
+    EXPECT_LT(err, peer_testing::kF32RelativeL2Bound) << st.model << " " << st.name;
+    RecordProperty(st.model + "." + st.name + ".rel_l2", std::to_string(err));
+    ++cases;
+  }
+  EXPECT_EQ(cases, 16);
+}
+
+TEST(FastGpu, F32WithinBoundOnRandomSupportedShapes) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(98);
+  int cases = 0;
+  for (int i = 0; i < 100; ++i) {
+    const ConvShape s = random_supported_shape(rng);
+    const Problem pr = peer_testing::random_problem(s, 3000 + i);
+    const auto got = run_fast(pr, false);
+    ASSERT_EQ(nan_cells(got), 0) << describe(s);
+    ASSERT_LT(peer_testing::relative_l2(got, reference(pr)), peer_testing::kF32RelativeL2Bound)
+        << describe(s);
+    ++cases;
+  }
+  EXPECT_EQ(cases, 100);
+}
+
+TEST(FastGpu, F32IsRepeatable) {
+  SKIP_WITHOUT_GPU();
+  const Problem pr = peer_testing::random_problem(peer_testing::all_stages(96).front().shape, 8);
+  EXPECT_EQ(differing_cells(run_fast(pr, false), run_fast(pr, false)), 0);
+}
+
+TEST(FastGpu, WidthProbeF32GivesZeroF64GivesTwoPointFive) {
+  SKIP_WITHOUT_GPU();
+  const Problem pr = peer_testing::width_probe();
+  EXPECT_EQ(run_fast(pr, false).at(0), 0.0f) << "an f32 accumulator must lose the 0.1 taps";
+  EXPECT_EQ(run_fast(pr, true).at(0), peer_testing::width_probe_f64());
+}
+
+} // namespace
+} // namespace convbench::fast

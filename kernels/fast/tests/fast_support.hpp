@@ -18,8 +18,9 @@ inline std::vector<float> random_values(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(n));
-  for (auto& e : v) {
-    do e = dist(rng);
+  for (auto &e : v) {
+    do
+      e = dist(rng);
     while (e == 0.0f);
   }
   return v;
@@ -28,10 +29,10 @@ inline std::vector<float> random_values(int64_t n, uint64_t seed) {
 struct Problem {
   ConvShape shape;
   std::vector<float> x, w, b;
-  const float* bias() const { return shape.bias ? b.data() : nullptr; }
+  const float *bias() const { return shape.bias ? b.data() : nullptr; }
 };
 
-inline Problem random_problem(const ConvShape& s, uint64_t seed) {
+inline Problem random_problem(const ConvShape &s, uint64_t seed) {
   return Problem{s, random_values(s.input_elems(), seed * 3 + 1),
                  random_values(s.weight_elems(), seed * 3 + 2),
                  random_values(s.bias ? s.cout : 1, seed * 3 + 3)};
@@ -41,7 +42,7 @@ inline Problem random_problem(const ConvShape& s, uint64_t seed) {
 // L_in = frames x product of the earlier strides, channels halve each stage).
 struct Stage {
   std::string model;
-  std::string name;  // up0, up1, ...
+  std::string name; // up0, up1, ...
   ConvShape shape;
 };
 
@@ -57,7 +58,7 @@ inline std::vector<ModelFamily> model_families() {
           {"bigvgan_base_22khz_80band", 512, {8, 8, 2, 2}, {16, 16, 4, 4}}};
 }
 
-inline std::vector<Stage> model_stages(const ModelFamily& m, int64_t frames, int64_t batch = 1) {
+inline std::vector<Stage> model_stages(const ModelFamily &m, int64_t frames, int64_t batch = 1) {
   std::vector<Stage> out;
   int64_t l_in = frames;
   for (size_t i = 0; i < m.strides.size(); ++i) {
@@ -79,21 +80,24 @@ inline std::vector<Stage> model_stages(const ModelFamily& m, int64_t frames, int
 
 inline std::vector<Stage> all_stages(int64_t frames) {
   std::vector<Stage> out;
-  for (const auto& m : model_families())
-    for (auto& st : model_stages(m, frames)) out.push_back(st);
+  for (const auto &m : model_families())
+    for (auto &st : model_stages(m, frames))
+      out.push_back(st);
   return out;
 }
 
 // Cells whose bytes differ (so -0.0 vs +0.0 and NaN payloads count).
-inline int64_t differing_cells(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return -1;
+inline int64_t differing_cells(const std::vector<float> &a, const std::vector<float> &b) {
+  if (a.size() != b.size())
+    return -1;
   int64_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
   return n;
 }
 
 // ||a - ref||_2 / ||ref||_2 in f64; NaN anywhere in a gives NaN (fails every bound).
-inline double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
+inline double relative_l2(const std::vector<float> &a, const std::vector<float> &ref) {
   double num = 0.0, den = 0.0;
   for (size_t i = 0; i < ref.size(); ++i) {
     const double d = double(a[i]) - double(ref[i]);
@@ -103,9 +107,10 @@ inline double relative_l2(const std::vector<float>& a, const std::vector<float>&
   return std::sqrt(num / den);
 }
 
-inline int64_t nan_cells(const std::vector<float>& a) {
+inline int64_t nan_cells(const std::vector<float> &a) {
   int64_t n = 0;
-  for (float v : a) n += std::isnan(v);
+  for (float v : a)
+    n += std::isnan(v);
   return n;
 }
 
@@ -132,8 +137,9 @@ inline Problem width_probe() {
 }
 inline float width_probe_f64() {
   double acc = 0.0;
-  for (float v : width_probe().w) acc += double(v);
+  for (float v : width_probe().w)
+    acc += double(v);
   return float(acc);
 }
 
-}  // namespace convbench::peer_testing
+} // namespace convbench::peer_testing

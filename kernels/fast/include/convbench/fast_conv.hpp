@@ -13,17 +13,17 @@ namespace convbench::fast {
 // l_in. Forward Conv1d is NOT handled by the fast path (the plain cuda arms cover it). Every
 // stage of the three model families in facts.md is supported (K == 2 * stride). The answer is the
 // same for f32 and f64; the argument is kept so a path may differ later.
-bool fast_supported(const ConvShape& s, bool f64);
+bool fast_supported(const ConvShape &s, bool f64);
 
 // Polyphase tiled kernel, f32 accumulation (fma allowed). Throws std::invalid_argument when the
 // shape is not fast_supported, std::runtime_error (naming the call) when a launch fails.
-void launch_fast_f32(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
-                     float* d_y, void* stream);
+void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream);
 
 // Same tiling, f64 accumulator; per output cell the same sequence of f64 additions as
 // conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias last), so its f32 output is
 // bitwise equal to the reference.
-void launch_fast_f64(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
-                     float* d_y, void* stream);
+void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream);
 
-}  // namespace convbench::fast
+} // namespace convbench::fast
