@@ -132,7 +132,9 @@ Options parse_cli(int argc, const char* const* argv) {
       }
     } else if (with_value.count(flag)) {
       if (!has_value) {
-        if (i + 1 >= argc) throw UsageError(flag + " needs a value");
+        // "--reps --model x" is a forgotten value, not a value "--model".
+        if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
+          throw UsageError(flag + " needs a value");
         value = argv[++i];
       }
       if (value.empty()) throw UsageError(flag + ": empty value");

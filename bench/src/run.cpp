@@ -69,7 +69,7 @@ json problem_shape_json(const Problem& p) {
   if (p.stage != "chain") return shape_json(p.shapes[0], p.stage_names[0]);
   json stages = json::array();
   for (size_t i = 0; i < p.shapes.size(); ++i) stages.push_back(shape_json(p.shapes[i], p.stage_names[i]));
-  return {{"op", "chain"}, {"batch", p.shapes[0].batch}, {"stages", stages}};
+  return {{"batch", p.shapes[0].batch}, {"stages", stages}};
 }
 
 // "up0,up2,chain" -> every named stage, chain expanded to all stages too, in stage order.

@@ -1,0 +1,398 @@
+"""End-to-end tests of bench_conv, run by CTest: e2e.py TEST BENCH_CONV SCHEMA.
+
+Each test runs the real binary in a fresh temporary directory and checks what a user sees: the
+exit status, stderr, the result file against results/result.schema.json, the .npy dump.
+Exit 0 = pass, 1 = fail (with the reasons), 77 = could not run here (the reason is printed).
+Planted faults that were seen to fail each test are noted beside the checks.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+SKIP = 77
+failures = []
+checks = 0
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(msg)
+    return cond
+
+
+def run(bench, args, cwd, env=None, timeout=600):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    t0 = time.monotonic()
+    p = subprocess.run([bench] + args, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
+    p.wall = time.monotonic() - t0
+    return p
+
+
+def skip(reason):
+    print("SKIPPED: " + reason)
+    sys.exit(SKIP)
+
+
+def validator(schema_path):
+    try:
+        import jsonschema
+    except ImportError:
+        skip("python module jsonschema is not installed (pip install jsonschema)")
+    if not os.path.exists(schema_path):
+        check(False, "schema file missing: " + schema_path)
+        return None
+    with open(schema_path) as f:
+        schema = json.load(f)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def validate(v, result, what):
+    if v is None:
+        return
+    errors = sorted(v.iter_errors(result), key=lambda e: list(e.path))
+    for e in errors[:10]:
+        check(False, f"{what}: schema: {list(e.path)}: {e.message[:200]}")
+    check(True, "schema")
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, f"cannot load {path}: {e}")
+        print("\n".join("FAIL: " + f for f in failures))
+        sys.exit(1)
+
+
+def gpu_present():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+
+def t_cli_errors(bench, schema, tmp):
+    """Every bad request: exit 2, exactly one line on stderr, nothing on stdout, no file written.
+    Planted: making --reps accept 0 fails the '--reps 0' case; printing the usage text on errors
+    fails the one-line check."""
+    cases = [
+        ["--bogus"],
+        ["--reps", "0"],
+        ["--reps", "-3"],
+        ["--reps", "three"],
+        ["--reps"],
+        ["--reps", "3", "--reps", "4"],
+        ["--frames", "0"],
+        ["--frames", "96,,384"],
+        ["--frames", "x"],
+        ["--stage", "up9"],
+        ["--stage", "up4", "--model", "bigvgan_base_22khz_80band"],
+        ["--stage", "sideways"],
+        ["--stage", "up0,up0"],
+        ["--model", "no_such_vocoder"],
+        ["--arms", "no-such-arm"],
+        ["--staging", "sometimes"],
+        ["--seed", "-1"],
+        ["--threads", "0"],
+        ["--min-time", "0"],
+        ["--lease-wait", "-1"],
+        ["--out", "/proc/convbench-e2e.json"],
+        ["--out", tmp],
+        ["--out", "/nonexistent-convbench-dir/r.json"],
+        ["--dump", "/proc/convbench-dump"],
+        ["--no-counters", "--profile", "fp-throughput"],
+        ["--profile", "no-such-profile"],
+        ["--stage", "chain", "--frames", "1000000000"],  # a shape torch would refuse
+        # valid shapes, but ~0.5 TB of buffers: refused before anything is allocated
+        ["--stage", "chain", "--frames", "10000000", "--model", "bigvgan_v2_44khz_128band_512x"],
+        ["up0"],
+        ["--help=yes"],
+    ]
+    if not gpu_present():
+        cases.append(["--arms", "cpu-f64,cuda-f64"])
+    for args in cases:
+        # the case's own flags, plus a small model and frame count where the case does not set them
+        full = list(args)
+        for flag, val in (("--model", "bigvgan_base_22khz_80band"), ("--frames", "8")):
+            if flag not in args and not any(a.startswith(flag + "=") for a in args):
+                full += [flag, val]
+        if "--lease-wait" not in args:
+            full.append("--no-lease")
+        if "--out" not in args:
+            full += ["--out", os.path.join(tmp, "r.json")]
+        before = set(os.listdir(tmp))
+        p = run(bench, full, tmp)
+        lines = p.stderr.strip().splitlines()
+        name = " ".join(args)
+        check(p.returncode == 2, f"[{name}] exit {p.returncode}, want 2; stderr: {p.stderr.strip()[:300]}")
+        check(len(lines) == 1, f"[{name}] {len(lines)} stderr lines, want 1: {p.stderr[:300]!r}")
+        check(lines and lines[0].startswith("bench_conv: "), f"[{name}] stderr not prefixed: {p.stderr[:200]!r}")
+        check(p.stdout == "", f"[{name}] stdout not empty: {p.stdout[:200]!r}")
+        check(set(os.listdir(tmp)) == before, f"[{name}] left files: {set(os.listdir(tmp)) - before}")
+        print(f"ok exit 2: {name}: {lines[0] if lines else ''}")
+    # A data dir override that is wrong is an error too.
+    p = run(bench, ["--no-lease", "--out", os.path.join(tmp, "r.json")], tmp,
+            env={"CONVBENCH_DATA_DIR": "/nonexistent-convbench-data"})
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+          f"[CONVBENCH_DATA_DIR wrong] exit {p.returncode}: {p.stderr[:200]!r}")
+    # --help documents every flag and exits 0.
+    p = run(bench, ["--help"], tmp)
+    check(p.returncode == 0, "--help exit status")
+    for flag in ["--stage", "--model", "--frames", "--arms", "--staging", "--reps", "--seed", "--threads",
+                 "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters"]:
+        check(flag in p.stdout, f"--help does not document {flag}")
+
+
+def small_run(bench, tmp, extra, out="r.json"):
+    """The issue's small run; `extra` flags (pairs) replace the defaults of the same name."""
+    flags = {"--stage": "up3", "--model": "bigvgan_base_22khz_80band", "--frames": "8", "--reps": "3",
+             "--arms": "cpu-f64,cpu-f32", "--out": out}
+    flags.update(dict(zip(extra[::2], extra[1::2])))
+    args = [x for kv in flags.items() for x in kv] + ["--no-counters", "--no-lease"]
+    return run(bench, args, tmp)
+
+
+def check_result_invariants(r, reps, what):
+    """What every result must hold beyond the schema."""
+    timed = [c for c in r["cases"] if c["gate"]["result"] == "pass"]
+    check(len(r["plan"]["order"]) == reps, f"{what}: {len(r['plan']['order'])} rounds in order, want {reps}")
+    seeds = set()
+    for o in r["plan"]["order"]:
+        seeds.add(o["seed"])
+        check(sorted(o["cases"]) == sorted(c["id"] for c in timed),
+              f"{what}: round {o['round']} order is not a permutation of the timed cases")
+    check(len(seeds) == reps, f"{what}: per-round seeds repeat: {seeds}")
+    for c in r["cases"]:
+        cid = c["id"]
+        check(cid == f"{c['stage']}/{c['frames']}/{c['arm']}/{c['staging']}", f"{what}: id {cid}")
+        if c["gate"]["result"] != "pass":
+            check(c["samples"] == [] and c["stats"] is None, f"{what}: {cid} failed its gate but was timed")
+            continue
+        check(len(c["samples"]) == reps, f"{what}: {cid} has {len(c['samples'])} samples, want {reps}")
+        for s in c["samples"]:
+            order = r["plan"]["order"][s["round"]]["cases"]
+            check(order[s["position"]] == cid, f"{what}: {cid} round {s['round']} position mismatch")
+            check(s["seconds"] > 0 and s["iterations"] >= 1, f"{what}: {cid} sample time/iterations")
+            check(abs(s["seconds"] * s["iterations"] - s["total_seconds"]) <= 1e-9 + 1e-6 * s["total_seconds"],
+                  f"{what}: {cid} seconds x iterations != total_seconds")
+            # The per-sample host probes. Planted: skipping probe_host() after the sample (host_after
+            # = host_before) is caught by nothing here, but dropping either block fails these.
+            for k in ("host_before", "host_after"):
+                h = s[k]
+                check(isinstance(h, dict), f"{what}: {cid} {k} missing")
+                check(isinstance(h.get("loadavg_1m"), (int, float)), f"{what}: {cid} {k}.loadavg_1m")
+                check(isinstance(h.get("runnable"), int), f"{what}: {cid} {k}.runnable")
+                check("governor" in h and "cpu_mhz" in h and "unavailable" in h, f"{what}: {cid} {k} keys")
+                for key in ("governor", "cpu_mhz"):
+                    if h.get(key) is None:
+                        check(key in h["unavailable"], f"{what}: {cid} {k}.{key} null without a reason")
+            check(isinstance(s["foreign_cpu_share"], (int, float)) and s["foreign_cpu_share"] >= 0,
+                  f"{what}: {cid} foreign_cpu_share")
+            check(isinstance(s["foreign_cpu_s"], (int, float)), f"{what}: {cid} foreign_cpu_s")
+            if not c["device"]:
+                check(s["gpu_before"] is None and s["gpu_after"] is None and s["measured_sm_clock_mhz"] is None,
+                      f"{what}: {cid} host arm with GPU state")
+        secs = [s["seconds"] for s in c["samples"]]
+        check(c["stats"]["best"] == min(secs), f"{what}: {cid} best is not the minimum over rounds")
+        check(c["stats"]["n"] == reps, f"{what}: {cid} stats.n")
+        check(c["counters"]["status"] in ("not-collected", "unavailable", "collected"), f"{what}: {cid} counters")
+    iters = [b for b in r["benchmarks"] if b["run_type"] == "iteration"]
+    check(len(iters) == reps * len(timed), f"{what}: {len(iters)} benchmark iteration entries")
+    check(r["lease"].get("status") in ("not-collected", "unavailable", "collected"), f"{what}: lease status")
+
+
+def t_small_run(bench, schema, tmp):
+    """The issue's small run validates against the schema; same seed = same order, another seed
+    = another order. Planted: seeding each round's PRNG from the clock fails the same-seed check."""
+    v = validator(schema)
+    p = small_run(bench, tmp, [])
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
+    r = load(os.path.join(tmp, "r.json"))
+    validate(v, r, "small run")
+    check_result_invariants(r, 3, "small run")
+    check(r["exit_status"] == 0, "exit_status in the result")
+    check("up3" in p.stdout and "cpu-f64" in p.stdout and "cpu-f32" in p.stdout, "table on stdout")
+    check("round 3/3" in p.stderr and "ETA" in p.stderr, "progress on stderr")
+    check(all(c["counters"]["status"] == "not-collected" for c in r["cases"]), "--no-counters")
+    gates = {c["arm"]: c["gate"] for c in r["cases"]}
+    check(gates["cpu-f64"]["kind"] == "reference" and gates["cpu-f32"]["kind"] == "tolerance", "gate kinds")
+    check(gates["cpu-f32"]["rel_l2_err"] <= gates["cpu-f32"]["tolerance"], "cpu-f32 within tolerance")
+
+    # More cases so the order has room to differ: 2 stages x 2 frame counts x 2 arms = 8 cases.
+    sweep = ["--stage", "up2,up3", "--frames", "4,8", "--reps", "3", "--min-time", "0.001"]
+    orders = []
+    for i, seed in enumerate(["5", "5", "6"]):
+        out = f"s{i}.json"
+        q = small_run(bench, tmp, sweep + ["--seed", seed], out=out)
+        check(q.returncode == 0, f"seed run {i}: exit {q.returncode}: {q.stderr[-300:]}")
+        rr = load(os.path.join(tmp, out))
+        validate(v, rr, f"seed run {i}")
+        check_result_invariants(rr, 3, f"seed run {i}")
+        orders.append([(o["seed"], o["cases"]) for o in rr["plan"]["order"]])
+    check(orders[0] == orders[1], "same seed, different interleaving")
+    check(orders[0] != orders[2], "different seeds, same interleaving")
+
+
+def t_atomic_out(bench, schema, tmp):
+    """The result appears whole or not at all. Planted: writing the result in place (no temp +
+    rename) is not visible here, but leaving the temp file behind fails the listing check."""
+    out_dir = os.path.join(tmp, "out")
+    os.mkdir(out_dir)
+    p = small_run(bench, tmp, ["--reps", "1"], out=os.path.join(out_dir, "r.json"))
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]}")
+    check(os.listdir(out_dir) == ["r.json"], f"out dir holds {os.listdir(out_dir)}, want only r.json")
+    json.loads(open(os.path.join(out_dir, "r.json")).read())  # parses whole
+    # Overwriting an existing result replaces it atomically.
+    p = small_run(bench, tmp, ["--reps", "1", "--seed", "9"], out=os.path.join(out_dir, "r.json"))
+    check(p.returncode == 0 and os.listdir(out_dir) == ["r.json"], "overwrite left extra files")
+    check(load(os.path.join(out_dir, "r.json"))["plan"]["seed"] == 9, "overwrite did not replace")
+    # An uncreatable destination (root ignores chmod, /proc does not): exit 2, one line, nothing.
+    p = small_run(bench, tmp, [], out="/proc/convbench-e2e.json")
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+          f"/proc destination: exit {p.returncode}: {p.stderr[:200]!r}")
+    check(not os.path.exists("/proc/convbench-e2e.json"), "file under /proc")
+
+
+def conv_transpose1d_f64(x, w, b, stride, padding):
+    """torch.nn.functional.conv_transpose1d in float64 numpy: x [N, Cin, L], w [Cin, Cout, K]."""
+    import numpy as np
+    n, cin, l_in = x.shape
+    _, cout, k = w.shape
+    full = (l_in - 1) * stride + k
+    y = np.zeros((n, cout, full), dtype=np.float64)
+    for kk in range(k):
+        # y[:, :, t*stride + kk] += sum_ic x[:, ic, t] * w[ic, :, kk]
+        contrib = np.einsum("nil,io->nol", x.astype(np.float64), w[:, :, kk].astype(np.float64))
+        y[:, :, kk:kk + (l_in - 1) * stride + 1:stride] += contrib
+    l_out = (l_in - 1) * stride - 2 * padding + k
+    y = y[:, :, padding:padding + l_out]
+    return y + b.astype(np.float64)[None, :, None]
+
+
+def t_dump(bench, schema, tmp):
+    """--dump: every file loads in numpy, each arm's dumped output is the one the run gated (CRC-32
+    recorded in the result), and numpy recomputes the reference (the chain stage by stage through
+    f32 buffers). Planted: dumping the input as the reference fails the recompute check; writing
+    the .npy header with 16-byte instead of 64-byte alignment still loads, so the alignment is
+    checked in the unit test."""
+    try:
+        import numpy as np
+    except ImportError:
+        skip("python module numpy is not installed")
+    v = validator(schema)
+    d = os.path.join(tmp, "dump")
+    p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "2", "--reps", "1",
+                    "--arms", "cpu-f64,cpu-f32", "--no-counters", "--no-lease", "--out", "r.json", "--dump", d], tmp)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]}")
+    r = load(os.path.join(tmp, "r.json"))
+    validate(v, r, "dump run")
+    for c in r["cases"]:
+        case_dir = os.path.join(d, f"{c['stage']}-{c['frames']}")
+        meta = load(os.path.join(case_dir, "problem.json"))
+        out = np.load(os.path.join(case_dir, f"out_{c['arm']}_{c['staging']}.npy"))
+        check(out.dtype == np.float32 and out.flags["C_CONTIGUOUS"], f"{c['id']}: dtype/order")
+        crc = format(zlib.crc32(out.tobytes()) & 0xFFFFFFFF, "08x")
+        check(crc == c["gate"]["output_crc32"], f"{c['id']}: dumped output CRC {crc} != recorded {c['gate']['output_crc32']}")
+        x = np.load(os.path.join(case_dir, "input.npy"))
+        shapes = meta["shape"]["stages"] if "stages" in meta["shape"] else [meta["shape"]]
+        check(x.shape == (1, shapes[0]["cin"], shapes[0]["l_in"]), f"{c['id']}: input shape {x.shape}")
+        check(np.any(x != 0), f"{c['id']}: input is all zeros")
+        y = x
+        for s in shapes:
+            sfx = "_" + s["stage"] if len(shapes) > 1 else ""
+            w = np.load(os.path.join(case_dir, f"weight{sfx}.npy"))
+            b = np.load(os.path.join(case_dir, f"bias{sfx}.npy"))
+            check(w.shape == (s["cin"], s["cout"], s["k"]) and b.shape == (s["cout"],), f"{c['id']}: weight/bias shape")
+            # Each stage's output is handed on as f32, as the arms do.
+            y = conv_transpose1d_f64(y, w, b, s["stride"], s["padding"]).astype(np.float32)
+        ref = np.load(os.path.join(case_dir, "reference.npy"))
+        check(ref.shape == out.shape == y.shape, f"{c['id']}: shapes {ref.shape} {out.shape} {y.shape}")
+        if ref.shape == y.shape:
+            err = float(np.linalg.norm(ref.astype(np.float64) - y) / np.linalg.norm(y.astype(np.float64)))
+            check(err < 1e-6, f"{c['id']}: numpy recompute differs from the reference, rel L2 {err:.3g}")
+        if c["arm"] == "cpu-f64":
+            check(np.array_equal(out.view(np.uint32), ref.view(np.uint32)), f"{c['id']}: reference arm != reference.npy")
+        print(f"ok {c['id']}: crc {crc}, shape {out.shape}")
+
+
+def t_default_up0(bench, schema, tmp):
+    """The main job on this machine: bench_conv --stage up0 --reps 3 (default model, 96 frames,
+    every arm available here), default output path, real lease. Reports its wall time."""
+    v = validator(schema)
+    p = run(bench, ["--stage", "up0", "--reps", "3", "--lease-wait", "120"], tmp, timeout=900)
+    print(f"wall time of 'bench_conv --stage up0 --reps 3': {p.wall:.1f} s")
+    print(p.stdout)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
+    files = os.listdir(os.path.join(tmp, "results")) if os.path.isdir(os.path.join(tmp, "results")) else []
+    check(len(files) == 1 and files[0].endswith("-bigvgan_v2_44khz_128band_512x-up0.json"),
+          f"default result path: {files}")
+    if files:
+        r = load(os.path.join(tmp, "results", files[0]))
+        validate(v, r, "default up0")
+        check_result_invariants(r, 3, "default up0")
+        check(r["plan"]["frames"] == [96] and r["plan"]["stages"] == ["up0"], "defaults")
+        check(r["cases"][0]["shape"]["cin"] == 1536 and r["cases"][0]["shape"]["k"] == 16, "up0 shape")
+
+
+def t_gpu_run(bench, schema, tmp):
+    """The CUDA arms end to end (H200): every arm, both stagings, gate passing (cuda-f64 bitwise),
+    GPU probes and the measured SM clock on every device sample, counters block present."""
+    if not gpu_present():
+        skip("no GPU here (nvidia-smi -L failed): the CUDA arms run only on the GPU machine")
+    v = validator(schema)
+    p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "8,32", "--reps", "2",
+                    "--no-lease", "--out", "r.json", "--dump", "dump"], tmp)
+    print(p.stdout)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-800:]}")
+    r = load(os.path.join(tmp, "r.json"))
+    validate(v, r, "gpu run")
+    check_result_invariants(r, 2, "gpu run")
+    ids = {c["id"] for c in r["cases"]}
+    for arm in ("cuda-f64", "cuda-f32"):
+        for staging in ("per-call", "resident"):
+            for stage in ("up3", "chain"):
+                check(f"{stage}/8/{arm}/{staging}" in ids, f"missing case {stage}/8/{arm}/{staging}")
+    check(len(r["gpus"]) >= 1 and r["gpus"][0]["uuid"], "gpus[] entry")
+    for c in r["cases"]:
+        if not c["device"]:
+            continue
+        check(c["gate"]["result"] == "pass", f"{c['id']}: gate {c['gate']}")
+        if c["arm"] == "cuda-f64":
+            check(c["gate"]["kind"] == "bitwise" and c["gate"]["mismatches"] == 0, f"{c['id']}: not byte-identical")
+        for s in c["samples"]:
+            check(isinstance(s["gpu_before"], dict) and isinstance(s["gpu_after"], dict), f"{c['id']}: gpu probes")
+            sm = s["gpu_after"].get("sm_clock_mhz")
+            check(sm is not None or "sm_clock_mhz" in s["gpu_after"]["unavailable"], f"{c['id']}: NVML sm clock")
+            m = s["measured_sm_clock_mhz"]
+            check(m is not None and 100 < m < 5000, f"{c['id']}: measured SM clock {m}")
+        if c["staging"] == "resident":
+            check(c["counters"]["status"] in ("collected", "unavailable"), f"{c['id']}: counters {c['counters']}")
+
+
+TESTS = {"cli_errors": t_cli_errors, "small_run": t_small_run, "atomic_out": t_atomic_out, "dump": t_dump,
+         "default_up0": t_default_up0, "gpu_run": t_gpu_run}
+
+if __name__ == "__main__":
+    name, bench, schema = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory(prefix=f"bench_e2e_{name}_") as tmp:
+        TESTS[name](bench, schema, tmp)
+    for f in failures:
+        print("FAIL: " + f)
+    print(f"{name}: {checks} checks, {len(failures)} failed")
+    if checks == 0:
+        print("FAIL: no check ran")
+        sys.exit(1)
+    sys.exit(1 if failures else 0)
