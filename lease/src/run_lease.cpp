@@ -115,7 +115,7 @@ class LeasedRun final : public RunLease {
               {"token", lease_->token()},
               {"fencing", d.value("fencing", json())},
               {"ttl_s", lease_->ttl_s()},
-              {"acquired_utc", h.acquired_utc},
+              {"acquired_utc", h.acquired_utc.empty() ? json() : json(h.acquired_utc)},
               {"last_renew_utc", keeper_.last_renew_utc().empty() ? json()
                                                                   : json(keeper_.last_renew_utc())},
               {"renewals", keeper_.renewals()},

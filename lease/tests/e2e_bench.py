@@ -38,9 +38,20 @@ def run(cmd, env, timeout=240):
     return p.returncode, p.stdout, p.stderr
 
 
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results",
+                      "result.schema.json")
+
+
 def lease_of(path):
     with open(path) as f:
-        return json.load(f)["lease"]
+        result = json.load(f)
+    # The whole record must satisfy the result spec's JSON Schema (the lease block included).
+    import jsonschema  # a project dependency: missing it is a failure, not a skip
+    with open(SCHEMA) as f:
+        errors = [e.message for e in jsonschema.Draft202012Validator(json.load(f)).iter_errors(result)]
+    check(not errors, f"{os.path.basename(path)} validates against results/result.schema.json",
+          "\n".join(errors[:5]))
+    return result["lease"]
 
 
 def held_by(lock_dir, pid):
