@@ -47,11 +47,15 @@ const char *math_name(cudnnMathType_t m) {
   return "unknown math";
 }
 
-// f32 mode promises IEEE f32: tensor-op results are refused even if Find offers them.
+// f32 mode promises IEEE f32: tensor-op results are refused even if Find offers them, and
+// CUDNN_DEFAULT_MATH (which permits TF32 for float data on Ampere and later) is run as FMA math.
 bool math_allowed(Mode mode, cudnnMathType_t m) {
   if (mode == Mode::f32)
     return m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
   return true;
+}
+cudnnMathType_t math_to_run(Mode mode, cudnnMathType_t found) {
+  return mode == Mode::f32 ? CUDNN_FMA_MATH : found;
 }
 
 } // namespace
@@ -165,7 +169,7 @@ struct CudnnConv::Impl {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || !math_allowed(mode, perf[i].mathType))
         continue;
       fwd_algo = perf[i].algo;
-      math = perf[i].mathType;
+      math = math_to_run(mode, perf[i].mathType);
       algo_name = "fwd_algo_" + std::to_string(int(fwd_algo)) + " (" + math_name(math) + ")";
       CB_CUDNN(cudnnSetConvolutionMathType(conv, math));
       CB_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(handle, in_desc, w_desc, conv, out_desc,
@@ -186,7 +190,7 @@ struct CudnnConv::Impl {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || !math_allowed(mode, perf[i].mathType))
         continue;
       bwd_algo = perf[i].algo;
-      math = perf[i].mathType;
+      math = math_to_run(mode, perf[i].mathType);
       algo_name = "bwd_data_algo_" + std::to_string(int(bwd_algo)) + " (" + math_name(math) + ")";
       CB_CUDNN(cudnnSetConvolutionMathType(conv, math));
       CB_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, w_desc, in_desc, conv, out_desc,
