@@ -23,7 +23,9 @@
 // bias added last. fma(x, w, acc) equals __dadd_rn(acc, __dmul_rn(x, w)) bit for bit here: x and
 // w are f32 values, so their product has at most 48 significant bits and lies far inside the
 // double exponent range: it is exact in double, and rounding acc + exact product once is what
-// the reference's add does. Out-of-range taps and padding channels stage x = 0 and are skipped.
+// the reference's add does. Out-of-range taps and padding channels stage x = 0 and add nothing.
+// The x == 0 skip is explicit (compute<true>) only for chunks holding a non-finite weight; with
+// finite weights it cannot change a bit (see nonfinite_weights), so the hot loop has no branch.
 #pragma once
 
 #include <cmath>
@@ -216,12 +218,26 @@ template <typename T, int M, int TR> struct Tile {
     }
   }
 
-  // One chunk of kBk channels into the thread's 16 accumulators.
-  CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
+  // True when a weight this thread staged is inf or NaN. Only then can the reference's skip of
+  // x == 0 change a bit: with finite w, 0 * w is +-0, and adding +-0 leaves any accumulator
+  // that is not -0.0 unchanged -- and ours never is -0.0 (it starts at +0.0, and a round-to-
+  // nearest sum is -0.0 only when both addends are). The block ORs this over its threads and
+  // runs the branch-free compute<false> for all-finite chunks.
+  CB_HD static bool nonfinite_weights(const Stage &st) {
+    bool any = false;
+    CB_UNROLL
+    for (int i = 0; i < kWPt; ++i)
+      any |= !(st.w[i] - st.w[i] == 0.0f); // inf - inf and NaN - NaN are NaN
+    return any;
+  }
+
+  // One chunk of kBk channels into the thread's 16 accumulators. Skip: the reference's
+  // "x == 0 adds nothing" made explicit (needed only with non-finite weights, see above).
+  template <bool Skip> CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
     const int ug = tid % kUg;
     const int og = tid / kUg;
 #ifdef __CUDA_ARCH__
-#pragma unroll 1
+#pragma unroll 4
 #endif
     for (int ii = 0; ii < kBk; ++ii) {
       T xr[kXr];
@@ -244,7 +260,7 @@ template <typename T, int M, int TR> struct Tile {
         for (int n = 0; n < kTn; ++n) {
           // cell u = u0 + ug*kTn + n reads t = u + c - j: window column ug*kTn + n + M-1-j
           const T xv = xr[n + M - 1 - j];
-          if (sizeof(T) == sizeof(double) && xv == T(0))
+          if (Skip && xv == T(0))
             continue; // the reference's skip
           CB_UNROLL
           for (int tm = 0; tm < TM; ++tm)

@@ -51,18 +51,32 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
           TL::zero(acc[t]);
         for (int t = 0; t < kThreads; ++t)
           TL::load_global(P, blk, 0, t, x, w, st[t]);
+        // __syncthreads_or of the device kernel: any thread's staged weights non-finite.
+        auto any_nonfinite = [&] {
+          bool any = false;
+          for (int t = 0; t < kThreads; ++t)
+            any |= TL::nonfinite_weights(st[t]);
+          return any && sizeof(T) == sizeof(double);
+        };
         for (int t = 0; t < kThreads; ++t)
           TL::store_smem(t, st[t], *sm);
+        bool skip = any_nonfinite();
         for (int64_t chunk = 0; chunk < chunks; ++chunk) {
           const bool more = chunk + 1 < chunks;
           if (more)
             for (int t = 0; t < kThreads; ++t)
               TL::load_global(P, blk, (chunk + 1) * detail::kBk, t, x, w, st[t]);
-          for (int t = 0; t < kThreads; ++t)
-            TL::compute(t, *sm, acc[t]);
-          if (more)
+          for (int t = 0; t < kThreads; ++t) {
+            if (skip)
+              TL::template compute<true>(t, *sm, acc[t]);
+            else
+              TL::template compute<false>(t, *sm, acc[t]);
+          }
+          if (more) {
             for (int t = 0; t < kThreads; ++t)
               TL::store_smem(t, st[t], *sm);
+            skip = any_nonfinite();
+          }
         }
         for (int t = 0; t < kThreads; ++t)
           TL::store_output(P, blk, t, acc[t], b, y);
