@@ -65,8 +65,11 @@ const Arm& reference_arm();
 
 }  // namespace convbench::bench
 
+#define CONVBENCH_ARM_CONCAT_(a, b) a##b
+#define CONVBENCH_ARM_CONCAT(a, b) CONVBENCH_ARM_CONCAT_(a, b)
+// Registers an arm at static-initialisation time; usable more than once per file.
 #define CONVBENCH_REGISTER_ARM(Type)                                                          \
   namespace {                                                                                  \
-  [[maybe_unused]] const bool convbench_arm_registered =                                       \
+  [[maybe_unused]] const bool CONVBENCH_ARM_CONCAT(convbench_arm_registered_, __LINE__) =      \
       ::convbench::bench::register_arm(std::make_unique<Type>());                              \
   }

@@ -1,0 +1,94 @@
+// The correctness gate end to end, through run_bench_conv itself: two deliberately wrong arms,
+// each added in one file's worth of code (as a user adds an arm), must be recorded as failed,
+// never timed, and make the exit status 4, while the result is still written.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arms/host_arm.hpp"
+#include "run.hpp"
+
+namespace fs = std::filesystem;
+using namespace convbench;
+using namespace convbench::bench;
+
+namespace {
+// cpu-f64's exact output with one cell's last bit flipped: a bitwise gate must see 1 mismatch.
+void one_bit_off(const ConvShape& s, const float* x, const float* w, const float* b, float* y,
+                 ThreadPool& pool) {
+  conv_cpu_f64(s, x, w, b, y, pool);
+  uint32_t u;
+  std::memcpy(&u, &y[s.output_elems() / 2], 4);
+  u ^= 1u;
+  std::memcpy(&y[s.output_elems() / 2], &u, 4);
+}
+// cpu-f32 without the bias: far outside any f32 tolerance.
+void no_bias(const ConvShape& s, const float* x, const float* w, const float*, float* y,
+             ThreadPool& pool) {
+  conv_cpu_f32(s, x, w, nullptr, y, pool);
+}
+
+class OneBitOff final : public HostArm {
+ public:
+  std::string name() const override { return "test-onebit"; }
+  GateKind gate() const override { return GateKind::bitwise; }
+  HostConvFn function() const override { return &one_bit_off; }
+};
+class NoBias final : public HostArm {
+ public:
+  std::string name() const override { return "test-nobias"; }
+  GateKind gate() const override { return GateKind::tolerance; }
+  double tolerance() const override { return 1e-4; }
+  HostConvFn function() const override { return &no_bias; }
+};
+}  // namespace
+
+CONVBENCH_REGISTER_ARM(OneBitOff)
+CONVBENCH_REGISTER_ARM(NoBias)
+
+TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
+  fs::path dir = fs::temp_directory_path() / ("bench_gate_exit_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string out = (dir / "r.json").string();
+  const char* argv[] = {"bench_conv", "--stage", "up3", "--model", "bigvgan_base_22khz_80band",
+                        "--frames", "4", "--reps", "2", "--arms",
+                        "cpu-f64,cpu-f32,test-onebit,test-nobias", "--no-counters", "--no-lease",
+                        "--min-time", "0.001", "--out", out.c_str()};
+  int rc = run_bench_conv(int(sizeof argv / sizeof *argv), argv);
+  // Planted: treating a failed gate as a warning (exit 0) fails this line.
+  EXPECT_EQ(rc, 4);
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good()) << "no result written for a failed gate";
+  auto r = nlohmann::json::parse(in);
+  EXPECT_EQ(r["exit_status"], 4);
+  int checked = 0;
+  for (const auto& c : r["cases"]) {
+    std::string arm = c["arm"];
+    if (arm == "test-onebit") {
+      EXPECT_EQ(c["gate"]["result"], "fail");
+      EXPECT_EQ(c["gate"]["kind"], "bitwise");
+      EXPECT_EQ(c["gate"]["mismatches"], 1);  // exactly the flipped cell
+      ++checked;
+    } else if (arm == "test-nobias") {
+      EXPECT_EQ(c["gate"]["result"], "fail");
+      EXPECT_GT(c["gate"]["rel_l2_err"].get<double>(), 1e-2);
+      ++checked;
+    } else {
+      EXPECT_EQ(c["gate"]["result"], "pass") << arm;
+      EXPECT_EQ(c["samples"].size(), 2u) << arm;
+      continue;
+    }
+    // A wrong arm is never timed. Planted: keeping its prepared arm and timing every case
+    // regardless of its gate fails these.
+    EXPECT_TRUE(c["samples"].empty()) << arm;
+    EXPECT_TRUE(c["stats"].is_null()) << arm;
+    for (const auto& o : r["plan"]["order"])
+      for (const auto& id : o["cases"]) EXPECT_NE(id, c["id"]);
+  }
+  EXPECT_EQ(checked, 2);
+  fs::remove_all(dir);
+}
