@@ -13,10 +13,13 @@
 // it) owns TR consecutive phases that share one c_r (TR divides s and pad % s), so one x window
 // serves all of the thread's phases.
 //
-// Thread block: 128 threads = kOg oc-groups x kUg u-groups. A thread owns TM oc x TR phases x
-// kTn consecutive u (TM * TR == 4, so 16 cells). Per input-channel chunk of kBk channels the block
-// stages the weights w[ic, oc0.., j*s + r0 ..] and the x window into shared memory (f64 kernel:
-// converted to double once there, since f32->f64 conversions run at 1/4 of the DFMA rate).
+// Thread block: 64 threads = kOg oc-groups x kUg u-groups. Small blocks on purpose: up0 at 96
+// frames has only ~590k output cells; 64-thread blocks give 576 blocks for 132 SMs (at most 5 on
+// one SM against 4.4 on average), where 128-thread blocks gave 288 (3 against 2.2). A thread owns
+// TM oc x TR phases x kTn consecutive u (TM * TR == 4, so 16 cells). Per input-channel chunk of kBk
+// channels the block stages the weights w[ic, oc0.., j*s + r0 ..] and the x window into shared
+// memory (f64 kernel: converted to double once there, since f32->f64 conversions run at 1/4 of the
+// DFMA rate).
 //
 // f64 order (the byte-identity contract): per cell, ic ascending (chunks ascending, channels
 // ascending within a chunk), then t ascending, i.e. j DESCENDING since t = q - j; x == 0 skipped;
@@ -45,7 +48,7 @@
 
 namespace convbench::fast::detail {
 
-constexpr int kThreads = 128;
+constexpr int kThreads = 64;
 constexpr int kTn = 4;              // consecutive u per thread
 constexpr int kUg = 8;              // u-groups per block
 constexpr int kBu = kTn * kUg;      // u per block
