@@ -43,14 +43,15 @@ ConvShape stage_shape(int i, int64_t frames) {
   return s;
 }
 
-// What the cuda-f64 kernel adds (kernels/src/cuda/conv_kernels.cu, AccumF64): per valid tap with a
-// non-zero input one __dmul_rn and one __dadd_rn; the accumulator starts from a conversion (0.0
-// for transposed, the bias for forward), not an add; a transposed stage adds the bias LAST, one
-// __dadd_rn per output cell. Inputs here are never 0, so no tap is skipped: exact, tolerance 0.
-double expected_f64_dadd(const ConvShape& s) {
+// What a cuda-f64 kernel adds: per issued tap one __dmul_rn and one __dadd_rn (the fast
+// polyphase kernel also issues the taps that padding and tile remainders cut off, with x staged
+// as 0: cuda::issued_macs() counts them; the simple kernel issues exactly valid_macs()); the
+// accumulator starts from a conversion (0.0 for transposed, the bias for forward), not an add; a
+// transposed stage adds the bias LAST, one __dadd_rn per output cell. Inputs here are never 0,
+// so no tap is skipped: exact, tolerance 0.
+double bias_adds(const ConvShape& s) {
   const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
-  const bool bias_add = s.bias && s.op == ConvOp::transposed;
-  return double(s.valid_macs()) + (bias_add ? cells : 0.0);
+  return s.bias && s.op == ConvOp::transposed ? cells : 0.0;
 }
 
 std::vector<float> nonzero_random(size_t n, uint32_t seed) {
@@ -97,11 +98,11 @@ class ArmCounters : public ::testing::TestWithParam<int> {
   }
 
   // Captures one arm of one stage; returns the counters block.
-  json run_arm(const ConvShape& s, cc::Accum acc) {
+  json run_arm(const ConvShape& s, cc::Accum acc, cc::Kernel kernel = cc::Kernel::best) {
     const auto w = nonzero_random(size_t(s.weight_elems()), 1);
     const auto bias = nonzero_random(size_t(s.cout), 2);
     const auto x = nonzero_random(size_t(s.input_elems()), 3);
-    cc::ResidentConv conv(s, acc, w.data(), bias.data());
+    cc::ResidentConv conv(s, acc, w.data(), bias.data(), kernel);
     conv.upload_input(x.data());
     conv.launch();  // warm: module load and first-launch costs stay out of the timing
     cudaStreamSynchronize(static_cast<cudaStream_t>(conv.stream()));
@@ -121,13 +122,13 @@ TEST_P(ArmCounters, CudaF64HasNoFmaAndExactCounts) {
   const json b = run_arm(s, cc::Accum::f64);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
   const json& m = b.at("metrics");
-  const double dmul = double(s.valid_macs());
-  const double dadd = expected_f64_dadd(s);
+  const double dmul = double(cc::issued_macs(s, cc::Accum::f64, cc::Kernel::best));
+  const double dadd = dmul + bias_adds(s);
   const cp::CountCheck c = cp::check_fp64_nofma(m, dmul, dadd, 0);
   EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f64: " << c.summary();
   const json& d = b.at("derived");
   std::printf(
-      "up%d/96/cuda-f64: passes %d  DMUL %.0f (valid_macs %.0f)  DADD %.0f (expect %.0f)  "
+      "up%d/96/cuda-f64: passes %d  DMUL %.0f (issued %.0f)  DADD %.0f (expect %.0f)  "
       "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
       stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul, num(m, cp::metric::dadd),
       dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"), num(d, "fp64_pct_of_peak"),
@@ -142,6 +143,8 @@ TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
   const json& m = b.at("metrics");
   const cp::CountCheck c = cp::check_no_fp64(m);
   EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f32: " << c.summary();
+  EXPECT_EQ(num(m, cp::metric::ffma), double(cc::issued_macs(s, cc::Accum::f32, cc::Kernel::best)))
+      << "up" << stage << " cuda-f32: one FFMA per issued tap";
   const json& d = b.at("derived");
   std::printf(
       "up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
@@ -150,6 +153,27 @@ TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
       static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd), num(m, cp::metric::fmul),
       num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"), num(d, "fp32_peak_tflops"),
       num(d, "dram_tbps"));
+}
+
+// cuda-f64-fma: the same kernel with one __fma_rn per tap. The counts flip: DFMA == issued taps,
+// no DMUL, DADD only for the bias. check_fp64_nofma() must reject it (the real-kernel twin of the
+// planted fma() chain in profiles_gpu_tests).
+TEST_P(ArmCounters, CudaF64FmaCountsFlip) {
+  const int stage = GetParam();
+  const ConvShape s = stage_shape(stage, 96);
+  const json b = run_arm(s, cc::Accum::f64, cc::Kernel::fused);
+  ASSERT_EQ(b.at("status"), "collected") << b.dump();
+  const json& m = b.at("metrics");
+  const double issued = double(cc::issued_macs(s, cc::Accum::f64, cc::Kernel::fused));
+  EXPECT_EQ(num(m, cp::metric::dfma), issued);
+  EXPECT_EQ(num(m, cp::metric::dmul), 0.0);
+  EXPECT_EQ(num(m, cp::metric::dadd), bias_adds(s));
+  EXPECT_FALSE(cp::check_fp64_nofma(m, issued, issued + bias_adds(s), 0).ok);
+  const json& d = b.at("derived");
+  std::printf("up%d/96/cuda-f64-fma: passes %d  DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  "
+              "fp64 pipe %.1f%%\n",
+              stage, b.at("passes").get<int>(), num(m, cp::metric::dfma), num(d, "fp64_tflops"),
+              num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"));
 }
 
 INSTANTIATE_TEST_SUITE_P(DefaultModel96Frames, ArmCounters, ::testing::Values(0, 1, 2, 3),

@@ -18,11 +18,11 @@ template <typename T> constexpr bool kExactSkip = sizeof(T) == sizeof(double);
 
 // One chunk of kBk channels is staged while the previous one computes (global loads into
 // registers before compute(), stored to shared memory after the barrier).
-template <typename T, int M, int TR>
+template <typename T, int M, int TR, bool Fused>
 __global__ void __launch_bounds__(kThreads)
     polyphase_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
                      const float *__restrict__ bias, float *__restrict__ y) {
-  using TL = Tile<T, M, TR>;
+  using TL = Tile<T, M, TR, Fused>;
   __shared__ typename TL::Smem sm;
   const int tid = static_cast<int>(threadIdx.x);
   const typename TL::Block blk = TL::block_coords(P, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -56,28 +56,28 @@ __global__ void __launch_bounds__(kThreads)
   TL::store_output(P, blk, tid, acc, bias, y);
 }
 
-template <typename T, int M, int TR>
+template <typename T, int M, int TR, bool Fused>
 void launch_tr(const Plan &P, const float *x, const float *w, const float *b, float *y,
                cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(P.groups * P.u_tiles), static_cast<unsigned>(P.oc_tiles),
                   static_cast<unsigned>(P.batch));
-  polyphase_kernel<T, M, TR><<<grid, kThreads, 0, stream>>>(P, x, w, b, y);
+  polyphase_kernel<T, M, TR, Fused><<<grid, kThreads, 0, stream>>>(P, x, w, b, y);
 }
 
-template <typename T, int M>
+template <typename T, int M, bool Fused>
 void launch_m(const Plan &P, const float *x, const float *w, const float *b, float *y,
               cudaStream_t stream) {
   switch (P.tr) {
   case 4:
-    return launch_tr<T, M, 4>(P, x, w, b, y, stream);
+    return launch_tr<T, M, 4, Fused>(P, x, w, b, y, stream);
   case 2:
-    return launch_tr<T, M, 2>(P, x, w, b, y, stream);
+    return launch_tr<T, M, 2, Fused>(P, x, w, b, y, stream);
   default:
-    return launch_tr<T, M, 1>(P, x, w, b, y, stream);
+    return launch_tr<T, M, 1, Fused>(P, x, w, b, y, stream);
   }
 }
 
-template <typename T>
+template <typename T, bool Fused>
 void launch(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
             void *stream, const char *name) {
   const Plan P = make_plan(s);
@@ -88,16 +88,16 @@ void launch(const ConvShape &s, const float *x, const float *w, const float *b, 
   auto st = static_cast<cudaStream_t>(stream);
   switch (P.m) {
   case 1:
-    launch_m<T, 1>(P, x, w, b, y, st);
+    launch_m<T, 1, Fused>(P, x, w, b, y, st);
     break;
   case 2:
-    launch_m<T, 2>(P, x, w, b, y, st);
+    launch_m<T, 2, Fused>(P, x, w, b, y, st);
     break;
   case 3:
-    launch_m<T, 3>(P, x, w, b, y, st);
+    launch_m<T, 3, Fused>(P, x, w, b, y, st);
     break;
   default:
-    launch_m<T, 4>(P, x, w, b, y, st);
+    launch_m<T, 4, Fused>(P, x, w, b, y, st);
     break;
   }
   const cudaError_t err = cudaGetLastError();
@@ -111,12 +111,15 @@ void launch(const ConvShape &s, const float *x, const float *w, const float *b, 
 
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream) {
-  detail::launch<float>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f32");
+  detail::launch<float, true>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f32");
 }
 
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
-                     float *d_y, void *stream) {
-  detail::launch<double>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f64");
+                     float *d_y, void *stream, bool fused) {
+  if (fused)
+    detail::launch<double, true>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f64");
+  else
+    detail::launch<double, false>(s, d_x, d_w, d_b, d_y, stream, "launch_fast_f64");
 }
 
 } // namespace convbench::fast

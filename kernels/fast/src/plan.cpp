@@ -75,6 +75,14 @@ Plan make_plan(const ConvShape &s) {
 
 } // namespace detail
 
+int64_t fast_issued_macs(const ConvShape &s) {
+  const detail::Plan p = detail::make_plan(s);
+  // Every thread of every block runs every chunk: kBk channels x M taps x 16 cells (TM*TR*kTn).
+  const int64_t blocks = int64_t(p.groups) * p.u_tiles * p.oc_tiles * p.batch;
+  const int64_t chunks = (p.cin + detail::kBk - 1) / detail::kBk;
+  return blocks * detail::kThreads * chunks * detail::kBk * p.m * (4 * detail::kTn);
+}
+
 bool fast_supported(const ConvShape &s, bool /*f64*/) {
   return detail::unsupported_reason(s).empty();
 }

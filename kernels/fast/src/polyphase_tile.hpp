@@ -82,6 +82,20 @@ CB_HD float add_rn(float a, float b) {
   return a + b;
 #endif
 }
+CB_HD double mul_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+CB_HD float mul_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
 CB_HD double fma_rn(double a, double b, double c) {
 #ifdef __CUDA_ARCH__
   return __fma_rn(a, b, c);
@@ -124,7 +138,10 @@ CB_HD void load4(const double *p, double (&v)[4]) {
 #endif
 }
 
-template <typename T, int M, int TR> struct Tile {
+// Fused: each tap is one fma (the f32 arm, and the cuda-f64-fma arm); not fused: __dmul_rn then
+// __dadd_rn, two fp64 instructions per tap (the cuda-f64 arm as issue 2 specifies it, whose
+// counters must show zero DFMA). Both give the same bits for f32 operands (see above).
+template <typename T, int M, int TR, bool Fused = true> struct Tile {
   static_assert(M >= 1 && M <= 4, "taps per phase");
   static_assert(TR == 1 || TR == 2 || TR == 4, "phases per thread");
   static constexpr int TM = 4 / TR;                // oc per thread
@@ -269,7 +286,8 @@ template <typename T, int M, int TR> struct Tile {
           for (int tm = 0; tm < TM; ++tm)
             CB_UNROLL
           for (int rr = 0; rr < TR; ++rr)
-            a.v[tm][rr][n] = fma_rn(xv, wr[j][tm * TR + rr], a.v[tm][rr][n]);
+            a.v[tm][rr][n] = Fused ? fma_rn(xv, wr[j][tm * TR + rr], a.v[tm][rr][n])
+                                   : add_rn(a.v[tm][rr][n], mul_rn(xv, wr[j][tm * TR + rr]));
         }
       }
     }

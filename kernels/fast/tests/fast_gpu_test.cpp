@@ -46,18 +46,31 @@ std::vector<float> reference(const Problem &pr) {
   return y;
 }
 
-// Uploads, poisons the output with NaN, launches once, downloads.
-std::vector<float> run_fast(const Problem &pr, bool f64) {
+// Uploads, poisons the output with NaN, launches once, downloads. fused: the cuda-f64-fma
+// variant (one __fma_rn per tap) instead of __dmul_rn + __dadd_rn.
+std::vector<float> run_fast_once(const Problem &pr, bool f64, bool fused) {
   peer_testing::Stream st;
   DeviceFloats x(pr.x), w(pr.w), b(pr.shape.bias ? pr.b : std::vector<float>{0.0f});
   DeviceFloats y(static_cast<size_t>(pr.shape.output_elems()));
   y.poison(st.get());
   if (f64)
-    launch_fast_f64(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get());
+    launch_fast_f64(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), fused);
   else
     launch_fast_f32(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get());
   st.sync();
   return y.download();
+}
+
+// f64: runs both f64 variants, which must agree bit for bit (the product of two f32 values is
+// exact in f64, so fma == dmul then dadd), and returns the dmul+dadd one. Every f64 gate below
+// therefore holds for cuda-f64 and cuda-f64-fma alike.
+std::vector<float> run_fast(const Problem &pr, bool f64) {
+  std::vector<float> y = run_fast_once(pr, f64, false);
+  if (f64) {
+    const auto fused = run_fast_once(pr, true, true);
+    EXPECT_EQ(differing_cells(fused, y), 0) << "cuda-f64-fma differs from cuda-f64";
+  }
+  return y;
 }
 
 std::string describe(const ConvShape &s) {

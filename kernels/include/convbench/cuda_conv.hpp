@@ -2,6 +2,7 @@
 // CUDA (CONVBENCH_HAVE_CUDA == 1); device_available() exists in every build.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -22,11 +23,27 @@ bool device_available(std::string* why_not);
 
 enum class Accum { f64, f32 };  // cuda-f64 (byte-identical to cpu-f64), cuda-f32
 
+// Which device kernel computes an arm.
+//  best:   the fast polyphase kernel where it handles the shape (transposed, dilation 1, K a
+//          multiple of the stride: every vocoder upsample stage), else `simple`. f64: __dmul_rn +
+//          __dadd_rn per tap.
+//  simple: one thread per output cell, the first-cut kernel (any shape).
+//  fused:  f64 only, the fast kernel with one __fma_rn per tap: byte-identical too, because the
+//          product of two f32 values is exact in f64 (cuda-f64-fma). Falls back like `best`.
+enum class Kernel { best, simple, fused };
+
+// The kernel launch_conv would run, in words (recorded in results), and the multiply-adds it
+// issues per call (what the instruction counters must show: taps cut off by padding or tile
+// remainders are issued with x staged as 0 by the fast kernel, skipped by the simple one).
+std::string kernel_name(const ConvShape& s, Accum acc, Kernel k);
+int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k);
+
 // `resident` staging: weights, bias, input and output buffers stay on the device; one
 // persistent stream. Only launch() belongs in a timed region.
 class ResidentConv {
  public:
-  ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias);
+  ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias,
+               Kernel kernel = Kernel::best);
   ~ResidentConv();
   ResidentConv(const ResidentConv&) = delete;
   ResidentConv& operator=(const ResidentConv&) = delete;
@@ -48,7 +65,7 @@ class ResidentConv {
 // `per-call` staging, as a naive provider does: allocate, upload, create a stream, launch,
 // download, destroy, free, all inside this synchronous call.
 void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w,
-                   const float* bias, float* y);
+                   const float* bias, float* y, Kernel kernel = Kernel::best);
 
 #endif  // CONVBENCH_HAVE_CUDA
 

@@ -5,6 +5,7 @@
 
 #include "check.cuh"
 #include "launch.cuh"
+#include "convbench/fast_conv.hpp"
 #include "tap_walk.hpp"
 
 namespace convbench::cuda::detail {
@@ -111,8 +112,20 @@ void launch_typed(const ConvShape& s, const float* d_x, const float* d_w, const 
 
 }  // namespace
 
-void launch_conv(const ConvShape& s, Accum acc, const float* d_x, const float* d_w,
+void launch_conv(const ConvShape& s, Accum acc, Kernel k, const float* d_x, const float* d_w,
                  const float* d_b, float* d_y, cudaStream_t stream) {
+  if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64)) {
+    try {
+      if (acc == Accum::f64)
+        fast::launch_fast_f64(s, d_x, d_w, d_b, d_y, stream, k == Kernel::fused);
+      else
+        fast::launch_fast_f32(s, d_x, d_w, d_b, d_y, stream);
+    } catch (const std::runtime_error& e) {
+      (void)cudaGetLastError();
+      throw CudaError(e.what());
+    }
+    return;
+  }
   if (acc == Accum::f64)
     launch_typed<AccumF64>(s, d_x, d_w, d_b, d_y, stream);
   else
@@ -120,3 +133,21 @@ void launch_conv(const ConvShape& s, Accum acc, const float* d_x, const float* d
 }
 
 }  // namespace convbench::cuda::detail
+
+namespace convbench::cuda {
+
+std::string kernel_name(const ConvShape& s, Accum acc, Kernel k) {
+  const bool f64 = acc == Accum::f64;
+  if (k != Kernel::simple && fast::fast_supported(s, f64))
+    return std::string("polyphase-tile ") +
+           (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma");
+  return std::string("simple one-thread-per-cell ") + (f64 ? "f64 dmul+dadd" : "f32");
+}
+
+int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k) {
+  if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64))
+    return fast::fast_issued_macs(s);
+  return s.valid_macs();
+}
+
+}  // namespace convbench::cuda

@@ -99,23 +99,26 @@ void check_host_pointers(const ConvShape& s, const float* w, const float* bias) 
 struct ResidentConv::Impl {
   ConvShape shape;
   Accum acc;
+  Kernel kernel;
   Stream stream;
   DeviceBuffer w, b, x, y;
 
-  Impl(const ConvShape& s, Accum a)
+  Impl(const ConvShape& s, Accum a, Kernel k)
       : shape(s),
         acc(a),
+        kernel(k),
         w(s.weight_elems()),
         b(s.bias ? s.cout : 0),
         x(s.input_elems()),
         y(s.output_elems()) {}
 };
 
-ResidentConv::ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias)
+ResidentConv::ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias,
+                           Kernel kernel)
     : impl_(nullptr) {
   s.validate();
   check_host_pointers(s, w, bias);
-  impl_ = new Impl(s, acc);
+  impl_ = new Impl(s, acc, kernel);
   try {
     cudaStream_t st = impl_->stream.get();
     upload(impl_->w.get(), w, s.weight_elems(), st);
@@ -152,7 +155,7 @@ void ResidentConv::upload_input(const float* x) {
 void ResidentConv::launch() { launch(impl_->x.get(), impl_->y.get()); }
 
 void ResidentConv::launch(const float* d_x, float* d_y) {
-  launch_conv(impl_->shape, impl_->acc, d_x, impl_->w.get(), impl_->b.get(), d_y,
+  launch_conv(impl_->shape, impl_->acc, impl_->kernel, d_x, impl_->w.get(), impl_->b.get(), d_y,
               impl_->stream.get());
 }
 
@@ -171,7 +174,7 @@ float* ResidentConv::d_input() { return impl_->x.get(); }
 float* ResidentConv::d_output() { return impl_->y.get(); }
 
 void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w,
-                   const float* bias, float* y) {
+                   const float* bias, float* y, Kernel kernel) {
   s.validate();
   check_host_pointers(s, w, bias);
   if (!x || !y) throw std::invalid_argument("convbench::cuda: input or output pointer is null");
@@ -183,7 +186,7 @@ void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w
   upload(d_w.get(), w, s.weight_elems(), stream.get());
   if (s.bias) upload(d_b.get(), bias, s.cout, stream.get());
   upload(d_x.get(), x, s.input_elems(), stream.get());
-  launch_conv(s, acc, d_x.get(), d_w.get(), d_b.get(), d_y.get(), stream.get());
+  launch_conv(s, acc, kernel, d_x.get(), d_w.get(), d_b.get(), d_y.get(), stream.get());
   CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(y, d_y.get(), size_t(s.output_elems()) * sizeof(float),
                                        cudaMemcpyDeviceToHost, stream.get()));
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));

@@ -11,7 +11,7 @@ namespace convbench::cuda::detail {
 
 // Enqueues y = conv(x, w, b) on `stream`. All pointers are device pointers; b may be null when
 // the shape has no bias. The shape must already be validated. Checks the launch (cudaGetLastError).
-void launch_conv(const ConvShape& s, Accum acc, const float* d_x, const float* d_w,
+void launch_conv(const ConvShape& s, Accum acc, Kernel k, const float* d_x, const float* d_w,
                  const float* d_b, float* d_y, cudaStream_t stream);
 
 }  // namespace convbench::cuda::detail

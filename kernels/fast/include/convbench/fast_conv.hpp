@@ -4,6 +4,8 @@
 // All pointers are device pointers; launches are asynchronous on `stream`.
 #pragma once
 
+#include <cstdint>
+
 #include "convbench/shape.hpp"
 
 namespace convbench::fast {
@@ -22,8 +24,14 @@ void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, con
 
 // Same tiling, f64 accumulator; per output cell the same sequence of f64 additions as
 // conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias last), so its f32 output is
-// bitwise equal to the reference.
+// bitwise equal to the reference. fused = false: __dmul_rn + __dadd_rn per tap (cuda-f64, no
+// DFMA); fused = true: one __fma_rn per tap (cuda-f64-fma), the same bits because the product of
+// two f32 values is exact in f64, at half the fp64 instructions.
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
-                     float *d_y, void *stream);
+                     float *d_y, void *stream, bool fused = false);
+
+// Multiply-adds the fast kernel issues for a shape (it also issues the taps that padding and the
+// chunk/tile remainders cut off, with x staged as 0): what the fp64/fp32 counters must show.
+int64_t fast_issued_macs(const ConvShape &s);
 
 } // namespace convbench::fast
