@@ -14,15 +14,16 @@
 namespace convbench::bench::device {
 
 namespace {
-void check(cudaError_t e, const char* call) {
+void check(cudaError_t e, const char *call) {
   if (e != cudaSuccess)
     throw convbench::cuda::CudaError(std::string(call) + ": " + cudaGetErrorString(e));
 }
 #define BENCH_CUDA(call) check((call), #call)
 
 // slot = SM id; each block's first thread records its SM's clock64 and the global timer.
-__global__ void read_clocks(unsigned long long* out, int slots) {
-  if (threadIdx.x != 0) return;
+__global__ void read_clocks(unsigned long long *out, int slots) {
+  if (threadIdx.x != 0)
+    return;
   unsigned smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
   unsigned long long gt;
@@ -33,7 +34,7 @@ __global__ void read_clocks(unsigned long long* out, int slots) {
     out[2 * smid + 1] = gt;
   }
 }
-}  // namespace
+} // namespace
 
 Facts facts(int dev) {
   cudaDeviceProp p{};
@@ -46,20 +47,23 @@ Facts facts(int dev) {
   BENCH_CUDA(cudaDeviceGetPCIBusId(pci, sizeof pci, dev));
   f.pci_bus_id = pci;
   char uuid[64];
-  const unsigned char* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+  const unsigned char *u = reinterpret_cast<const unsigned char *>(p.uuid.bytes);
   snprintf(uuid, sizeof uuid,
            "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-           u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+           u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+           u[15]);
   f.uuid = uuid;
   BENCH_CUDA(cudaRuntimeGetVersion(&f.runtime_version));
   BENCH_CUDA(cudaDriverGetVersion(&f.driver_version));
   int khz = 0;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess) f.sm_clock_max_khz = khz;
-  else (void)cudaGetLastError();
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess)
+    f.sm_clock_max_khz = khz;
+  else
+    (void)cudaGetLastError();
   return f;
 }
 
-void free_memory(size_t* free_bytes, size_t* total_bytes) {
+void free_memory(size_t *free_bytes, size_t *total_bytes) {
   BENCH_CUDA(cudaMemGetInfo(free_bytes, total_bytes));
 }
 
@@ -74,17 +78,17 @@ EventTimer::~EventTimer() {
   cudaEventDestroy(static_cast<cudaEvent_t>(start_));
   cudaEventDestroy(static_cast<cudaEvent_t>(stop_));
 }
-void EventTimer::start(void* s) {
+void EventTimer::start(void *s) {
   BENCH_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(start_), static_cast<cudaStream_t>(s)));
 }
-void EventTimer::stop(void* s) {
+void EventTimer::stop(void *s) {
   BENCH_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(stop_), static_cast<cudaStream_t>(s)));
 }
 double EventTimer::seconds() {
   BENCH_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
   float ms = 0;
-  BENCH_CUDA(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_),
-                                  static_cast<cudaEvent_t>(stop_)));
+  BENCH_CUDA(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
   return double(ms) * 1e-3;
 }
 
@@ -94,9 +98,11 @@ StreamLink::StreamLink() : event_(nullptr) {
   event_ = e;
 }
 StreamLink::~StreamLink() { cudaEventDestroy(static_cast<cudaEvent_t>(event_)); }
-void StreamLink::link(void* signalling, void* waiting) {
-  BENCH_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(signalling)));
-  BENCH_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(waiting), static_cast<cudaEvent_t>(event_), 0));
+void StreamLink::link(void *signalling, void *waiting) {
+  BENCH_CUDA(
+      cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(signalling)));
+  BENCH_CUDA(
+      cudaStreamWaitEvent(static_cast<cudaStream_t>(waiting), static_cast<cudaEvent_t>(event_), 0));
 }
 
 SmClock::SmClock(int sm_count) : slots_(sm_count > 0 ? sm_count : 1), d_buf_(nullptr) {
@@ -106,13 +112,13 @@ SmClock::SmClock(int sm_count) : slots_(sm_count > 0 ? sm_count : 1), d_buf_(nul
 }
 SmClock::~SmClock() { cudaFree(d_buf_); }
 
-void SmClock::begin(void* s) {
+void SmClock::begin(void *s) {
   auto st = static_cast<cudaStream_t>(s);
   BENCH_CUDA(cudaMemsetAsync(d_buf_, 0, sizeof(unsigned long long) * 4 * size_t(slots_), st));
   read_clocks<<<slots_, 32, 0, st>>>(d_buf_, slots_);
   BENCH_CUDA(cudaGetLastError());
 }
-void SmClock::end(void* s) {
+void SmClock::end(void *s) {
   read_clocks<<<slots_, 32, 0, static_cast<cudaStream_t>(s)>>>(d_buf_ + 2 * size_t(slots_), slots_);
   BENCH_CUDA(cudaGetLastError());
 }
@@ -120,21 +126,23 @@ double SmClock::mhz() {
   std::vector<unsigned long long> h(4 * size_t(slots_));
   // begin() and end() may sit on streams that do not synchronise with the legacy stream.
   BENCH_CUDA(cudaDeviceSynchronize());
-  BENCH_CUDA(cudaMemcpy(h.data(), d_buf_, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
+  BENCH_CUDA(
+      cudaMemcpy(h.data(), d_buf_, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
   double sum = 0;
   int n = 0;
   for (int i = 0; i < slots_; ++i) {
     unsigned long long c0 = h[2 * i], t0 = h[2 * i + 1];
     unsigned long long c1 = h[2 * (slots_ + i)], t1 = h[2 * (slots_ + i) + 1];
-    if (t0 == 0 || t1 <= t0 || c1 <= c0) continue;
-    sum += double(c1 - c0) / double(t1 - t0) * 1e3;  // cycles per ns -> MHz
+    if (t0 == 0 || t1 <= t0 || c1 <= c0)
+      continue;
+    sum += double(c1 - c0) / double(t1 - t0) * 1e3; // cycles per ns -> MHz
     ++n;
   }
   return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
 }
 
-}  // namespace convbench::bench::device
+} // namespace convbench::bench::device
 
 namespace convbench::bench::device {
-void sync_stream(void* s) { BENCH_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(s))); }
-}  // namespace convbench::bench::device
+void sync_stream(void *s) { BENCH_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(s))); }
+} // namespace convbench::bench::device

@@ -21,55 +21,56 @@ std::string to_string(GateKind g);
 
 // What a prepared case needs from the run: the host threads.
 struct ArmContext {
-  ThreadPool* pool = nullptr;
+  ThreadPool *pool = nullptr;
 };
 
 // One arm prepared for one problem and one staging: buffers allocated, weights in place.
 // Lives from the correctness gate to the counter pass, so resident buffers stay resident.
 class PreparedArm {
- public:
+public:
   virtual ~PreparedArm() = default;
   // One complete call of the stage (or the whole chain). Host arms and per-call staging: returns
   // when done. Resident staging: enqueued; the work starts on stream_begin() and ends on
   // stream_end(), which is where the timing events go.
   virtual void call() = 0;
-  virtual void* stream_begin() const { return nullptr; }  // nullptr: CUDA's legacy default stream
-  virtual void* stream_end() const { return nullptr; }
-  virtual void sync() {}                 // wait for everything call() enqueued
-  virtual void output(float* y) = 0;     // the last call's output (synchronises first)
+  virtual void *stream_begin() const { return nullptr; } // nullptr: CUDA's legacy default stream
+  virtual void *stream_end() const { return nullptr; }
+  virtual void sync() {}             // wait for everything call() enqueued
+  virtual void output(float *y) = 0; // the last call's output (synchronises first)
 };
 
 class Arm {
- public:
+public:
   virtual ~Arm() = default;
-  virtual std::string name() const = 0;  // <provider>-<accumulator>[-<variant>]
-  virtual bool device() const = 0;       // timed with CUDA events, probed with NVML
+  virtual std::string name() const = 0; // <provider>-<accumulator>[-<variant>]
+  virtual bool device() const = 0;      // timed with CUDA events, probed with NVML
   virtual GateKind gate() const = 0;
-  virtual double tolerance() const { return 0.0; }  // relative L2 bound, GateKind::tolerance only
+  virtual double tolerance() const { return 0.0; } // relative L2 bound, GateKind::tolerance only
   // Which devices.json floor applies: "fp32_fma", "fp64_fma", "fp64_nofma"; "" for host arms.
   virtual std::string floor_kind() const = 0;
-  virtual bool available(std::string* why_not) const = 0;
+  virtual bool available(std::string *why_not) const = 0;
   // Device bytes one prepared case of `p` in `staging` holds at once (0 for host arms).
-  virtual double device_bytes(const Problem& p, const std::string& staging) const;
-  virtual std::unique_ptr<PreparedArm> prepare(const Problem& p, const std::string& staging,
-                                               const ArmContext& ctx) const = 0;
-  // The stagings this arm runs in: {"host"} for host arms, {"per-call", "resident"} for device arms.
+  virtual double device_bytes(const Problem &p, const std::string &staging) const;
+  virtual std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
+                                               const ArmContext &ctx) const = 0;
+  // The stagings this arm runs in: {"host"} for host arms, {"per-call", "resident"} for device
+  // arms.
   std::vector<std::string> stagings() const;
 };
 
 bool register_arm(std::unique_ptr<Arm> arm);
 // Every registered arm, the reference first, then by name.
-std::vector<const Arm*> registered_arms();
-const Arm* find_arm(const std::string& name);
-const Arm& reference_arm();
+std::vector<const Arm *> registered_arms();
+const Arm *find_arm(const std::string &name);
+const Arm &reference_arm();
 
-}  // namespace convbench::bench
+} // namespace convbench::bench
 
 #define CONVBENCH_ARM_CONCAT_(a, b) a##b
 #define CONVBENCH_ARM_CONCAT(a, b) CONVBENCH_ARM_CONCAT_(a, b)
 // Registers an arm at static-initialisation time; usable more than once per file.
-#define CONVBENCH_REGISTER_ARM(Type)                                                          \
-  namespace {                                                                                  \
-  [[maybe_unused]] const bool CONVBENCH_ARM_CONCAT(convbench_arm_registered_, __LINE__) =      \
-      ::convbench::bench::register_arm(std::make_unique<Type>());                              \
+#define CONVBENCH_REGISTER_ARM(Type)                                                               \
+  namespace {                                                                                      \
+  [[maybe_unused]] const bool CONVBENCH_ARM_CONCAT(convbench_arm_registered_, __LINE__) =          \
+      ::convbench::bench::register_arm(std::make_unique<Type>());                                  \
   }

@@ -49,36 +49,41 @@ no result); 3 lease refused (no result) or lease void (result written); 4 correc
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& flag, const std::string& v) {
+std::vector<std::string> split_list(const std::string &flag, const std::string &v) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
     size_t comma = v.find(',', start);
-    std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty()) throw UsageError(flag + ": empty item in list '" + v + "'");
+    std::string item =
+        v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty())
+      throw UsageError(flag + ": empty item in list '" + v + "'");
     out.push_back(item);
-    if (comma == std::string::npos) break;
+    if (comma == std::string::npos)
+      break;
     start = comma + 1;
   }
   std::set<std::string> seen;
-  for (const auto& s : out)
-    if (!seen.insert(s).second) throw UsageError(flag + ": '" + s + "' listed twice");
+  for (const auto &s : out)
+    if (!seen.insert(s).second)
+      throw UsageError(flag + ": '" + s + "' listed twice");
   return out;
 }
 
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+int64_t parse_int(const std::string &flag, const std::string &v, int64_t lo, int64_t hi) {
   errno = 0;
-  char* end = nullptr;
+  char *end = nullptr;
   long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE || v[0] == ' ' || v[0] == '+' || x < lo || x > hi)
+  if (v.empty() || *end != '\0' || errno == ERANGE || v[0] == ' ' || v[0] == '+' || x < lo ||
+      x > hi)
     throw UsageError(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
                      std::to_string(hi) + "], got '" + v + "'");
   return x;
 }
 
-uint64_t parse_u64(const std::string& flag, const std::string& v) {
+uint64_t parse_u64(const std::string &flag, const std::string &v) {
   errno = 0;
-  char* end = nullptr;
+  char *end = nullptr;
   if (v.empty() || v[0] == '-' || v[0] == '+' || v[0] == ' ')
     throw UsageError(flag + ": expected an unsigned 64-bit integer, got '" + v + "'");
   unsigned long long x = std::strtoull(v.c_str(), &end, 10);
@@ -87,9 +92,9 @@ uint64_t parse_u64(const std::string& flag, const std::string& v) {
   return x;
 }
 
-double parse_seconds(const std::string& flag, const std::string& v, bool zero_ok, double hi) {
+double parse_seconds(const std::string &flag, const std::string &v, bool zero_ok, double hi) {
   errno = 0;
-  char* end = nullptr;
+  char *end = nullptr;
   double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x) || x < 0 ||
       (!zero_ok && x == 0) || x > hi)
@@ -98,22 +103,25 @@ double parse_seconds(const std::string& flag, const std::string& v, bool zero_ok
   return x;
 }
 
-bool is_stage_word(const std::string& s) {
-  if (s == "chain" || s == "all") return true;
-  if (s.size() < 3 || s.compare(0, 2, "up") != 0) return false;
+bool is_stage_word(const std::string &s) {
+  if (s == "chain" || s == "all")
+    return true;
+  if (s.size() < 3 || s.compare(0, 2, "up") != 0)
+    return false;
   for (size_t i = 2; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
+    if (s[i] < '0' || s[i] > '9')
+      return false;
   return s.size() < 6 && !(s.size() > 3 && s[2] == '0');
 }
 
-}  // namespace
+} // namespace
 
-Options parse_cli(int argc, const char* const* argv) {
+Options parse_cli(int argc, const char *const *argv) {
   Options o;
   std::set<std::string> given;
-  const std::set<std::string> with_value{"--stage", "--model", "--frames", "--arms", "--staging",
-                                         "--reps", "--seed", "--threads", "--min-time", "--out",
-                                         "--dump", "--lease-wait", "--profile"};
+  const std::set<std::string> with_value{
+      "--stage",   "--model",    "--frames", "--arms", "--staging",    "--reps",   "--seed",
+      "--threads", "--min-time", "--out",    "--dump", "--lease-wait", "--profile"};
   const std::set<std::string> switches{"--no-lease", "--no-counters", "--help", "-h"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -125,7 +133,8 @@ Options parse_cli(int argc, const char* const* argv) {
       has_value = true;
     }
     if (switches.count(flag)) {
-      if (has_value) throw UsageError(flag + " takes no value");
+      if (has_value)
+        throw UsageError(flag + " takes no value");
       if (flag == "-h" || flag == "--help") {
         o.help = true;
         continue;
@@ -137,24 +146,27 @@ Options parse_cli(int argc, const char* const* argv) {
           throw UsageError(flag + " needs a value");
         value = argv[++i];
       }
-      if (value.empty()) throw UsageError(flag + ": empty value");
+      if (value.empty())
+        throw UsageError(flag + ": empty value");
     } else if (arg.rfind("-", 0) == 0) {
       throw UsageError("unknown flag '" + arg + "' (see --help)");
     } else {
       throw UsageError("unexpected argument '" + arg + "' (see --help)");
     }
-    if (!given.insert(flag).second) throw UsageError(flag + " given twice");
+    if (!given.insert(flag).second)
+      throw UsageError(flag + " given twice");
 
     if (flag == "--stage") {
       o.stages = split_list(flag, value);
-      for (const auto& s : o.stages)
+      for (const auto &s : o.stages)
         if (!is_stage_word(s))
           throw UsageError("--stage: unknown stage '" + s + "' (up0, up1, ..., chain or all)");
     } else if (flag == "--model") {
       o.model = value;
     } else if (flag == "--frames") {
       o.frames.clear();
-      for (const auto& f : split_list(flag, value)) o.frames.push_back(parse_int(flag, f, 1, 1000000000));
+      for (const auto &f : split_list(flag, value))
+        o.frames.push_back(parse_int(flag, f, 1, 1000000000));
     } else if (flag == "--arms") {
       o.arms = split_list(flag, value);
     } else if (flag == "--staging") {
@@ -183,10 +195,11 @@ Options parse_cli(int argc, const char* const* argv) {
       o.no_counters = true;
     }
   }
-  if (o.no_counters && o.profile) throw UsageError("--profile and --no-counters exclude each other");
+  if (o.no_counters && o.profile)
+    throw UsageError("--profile and --no-counters exclude each other");
   if (o.no_lease && given.count("--lease-wait"))
     throw UsageError("--lease-wait and --no-lease exclude each other");
   return o;
 }
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

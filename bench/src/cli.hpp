@@ -12,30 +12,30 @@ namespace convbench::bench {
 
 // Bad usage: bench_conv prints "bench_conv: <what()>" on one line and exits 2.
 class UsageError : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
 };
 
 struct Options {
   bool help = false;
-  std::vector<std::string> stages{"up0"};  // as typed: upN, chain, all
-  std::string model;                       // empty: the data file's default
+  std::vector<std::string> stages{"up0"}; // as typed: upN, chain, all
+  std::string model;                      // empty: the data file's default
   std::vector<int64_t> frames{96};
-  std::vector<std::string> arms;           // empty: every arm available here
-  std::string staging = "both";            // per-call | resident | both
+  std::vector<std::string> arms; // empty: every arm available here
+  std::string staging = "both";  // per-call | resident | both
   int reps = 3;
   uint64_t seed = 1;
-  int threads = 0;                         // 0: hardware concurrency
-  double min_time = 0.05;                  // Google Benchmark's minimum time per sample
-  std::string out;                         // empty: results/<utc>-<host>-<model>-<stages>.json
-  std::string dump;                        // empty: no dump
+  int threads = 0;        // 0: hardware concurrency
+  double min_time = 0.05; // Google Benchmark's minimum time per sample
+  std::string out;        // empty: results/<utc>-<host>-<model>-<stages>.json
+  std::string dump;       // empty: no dump
   bool no_lease = false;
   double lease_wait = 0;
-  std::optional<std::string> profile;      // unset: fp-throughput when a GPU is present
+  std::optional<std::string> profile; // unset: fp-throughput when a GPU is present
   bool no_counters = false;
 };
 
-Options parse_cli(int argc, const char* const* argv);  // throws UsageError
+Options parse_cli(int argc, const char *const *argv); // throws UsageError
 std::string help_text();
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -13,65 +13,65 @@ struct Facts {
   std::string name, uuid, pci_bus_id;
   int sm_count = 0;
   long long l2_bytes = 0;
-  int runtime_version = 0, driver_version = 0;  // CUDA's integers, e.g. 13000
-  int sm_clock_max_khz = 0;                     // cudaDevAttrClockRate; 0 if not reported
+  int runtime_version = 0, driver_version = 0; // CUDA's integers, e.g. 13000
+  int sm_clock_max_khz = 0;                    // cudaDevAttrClockRate; 0 if not reported
 };
 Facts facts(int device);
-void free_memory(size_t* free_bytes, size_t* total_bytes);
+void free_memory(size_t *free_bytes, size_t *total_bytes);
 
 // A start/stop pair of CUDA events; seconds() waits for stop.
 class EventTimer {
- public:
+public:
   EventTimer();
   ~EventTimer();
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
-  void start(void* stream);
-  void stop(void* stream);
+  EventTimer(const EventTimer &) = delete;
+  EventTimer &operator=(const EventTimer &) = delete;
+  void start(void *stream);
+  void stop(void *stream);
   double seconds();
 
- private:
-  void* start_;
-  void* stop_;
+private:
+  void *start_;
+  void *stop_;
 };
 
 // Makes `waiting` wait for the work enqueued so far on `signalling` (an event between streams).
 class StreamLink {
- public:
+public:
   StreamLink();
   ~StreamLink();
-  StreamLink(const StreamLink&) = delete;
-  StreamLink& operator=(const StreamLink&) = delete;
-  void link(void* signalling, void* waiting);
+  StreamLink(const StreamLink &) = delete;
+  StreamLink &operator=(const StreamLink &) = delete;
+  void link(void *signalling, void *waiting);
 
- private:
-  void* event_;
+private:
+  void *event_;
 };
 
 // The SM clock over an interval, measured on the device as nvbench does: a kernel with blocks on
 // every SM reads clock64() and %globaltimer at begin() and again at end(); MHz = cycles / ns x 1e3,
 // averaged over the SMs seen both times. Free of NVML, so it sees what the kernels ran at.
 class SmClock {
- public:
+public:
   explicit SmClock(int sm_count);
   ~SmClock();
-  SmClock(const SmClock&) = delete;
-  SmClock& operator=(const SmClock&) = delete;
-  void begin(void* stream);
-  void end(void* stream);
-  double mhz();  // synchronises; NaN when no SM was seen at both ends
+  SmClock(const SmClock &) = delete;
+  SmClock &operator=(const SmClock &) = delete;
+  void begin(void *stream);
+  void end(void *stream);
+  double mhz(); // synchronises; NaN when no SM was seen at both ends
 
- private:
+private:
   int slots_;
-  unsigned long long* d_buf_;  // [2][slots][clock, globaltimer]
+  unsigned long long *d_buf_; // [2][slots][clock, globaltimer]
 };
 
-}  // namespace convbench::bench::device
+} // namespace convbench::bench::device
 
-#endif  // CONVBENCH_HAVE_CUDA
+#endif // CONVBENCH_HAVE_CUDA
 
 #if CONVBENCH_HAVE_CUDA
 namespace convbench::bench::device {
-void sync_stream(void* stream);  // cudaStreamSynchronize
+void sync_stream(void *stream); // cudaStreamSynchronize
 }
 #endif

@@ -25,7 +25,8 @@ nlohmann::json HostSnapshot::to_json() const {
 
 HostSnapshot probe_host() {
   HostSnapshot h;
-  h.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  h.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   {
     std::ifstream in("/proc/loadavg");
     double l1, l5, l15;
@@ -33,8 +34,10 @@ HostSnapshot probe_host() {
     if (in >> l1 >> l5 >> l15 >> threads) {
       h.loadavg_1m = l1;
       size_t slash = threads.find('/');
-      if (slash != std::string::npos) h.runnable = std::stoi(threads.substr(0, slash));
-      else h.unavailable["runnable"] = "/proc/loadavg: no running/total field";
+      if (slash != std::string::npos)
+        h.runnable = std::stoi(threads.substr(0, slash));
+      else
+        h.unavailable["runnable"] = "/proc/loadavg: no running/total field";
     } else {
       h.unavailable["loadavg_1m"] = "/proc/loadavg not readable";
       h.unavailable["runnable"] = "/proc/loadavg not readable";
@@ -45,9 +48,10 @@ HostSnapshot probe_host() {
     std::string cpu;
     unsigned long long user, nice, system, idle, iowait, irq, softirq, steal = 0;
     if (in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq && cpu == "cpu") {
-      in >> steal;  // absent on very old kernels; guest time is already inside user
+      in >> steal; // absent on very old kernels; guest time is already inside user
       long tck = sysconf(_SC_CLK_TCK);
-      h.busy_cpu_s = double(user + nice + system + irq + softirq + steal) / double(tck > 0 ? tck : 100);
+      h.busy_cpu_s =
+          double(user + nice + system + irq + softirq + steal) / double(tck > 0 ? tck : 100);
     } else {
       h.unavailable["busy_cpu_s"] = "/proc/stat not readable";
     }
@@ -55,8 +59,10 @@ HostSnapshot probe_host() {
   {
     std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     std::string g;
-    if (in >> g) h.governor = g;
-    else h.unavailable["governor"] = "no cpufreq scaling_governor (no cpufreq driver exposed here)";
+    if (in >> g)
+      h.governor = g;
+    else
+      h.unavailable["governor"] = "no cpufreq scaling_governor (no cpufreq driver exposed here)";
   }
   {
     // /proc/cpuinfo "cpu MHz" is what the kernel last saw per CPU; the mean is enough to see
@@ -73,8 +79,10 @@ HostSnapshot probe_host() {
           ++n;
         }
       }
-    if (n > 0) h.cpu_mhz = sum / n;
-    else h.unavailable["cpu_mhz"] = "/proc/cpuinfo has no 'cpu MHz' lines";
+    if (n > 0)
+      h.cpu_mhz = sum / n;
+    else
+      h.unavailable["cpu_mhz"] = "/proc/cpuinfo has no 'cpu MHz' lines";
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -83,7 +91,7 @@ HostSnapshot probe_host() {
   return h;
 }
 
-ForeignCpu foreign_cpu(const HostSnapshot& before, const HostSnapshot& after) {
+ForeignCpu foreign_cpu(const HostSnapshot &before, const HostSnapshot &after) {
   ForeignCpu f;
   if (!before.busy_cpu_s || !after.busy_cpu_s) {
     f.why_unavailable = "/proc/stat not readable";
@@ -93,10 +101,11 @@ ForeignCpu foreign_cpu(const HostSnapshot& before, const HostSnapshot& after) {
   double self = after.self_cpu_s - before.self_cpu_s;
   double wall = after.wall_s - before.wall_s;
   double foreign = busy - self;
-  if (foreign < 0) foreign = 0;
+  if (foreign < 0)
+    foreign = 0;
   f.seconds = foreign;
   f.share = wall > 0 ? foreign / (wall * online_cpus()) : 0.0;
   return f;
 }
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

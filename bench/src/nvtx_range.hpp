@@ -12,8 +12,8 @@
 namespace convbench::bench {
 
 class NvtxRange {
- public:
-  explicit NvtxRange(const std::string& name) {
+public:
+  explicit NvtxRange(const std::string &name) {
 #if CONVBENCH_HAVE_CUDA
     nvtxEventAttributes_t a{};
     a.version = NVTX_VERSION;
@@ -30,10 +30,10 @@ class NvtxRange {
     nvtxDomainRangePop(domain());
 #endif
   }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
+  NvtxRange(const NvtxRange &) = delete;
+  NvtxRange &operator=(const NvtxRange &) = delete;
 
- private:
+private:
 #if CONVBENCH_HAVE_CUDA
   static nvtxDomainHandle_t domain() {
     static nvtxDomainHandle_t d = nvtxDomainCreateA("convbench");
@@ -42,4 +42,4 @@ class NvtxRange {
 #endif
 };
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -47,8 +47,8 @@ constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2, kExitRefused = 3, kEx
 
 struct Case {
   std::string id;
-  Problem* problem = nullptr;
-  const Arm* arm = nullptr;
+  Problem *problem = nullptr;
+  const Arm *arm = nullptr;
   std::string staging;
   std::unique_ptr<PreparedArm> prepared;
   GateResult gate;
@@ -57,29 +57,34 @@ struct Case {
   json counters;
 };
 
-json shape_json(const ConvShape& s, const std::string& stage) {
-  return {{"stage", stage},        {"op", s.op == ConvOp::transposed ? "transposed" : "forward"}, {"batch", s.batch},
-          {"cin", s.cin},          {"cout", s.cout},        {"k", s.k},
-          {"stride", s.stride},    {"dilation", s.dilation}, {"padding", s.padding},
-          {"output_padding", s.output_padding}, {"l_in", s.l_in}, {"l_out", s.l_out()},
+json shape_json(const ConvShape &s, const std::string &stage) {
+  return {{"stage", stage},       {"op", s.op == ConvOp::transposed ? "transposed" : "forward"},
+          {"batch", s.batch},     {"cin", s.cin},
+          {"cout", s.cout},       {"k", s.k},
+          {"stride", s.stride},   {"dilation", s.dilation},
+          {"padding", s.padding}, {"output_padding", s.output_padding},
+          {"l_in", s.l_in},       {"l_out", s.l_out()},
           {"bias", s.bias}};
 }
 
-json problem_shape_json(const Problem& p) {
-  if (p.stage != "chain") return shape_json(p.shapes[0], p.stage_names[0]);
+json problem_shape_json(const Problem &p) {
+  if (p.stage != "chain")
+    return shape_json(p.shapes[0], p.stage_names[0]);
   json stages = json::array();
-  for (size_t i = 0; i < p.shapes.size(); ++i) stages.push_back(shape_json(p.shapes[i], p.stage_names[i]));
+  for (size_t i = 0; i < p.shapes.size(); ++i)
+    stages.push_back(shape_json(p.shapes[i], p.stage_names[i]));
   return {{"batch", p.shapes[0].batch}, {"stages", stages}};
 }
 
 // "up0,up2,chain" -> every named stage, chain expanded to all stages too, in stage order.
-std::vector<std::string> expand_stages(const std::vector<std::string>& words, const Model& m) {
+std::vector<std::string> expand_stages(const std::vector<std::string> &words, const Model &m) {
   std::set<int> ups;
   bool chain = false;
-  for (const auto& w : words) {
+  for (const auto &w : words) {
     if (w == "all" || w == "chain") {
       chain = true;
-      for (int i = 0; i < m.stages(); ++i) ups.insert(i);
+      for (int i = 0; i < m.stages(); ++i)
+        ups.insert(i);
     } else {
       int i = std::stoi(w.substr(2));
       if (i >= m.stages())
@@ -89,14 +94,17 @@ std::vector<std::string> expand_stages(const std::vector<std::string>& words, co
     }
   }
   std::vector<std::string> out;
-  for (int i : ups) out.push_back("up" + std::to_string(i));
-  if (chain) out.push_back("chain");
+  for (int i : ups)
+    out.push_back("up" + std::to_string(i));
+  if (chain)
+    out.push_back("chain");
   return out;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
+std::string join(const std::vector<std::string> &v, const std::string &sep) {
   std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? sep : "") + v[i];
   return s;
 }
 
@@ -110,12 +118,12 @@ json opt_number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // The run itself, after the plan was accepted. Separate so every exit path releases the lease.
 class Run {
- public:
+public:
   Options opt;
   std::vector<std::string> argv;
-  const Model* model = nullptr;
+  const Model *model = nullptr;
   std::vector<std::string> stages;
-  std::vector<const Arm*> arms;
+  std::vector<const Arm *> arms;
   std::vector<std::string> device_stagings;
   std::vector<std::unique_ptr<Problem>> problems;
   std::vector<Case> cases;
@@ -133,13 +141,14 @@ class Run {
   int threads = 1;
 };
 
-}  // namespace
+} // namespace
 
-int run_bench_conv(int argc, const char* const* argv_in) {
+int run_bench_conv(int argc, const char *const *argv_in) {
   Run R;
   R.started_utc = utc_now_iso();
-  for (int i = 0; i < argc; ++i) R.argv.push_back(argv_in[i]);
-  auto usage = [](const std::string& msg) {
+  for (int i = 0; i < argc; ++i)
+    R.argv.push_back(argv_in[i]);
+  auto usage = [](const std::string &msg) {
     std::cerr << "bench_conv: " << msg << "\n";
     return kExitUsage;
   };
@@ -159,46 +168,58 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     std::string model_name = R.opt.model.empty() ? models.default_model : R.opt.model;
     R.model = models.find(model_name);
     if (!R.model)
-      throw UsageError("--model: unknown model '" + model_name + "' (known: " + join(models.names(), ", ") + ")");
+      throw UsageError("--model: unknown model '" + model_name +
+                       "' (known: " + join(models.names(), ", ") + ")");
     R.stages = expand_stages(R.opt.stages, *R.model);
 
     R.gpu = cuda::device_available(&R.gpu_why_not);
     if (R.opt.arms.empty()) {
-      for (const Arm* a : registered_arms()) {
+      for (const Arm *a : registered_arms()) {
         std::string why;
-        if (a->available(&why)) R.arms.push_back(a);
+        if (a->available(&why))
+          R.arms.push_back(a);
       }
     } else {
       std::vector<std::string> known;
-      for (const Arm* a : registered_arms()) known.push_back(a->name());
-      for (const auto& name : R.opt.arms) {
-        const Arm* a = find_arm(name);
-        if (!a) throw UsageError("--arms: unknown arm '" + name + "' (this build has: " + join(known, ", ") + ")");
+      for (const Arm *a : registered_arms())
+        known.push_back(a->name());
+      for (const auto &name : R.opt.arms) {
+        const Arm *a = find_arm(name);
+        if (!a)
+          throw UsageError("--arms: unknown arm '" + name +
+                           "' (this build has: " + join(known, ", ") + ")");
         std::string why;
-        if (!a->available(&why)) throw UsageError("--arms: arm " + name + " is not available here: " + why);
+        if (!a->available(&why))
+          throw UsageError("--arms: arm " + name + " is not available here: " + why);
         R.arms.push_back(a);
       }
     }
-    bool any_device = std::any_of(R.arms.begin(), R.arms.end(), [](const Arm* a) { return a->device(); });
-    if (R.opt.staging == "both") R.device_stagings = {"per-call", "resident"};
-    else R.device_stagings = {R.opt.staging};
+    bool any_device =
+        std::any_of(R.arms.begin(), R.arms.end(), [](const Arm *a) { return a->device(); });
+    if (R.opt.staging == "both")
+      R.device_stagings = {"per-call", "resident"};
+    else
+      R.device_stagings = {R.opt.staging};
 
     // Counter profile: loaded before anything runs, so a bad one costs nothing.
-    if (R.opt.no_counters) R.counters_off_reason = "--no-counters";
-    else if (!R.gpu && !R.opt.profile) R.counters_off_reason = "no GPU: " + R.gpu_why_not;
+    if (R.opt.no_counters)
+      R.counters_off_reason = "--no-counters";
+    else if (!R.gpu && !R.opt.profile)
+      R.counters_off_reason = "no GPU: " + R.gpu_why_not;
     if (!R.opt.no_counters && (R.gpu || R.opt.profile)) {
       try {
         R.profile = profiles::load_profile(R.opt.profile.value_or("fp-throughput"), profiles_dir());
-      } catch (const profiles::ProfileError& e) {
+      } catch (const profiles::ProfileError &e) {
         throw UsageError(std::string("--profile: ") + e.what());
       }
-      if (!R.gpu) R.counters_off_reason = "no GPU: " + R.gpu_why_not;
+      if (!R.gpu)
+        R.counters_off_reason = "no GPU: " + R.gpu_why_not;
     }
 
     R.threads = R.opt.threads > 0 ? R.opt.threads : online_cpus();
 
     // Problems (shapes only for now) and cases.
-    for (const auto& stage : R.stages)
+    for (const auto &stage : R.stages)
       for (int64_t frames : R.opt.frames) {
         std::vector<ConvShape> shapes;
         std::vector<std::string> names;
@@ -212,18 +233,20 @@ int run_bench_conv(int argc, const char* const* argv_in) {
           shapes.push_back(R.model->stage_shape(i, frames));
           names.push_back(stage);
         }
-        for (auto& s : shapes) {
+        for (auto &s : shapes) {
           try {
             s.validate();
-          } catch (const ShapeError& e) {
-            throw UsageError(stage + " at " + std::to_string(frames) + " frames: invalid shape: " + e.what());
+          } catch (const ShapeError &e) {
+            throw UsageError(stage + " at " + std::to_string(frames) +
+                             " frames: invalid shape: " + e.what());
           }
         }
         R.problems.push_back(std::make_unique<Problem>(plan_problem(stage, frames, shapes, names)));
       }
-    for (auto& p : R.problems)
-      for (const Arm* a : R.arms)
-        for (const auto& staging : a->device() ? R.device_stagings : std::vector<std::string>{"host"}) {
+    for (auto &p : R.problems)
+      for (const Arm *a : R.arms)
+        for (const auto &staging :
+             a->device() ? R.device_stagings : std::vector<std::string>{"host"}) {
           Case c;
           c.problem = p.get();
           c.arm = a;
@@ -235,17 +258,20 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     // Memory: refuse what would not fit rather than die half-way (host: half of RAM; device: 90%
     // of what is free now). Counted in doubles, before any allocation.
     double host_need = 0, device_need = 0;
-    for (auto& p : R.problems) host_need += p->host_bytes() + 2.0 * 4.0 * double(p->output_elems());
-    for (auto& c : R.cases) {
+    for (auto &p : R.problems)
+      host_need += p->host_bytes() + 2.0 * 4.0 * double(p->output_elems());
+    for (auto &c : R.cases) {
       double outs = 0;
-      for (auto& s : c.problem->shapes) outs += 4.0 * double(s.output_elems());
+      for (auto &s : c.problem->shapes)
+        outs += 4.0 * double(s.output_elems());
       host_need += outs;
       device_need += c.arm->device_bytes(*c.problem, c.staging);
     }
     double ram = physical_memory_bytes();
     if (ram > 0 && host_need > 0.5 * ram)
-      throw UsageError("the planned cases need " + gib(host_need) + " of host memory, more than half of " +
-                       gib(ram) + " RAM: fewer frames or stages");
+      throw UsageError("the planned cases need " + gib(host_need) +
+                       " of host memory, more than half of " + gib(ram) +
+                       " RAM: fewer frames or stages");
     if (R.gpu) {
 #if CONVBENCH_HAVE_CUDA
       auto f = device::facts(0);
@@ -257,8 +283,9 @@ int run_bench_conv(int argc, const char* const* argv_in) {
         size_t free_b = 0, total_b = 0;
         device::free_memory(&free_b, &total_b);
         if (device_need > 0.9 * double(free_b))
-          throw UsageError("the planned device cases need " + gib(device_need) + " of device memory, more than 90% of the " +
-                           gib(double(free_b)) + " free: fewer frames or stages, or --staging per-call");
+          throw UsageError("the planned device cases need " + gib(device_need) +
+                           " of device memory, more than 90% of the " + gib(double(free_b)) +
+                           " free: fewer frames or stages, or --staging per-call");
       }
 #endif
       R.floors = devices.find(R.gpu_name);
@@ -267,7 +294,8 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     // Result path: checked writable now, not after minutes of measuring.
     if (R.opt.out.empty()) {
       std::string stages_tag = join(R.opt.stages, "+");
-      R.out_path = "results/" + utc_now_compact() + "-" + host_name() + "-" + R.model->name + "-" + stages_tag + ".json";
+      R.out_path = "results/" + utc_now_compact() + "-" + host_name() + "-" + R.model->name + "-" +
+                   stages_tag + ".json";
       std::error_code ec;
       fs::create_directories("results", ec);
     } else {
@@ -275,25 +303,26 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     }
     try {
       check_writable(R.out_path);
-    } catch (const WriteError& e) {
+    } catch (const WriteError &e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
     if (!R.opt.dump.empty()) {
       std::error_code ec;
       fs::create_directories(R.opt.dump, ec);
       if (ec || !fs::is_directory(R.opt.dump))
-        throw UsageError("--dump: cannot create directory " + R.opt.dump + (ec ? ": " + ec.message() : ""));
+        throw UsageError("--dump: cannot create directory " + R.opt.dump +
+                         (ec ? ": " + ec.message() : ""));
       try {
         check_writable(R.opt.dump + "/probe");
-      } catch (const WriteError& e) {
+      } catch (const WriteError &e) {
         throw UsageError(std::string("--dump: ") + e.what());
       }
     }
-  } catch (const UsageError& e) {
+  } catch (const UsageError &e) {
     return usage(e.what());
-  } catch (const DataError& e) {
+  } catch (const DataError &e) {
     return usage(e.what());
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::cerr << "bench_conv: error: " << e.what() << "\n";
     return kExitError;
   }
@@ -305,24 +334,25 @@ int run_bench_conv(int argc, const char* const* argv_in) {
   try {
     lease::RunLeaseOptions lo;
     lo.no_lease = R.opt.no_lease;
-    bool any_device = std::any_of(R.arms.begin(), R.arms.end(), [](const Arm* a) { return a->device(); });
+    bool any_device =
+        std::any_of(R.arms.begin(), R.arms.end(), [](const Arm *a) { return a->device(); });
     lo.gpu_uuid = any_device ? R.gpu_uuid : "";
     lo.run_id = R.run_id;
     lo.wait_s = R.opt.lease_wait;
     lease = lease::RunLease::open(lo);
-  } catch (const lease::LeaseRefused& e) {
+  } catch (const lease::LeaseRefused &e) {
     std::cerr << "bench_conv: lease refused: " << e.what() << "\n";
     return kExitRefused;
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::cerr << "bench_conv: error: lease: " << e.what() << "\n";
     return kExitError;
   }
   struct Release {
-    lease::RunLease* l;
+    lease::RunLease *l;
     ~Release() {
       try {
         l->release();
-      } catch (const std::exception& e) {
+      } catch (const std::exception &e) {
         std::cerr << "bench_conv: warning: lease release: " << e.what() << "\n";
       }
     }
@@ -362,22 +392,25 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     }
 
     // ---- problems: seeded inputs ----
-    std::cerr << "bench_conv: " << R.cases.size() << " cases (" << R.problems.size() << " problems x arms x staging), "
-              << R.opt.reps << " rounds, " << R.threads << " host threads\n";
-    for (auto& p : R.problems) fill_problem(*p, R.opt.seed);
+    std::cerr << "bench_conv: " << R.cases.size() << " cases (" << R.problems.size()
+              << " problems x arms x staging), " << R.opt.reps << " rounds, " << R.threads
+              << " host threads\n";
+    for (auto &p : R.problems)
+      fill_problem(*p, R.opt.seed);
 
     // ---- correctness gate: every case against cpu-f64, before any timing ----
     bool gate_failed = false;
-    const Arm& ref_arm = reference_arm();
-    for (auto& p : R.problems) {
+    const Arm &ref_arm = reference_arm();
+    for (auto &p : R.problems) {
       std::vector<float> ref(size_t(p->output_elems()));
       {
         // The reference case's own prepared arm when it is planned, so it is not computed twice.
-        Case* ref_case = nullptr;
-        for (auto& c : R.cases)
-          if (c.problem == p.get() && c.arm == &ref_arm) ref_case = &c;
+        Case *ref_case = nullptr;
+        for (auto &c : R.cases)
+          if (c.problem == p.get() && c.arm == &ref_arm)
+            ref_case = &c;
         std::unique_ptr<PreparedArm> tmp;
-        PreparedArm* pa;
+        PreparedArm *pa;
         if (ref_case) {
           ref_case->prepared = ref_arm.prepare(*p, "host", ctx);
           pa = ref_case->prepared.get();
@@ -385,7 +418,8 @@ int run_bench_conv(int argc, const char* const* argv_in) {
           tmp = ref_arm.prepare(*p, "host", ctx);
           pa = tmp.get();
         }
-        std::cerr << "bench_conv: gate " << p->stage << "/" << p->frames << ": reference " << ref_arm.name() << "\n";
+        std::cerr << "bench_conv: gate " << p->stage << "/" << p->frames << ": reference "
+                  << ref_arm.name() << "\n";
         pa->call();
         pa->output(ref.data());
       }
@@ -393,33 +427,46 @@ int run_bench_conv(int argc, const char* const* argv_in) {
       if (!R.opt.dump.empty()) {
         dump_dir = R.opt.dump + "/" + p->stage + "-" + std::to_string(p->frames);
         fs::create_directories(dump_dir);
-        const auto& s0 = p->shapes[0];
-        write_npy_f32(dump_dir + "/input.npy", {s0.batch, s0.cin, s0.l_in}, p->input.data(), p->input.size());
-        json meta = {{"stage", p->stage}, {"frames", p->frames}, {"model", R.model->name},
-                     {"seed", p->seed}, {"run_seed", R.opt.seed}, {"run_id", R.run_id},
-                     {"shape", problem_shape_json(*p)}, {"files", json::object()}};
+        const auto &s0 = p->shapes[0];
+        write_npy_f32(dump_dir + "/input.npy", {s0.batch, s0.cin, s0.l_in}, p->input.data(),
+                      p->input.size());
+        json meta = {{"stage", p->stage},
+                     {"frames", p->frames},
+                     {"model", R.model->name},
+                     {"seed", p->seed},
+                     {"run_seed", R.opt.seed},
+                     {"run_id", R.run_id},
+                     {"shape", problem_shape_json(*p)},
+                     {"files", json::object()}};
         meta["files"]["input"] = "input.npy";
         for (size_t i = 0; i < p->shapes.size(); ++i) {
-          const auto& s = p->shapes[i];
+          const auto &s = p->shapes[i];
           std::string sfx = p->shapes.size() > 1 ? "_" + p->stage_names[i] : "";
-          std::vector<int64_t> wshape = s.op == ConvOp::transposed ? std::vector<int64_t>{s.cin, s.cout, s.k}
-                                                                  : std::vector<int64_t>{s.cout, s.cin, s.k};
-          write_npy_f32(dump_dir + "/weight" + sfx + ".npy", wshape, p->weights[i].data(), p->weights[i].size());
-          write_npy_f32(dump_dir + "/bias" + sfx + ".npy", {s.cout}, p->biases[i].data(), p->biases[i].size());
+          std::vector<int64_t> wshape = s.op == ConvOp::transposed
+                                            ? std::vector<int64_t>{s.cin, s.cout, s.k}
+                                            : std::vector<int64_t>{s.cout, s.cin, s.k};
+          write_npy_f32(dump_dir + "/weight" + sfx + ".npy", wshape, p->weights[i].data(),
+                        p->weights[i].size());
+          write_npy_f32(dump_dir + "/bias" + sfx + ".npy", {s.cout}, p->biases[i].data(),
+                        p->biases[i].size());
           meta["files"]["weight" + sfx] = "weight" + sfx + ".npy";
           meta["files"]["bias" + sfx] = "bias" + sfx + ".npy";
         }
         meta["files"]["reference"] = "reference.npy";
-        const auto& sl = p->shapes.back();
-        write_npy_f32(dump_dir + "/reference.npy", {sl.batch, sl.cout, sl.l_out()}, ref.data(), ref.size());
-        for (auto& c : R.cases)
+        const auto &sl = p->shapes.back();
+        write_npy_f32(dump_dir + "/reference.npy", {sl.batch, sl.cout, sl.l_out()}, ref.data(),
+                      ref.size());
+        for (auto &c : R.cases)
           if (c.problem == p.get())
-            meta["files"]["output " + c.arm->name() + "/" + c.staging] = "out_" + c.arm->name() + "_" + c.staging + ".npy";
+            meta["files"]["output " + c.arm->name() + "/" + c.staging] =
+                "out_" + c.arm->name() + "_" + c.staging + ".npy";
         std::ofstream(dump_dir + "/problem.json") << meta.dump(2) << "\n";
       }
-      for (auto& c : R.cases) {
-        if (c.problem != p.get()) continue;
-        if (!c.prepared) c.prepared = c.arm->prepare(*p, c.staging, ctx);
+      for (auto &c : R.cases) {
+        if (c.problem != p.get())
+          continue;
+        if (!c.prepared)
+          c.prepared = c.arm->prepare(*p, c.staging, ctx);
         std::vector<float> y(ref.size());
         if (c.arm == &ref_arm) {
           y = ref;
@@ -428,15 +475,15 @@ int run_bench_conv(int argc, const char* const* argv_in) {
           c.prepared->output(y.data());
         }
         c.gate = gate_output(c.arm->gate(), c.arm->tolerance(), y, ref);
-        std::cerr << "bench_conv: gate " << c.id << ": " << (c.gate.pass ? "pass" : "FAIL")
-                  << " (" << to_string(c.gate.kind) << ", " << c.gate.mismatches << " cells differ, rel L2 "
+        std::cerr << "bench_conv: gate " << c.id << ": " << (c.gate.pass ? "pass" : "FAIL") << " ("
+                  << to_string(c.gate.kind) << ", " << c.gate.mismatches << " cells differ, rel L2 "
                   << c.gate.rel_l2_err << ")\n";
         if (!c.gate.pass) {
           gate_failed = true;
-          c.prepared.reset();  // a wrong arm is never timed
+          c.prepared.reset(); // a wrong arm is never timed
         }
         if (!dump_dir.empty()) {
-          const auto& sl = p->shapes.back();
+          const auto &sl = p->shapes.back();
           write_npy_f32(dump_dir + "/out_" + c.arm->name() + "_" + c.staging + ".npy",
                         {sl.batch, sl.cout, sl.l_out()}, y.data(), y.size());
         }
@@ -444,13 +491,15 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     }
 
     // ---- timed rounds, interleaved ----
-    std::vector<Case*> timed;
-    for (auto& c : R.cases)
-      if (c.gate.pass) timed.push_back(&c);
+    std::vector<Case *> timed;
+    for (auto &c : R.cases)
+      if (c.gate.pass)
+        timed.push_back(&c);
     SampleRunner runner(R.opt.min_time);
 #if CONVBENCH_HAVE_CUDA
     std::unique_ptr<device::SmClock> smclock;
-    if (R.gpu) smclock = std::make_unique<device::SmClock>(R.sm_count);
+    if (R.gpu)
+      smclock = std::make_unique<device::SmClock>(R.sm_count);
 #endif
     json order = json::array();
     lease->verify_start();
@@ -459,19 +508,23 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     for (int r = 0; r < R.opt.reps; ++r) {
       std::vector<int> idx = round_order(int(timed.size()), R.opt.seed, r);
       json ids = json::array();
-      for (int i : idx) ids.push_back(timed[size_t(i)]->id);
+      for (int i : idx)
+        ids.push_back(timed[size_t(i)]->id);
       order.push_back({{"round", r}, {"seed", round_seed(R.opt.seed, r)}, {"cases", ids}});
       for (size_t pos = 0; pos < idx.size(); ++pos) {
-        Case& c = *timed[size_t(idx[pos])];
+        Case &c = *timed[size_t(idx[pos])];
         bool dev = c.arm->device();
-        double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::string eta = done ? format_seconds(elapsed / double(done) * double(total - done)) : "?";
+        double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::string eta =
+            done ? format_seconds(elapsed / double(done) * double(total - done)) : "?";
         fprintf(stderr, "bench_conv: round %d/%d  case %zu/%zu  %s  (ETA %s)\n", r + 1, R.opt.reps,
                 pos + 1, idx.size(), c.id.c_str(), eta.c_str());
         json gbefore = dev && gprobe ? gprobe->snapshot(true) : json(nullptr);
         HostSnapshot hb = probe_host();
 #if CONVBENCH_HAVE_CUDA
-        if (dev) smclock->begin(c.prepared->stream_begin());
+        if (dev)
+          smclock->begin(c.prepared->stream_begin());
 #endif
         SampleTiming t;
         {
@@ -501,8 +554,10 @@ int run_bench_conv(int argc, const char* const* argv_in) {
                   {"gpu_after", gafter},
                   {"measured_sm_clock_mhz", dev ? opt_number(sm_mhz) : json(nullptr)}};
         json un = json::object();
-        if (!fc.seconds) un["foreign_cpu_s"] = un["foreign_cpu_share"] = fc.why_unavailable;
-        if (dev && !std::isfinite(sm_mhz)) un["measured_sm_clock_mhz"] = "no SM was seen by both clock probes";
+        if (!fc.seconds)
+          un["foreign_cpu_s"] = un["foreign_cpu_share"] = fc.why_unavailable;
+        if (dev && !std::isfinite(sm_mhz))
+          un["measured_sm_clock_mhz"] = "no SM was seen by both clock probes";
         s["unavailable"] = un;
         c.samples.push_back(s);
         c.seconds.push_back(t.seconds);
@@ -519,22 +574,32 @@ int run_bench_conv(int argc, const char* const* argv_in) {
 
     // ---- counter pass: untimed, resident device cases ----
     std::unique_ptr<profiles::CounterSession> session;
-    if (R.profile && R.gpu && R.counters_off_reason.empty()) session = profiles::CounterSession::open(*R.profile, 0);
-    for (auto& c : R.cases) {
+    if (R.profile && R.gpu && R.counters_off_reason.empty())
+      session = profiles::CounterSession::open(*R.profile, 0);
+    for (auto &c : R.cases) {
       if (!c.gate.pass) {
         c.counters = {{"status", "not-collected"}, {"reason", "correctness gate failed"}};
       } else if (!c.arm->device()) {
         c.counters = {{"status", "not-collected"}, {"reason", "host arm"}};
       } else if (!session) {
-        c.counters = {{"status", "not-collected"}, {"reason", R.counters_off_reason.empty() ? "no session" : R.counters_off_reason}};
+        c.counters = {
+            {"status", "not-collected"},
+            {"reason", R.counters_off_reason.empty() ? "no session" : R.counters_off_reason}};
       } else if (c.staging != "resident") {
-        c.counters = {{"status", "not-collected"}, {"reason", "counters are captured for resident staging only"}};
+        c.counters = {{"status", "not-collected"},
+                      {"reason", "counters are captured for resident staging only"}};
       } else {
-        fprintf(stderr, "bench_conv: counters %s (profile %s)\n", c.id.c_str(), R.profile->name.c_str());
-        PreparedArm* pa = c.prepared.get();
+        fprintf(stderr, "bench_conv: counters %s (profile %s)\n", c.id.c_str(),
+                R.profile->name.c_str());
+        PreparedArm *pa = c.prepared.get();
         NvtxRange range(c.id + "/counters");
         double best = *std::min_element(c.seconds.begin(), c.seconds.end());
-        c.counters = session->capture([pa] { pa->call(); pa->sync(); }, best, c.problem->flops());
+        c.counters = session->capture(
+            [pa] {
+              pa->call();
+              pa->sync();
+            },
+            best, c.problem->flops());
       }
     }
 
@@ -542,8 +607,8 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     std::string lease_verdict = lease->verdict();
     int exit_status = gate_failed ? kExitGate : (lease_verdict == "void" ? kExitRefused : kExitOk);
     json cases = json::array();
-    for (auto& c : R.cases) {
-      const Problem& p = *c.problem;
+    for (auto &c : R.cases) {
+      const Problem &p = *c.problem;
       json floor = nullptr;
       if (R.floors && c.arm->device()) {
         double mem = p.min_bytes() / R.floors->memory;
@@ -574,15 +639,19 @@ int run_bench_conv(int argc, const char* const* argv_in) {
     json plan = {{"model", R.model->name},
                  {"stages", R.stages},
                  {"frames", R.opt.frames},
-                 {"arms", [&] {
+                 {"arms",
+                  [&] {
                     std::vector<std::string> n;
-                    for (auto* a : R.arms) n.push_back(a->name());
+                    for (auto *a : R.arms)
+                      n.push_back(a->name());
                     return n;
                   }()},
-                 {"staging", [&] {
+                 {"staging",
+                  [&] {
                     std::vector<std::string> used;
-                    for (auto& c : R.cases)
-                      if (std::find(used.begin(), used.end(), c.staging) == used.end()) used.push_back(c.staging);
+                    for (auto &c : R.cases)
+                      if (std::find(used.begin(), used.end(), c.staging) == used.end())
+                        used.push_back(c.staging);
                     return used;
                   }()},
                  {"reps", R.opt.reps},
@@ -607,19 +676,23 @@ int run_bench_conv(int argc, const char* const* argv_in) {
                    {"cases", cases},
                    {"benchmarks", benchmarks_view(cases, R.opt.reps)},
                    {"context", context}};
-    if (!R.gpu) result["host"]["gpu_unavailable"] = R.gpu_why_not;
-    if (!R.opt.dump.empty()) result["dump_dir"] = R.opt.dump;
+    if (!R.gpu)
+      result["host"]["gpu_unavailable"] = R.gpu_why_not;
+    if (!R.opt.dump.empty())
+      result["dump_dir"] = R.opt.dump;
     write_atomically(R.out_path, result.dump(1) + "\n");
 
     std::cout << format_table(cases);
     std::cout << "result: " << R.out_path << "\n";
-    if (gate_failed) std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
-    if (lease_verdict == "void") std::cerr << "bench_conv: the lease is void (exit 3); the result says why\n";
+    if (gate_failed)
+      std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
+    if (lease_verdict == "void")
+      std::cerr << "bench_conv: the lease is void (exit 3); the result says why\n";
     return exit_status;
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::cerr << "bench_conv: error: " << e.what() << "\n";
     return kExitError;
   }
 }
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

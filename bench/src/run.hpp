@@ -4,6 +4,6 @@
 
 namespace convbench::bench {
 
-int run_bench_conv(int argc, const char* const* argv);
+int run_bench_conv(int argc, const char *const *argv);
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -15,10 +15,10 @@ namespace convbench::bench {
 namespace {
 // Captures the final iteration run and prints nothing: the table and progress are ours.
 class CaptureReporter final : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& r : runs)
+public:
+  bool ReportContext(const Context &) override { return true; }
+  void ReportRuns(const std::vector<Run> &runs) override {
+    for (const auto &r : runs)
       if (r.run_type == Run::RT_Iteration) {
         captured = true;
         iterations = int64_t(r.iterations);
@@ -35,25 +35,26 @@ void initialise_once() {
   static bool done = [] {
     // No command-line flags reach Google Benchmark: bench_conv owns the CLI.
     static char name[] = "bench_conv";
-    static char* argv[] = {name, nullptr};
+    static char *argv[] = {name, nullptr};
     int argc = 1;
     benchmark::Initialize(&argc, argv);
     return true;
   }();
   (void)done;
 }
-}  // namespace
+} // namespace
 
 SampleRunner::SampleRunner(double min_time) : min_time_(min_time) { initialise_once(); }
 
-SampleTiming SampleRunner::run(const std::string& name, PreparedArm& arm, bool device) {
+SampleTiming SampleRunner::run(const std::string &name, PreparedArm &arm, bool device) {
   std::exception_ptr error;
   benchmark::ClearRegisteredBenchmarks();
-  benchmark::internal::Benchmark* b = nullptr;
+  benchmark::internal::Benchmark *b = nullptr;
   if (!device) {
-    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& st) {
+    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State &st) {
       try {
-        for (auto _ : st) arm.call();
+        for (auto _ : st)
+          arm.call();
       } catch (...) {
         error = std::current_exception();
         st.SkipWithError("arm failed");
@@ -62,7 +63,7 @@ SampleTiming SampleRunner::run(const std::string& name, PreparedArm& arm, bool d
     b->UseRealTime();
   } else {
 #if CONVBENCH_HAVE_CUDA
-    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& st) {
+    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State &st) {
       try {
         device::EventTimer timer;
         for (auto _ : st) {
@@ -85,7 +86,8 @@ SampleTiming SampleRunner::run(const std::string& name, PreparedArm& arm, bool d
   CaptureReporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::ClearRegisteredBenchmarks();
-  if (error) std::rethrow_exception(error);
+  if (error)
+    std::rethrow_exception(error);
   if (!rep.captured || rep.iterations <= 0)
     throw std::runtime_error("Google Benchmark reported no run for " + name);
   SampleTiming t;
@@ -96,12 +98,12 @@ SampleTiming SampleRunner::run(const std::string& name, PreparedArm& arm, bool d
 }
 
 nlohmann::json SampleRunner::context() {
-  const auto& cpu = benchmark::CPUInfo::Get();
-  const auto& sys = benchmark::SystemInfo::Get();
+  const auto &cpu = benchmark::CPUInfo::Get();
+  const auto &sys = benchmark::SystemInfo::Get();
   nlohmann::json caches = nlohmann::json::array();
-  for (const auto& c : cpu.caches)
-    caches.push_back({{"type", c.type}, {"level", c.level}, {"size", c.size},
-                      {"num_sharing", c.num_sharing}});
+  for (const auto &c : cpu.caches)
+    caches.push_back(
+        {{"type", c.type}, {"level", c.level}, {"size", c.size}, {"num_sharing", c.num_sharing}});
   return {{"host_name", sys.name},
           {"num_cpus", cpu.num_cpus},
           {"mhz_per_cpu", int(cpu.cycles_per_second / 1e6)},
@@ -112,4 +114,4 @@ nlohmann::json SampleRunner::context() {
           {"library_version", CONVBENCH_BENCHMARK_VERSION}};
 }
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -14,21 +14,21 @@
 namespace convbench::bench {
 
 struct SampleTiming {
-  double seconds = 0;        // per call
-  int64_t iterations = 0;    // of the reported run (Google Benchmark's final calibration step)
-  double total_seconds = 0;  // seconds x iterations
+  double seconds = 0;       // per call
+  int64_t iterations = 0;   // of the reported run (Google Benchmark's final calibration step)
+  double total_seconds = 0; // seconds x iterations
 };
 
 class SampleRunner {
- public:
+public:
   explicit SampleRunner(double min_time);
   // Throws what the arm threw (e.g. a CudaError), after Google Benchmark has unwound.
-  SampleTiming run(const std::string& name, PreparedArm& arm, bool device);
+  SampleTiming run(const std::string &name, PreparedArm &arm, bool device);
   // Google Benchmark's view of the machine, for the result's "context".
   static nlohmann::json context();
 
- private:
+private:
   double min_time_;
 };
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -14,9 +14,9 @@
 
 namespace convbench::bench {
 
-uint64_t splitmix64(uint64_t x);  // one splitmix64 step: the mix of x + golden gamma
-uint64_t fnv1a64(const std::string& s);
+uint64_t splitmix64(uint64_t x); // one splitmix64 step: the mix of x + golden gamma
+uint64_t fnv1a64(const std::string &s);
 uint64_t round_seed(uint64_t seed, int round);
 std::vector<int> round_order(int n, uint64_t seed, int round);
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -13,9 +13,9 @@ struct Stats {
   double cv = 0;     // stdev / mean
   double spread = 1; // max / min
   int n = 0;
-  nlohmann::json to_json() const;  // best, median, min, max, mean, cv, spread, n
+  nlohmann::json to_json() const; // best, median, min, max, mean, cv, spread, n
 };
 
-Stats compute_stats(std::vector<double> seconds);  // seconds non-empty
+Stats compute_stats(std::vector<double> seconds); // seconds non-empty
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

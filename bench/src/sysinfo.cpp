@@ -11,18 +11,19 @@
 namespace convbench::bench {
 
 namespace {
-std::string first_line(const std::string& path) {
+std::string first_line(const std::string &path) {
   std::ifstream in(path);
   std::string s;
   std::getline(in, s);
   return s;
 }
-}  // namespace
+} // namespace
 
 std::string utc_now_iso() {
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[40];
@@ -43,7 +44,8 @@ std::string utc_now_compact() {
 
 std::string host_name() {
   char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  if (gethostname(buf, sizeof buf - 1) != 0)
+    return "unknown-host";
   return buf;
 }
 
@@ -51,7 +53,8 @@ std::string new_run_id() {
   std::random_device rd;
   uint64_t a = (uint64_t(rd()) << 32) ^ rd();
   uint64_t b = (uint64_t(rd()) << 32) ^ rd() ^
-               uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^ uint64_t(getpid());
+               uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+               uint64_t(getpid());
   char buf[40];
   snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
   return buf;
@@ -61,7 +64,7 @@ nlohmann::json host_block() {
   nlohmann::json h;
   nlohmann::json un = nlohmann::json::object();
   h["name"] = host_name();
-  auto file_field = [&](const char* key, const char* path) {
+  auto file_field = [&](const char *key, const char *path) {
     std::string v = first_line(path);
     if (v.empty()) {
       h[key] = nullptr;
@@ -88,27 +91,27 @@ nlohmann::json host_block() {
   h["cores"] = online_cpus();
   HostSnapshot s = probe_host();
   h["governor"] = s.governor ? nlohmann::json(*s.governor) : nlohmann::json(nullptr);
-  if (!s.governor) un["governor"] = s.unavailable.value("governor", "unreadable");
+  if (!s.governor)
+    un["governor"] = s.unavailable.value("governor", "unreadable");
   h["memory_bytes"] = physical_memory_bytes();
   h["unavailable"] = un;
   return h;
 }
 
 nlohmann::json tool_block() {
-  return {{"name", "convbench"},
-          {"version", CONVBENCH_VERSION},
-          {"git_sha", CONVBENCH_GIT_SHA},
-          {"build_type", CONVBENCH_BUILD_TYPE},
-          {"compiler", CONVBENCH_COMPILER},
-          {"cxx_flags", CONVBENCH_CXX_FLAGS},
+  return {
+    {"name", "convbench"}, {"version", CONVBENCH_VERSION}, {"git_sha", CONVBENCH_GIT_SHA},
+        {"build_type", CONVBENCH_BUILD_TYPE}, {"compiler", CONVBENCH_COMPILER},
+        {"cxx_flags", CONVBENCH_CXX_FLAGS},
 #if CONVBENCH_HAVE_CUDA
-          {"cuda_flags", CONVBENCH_CUDA_FLAGS},
-          {"cuda_version", CONVBENCH_CUDA_VERSION},
+        {"cuda_flags", CONVBENCH_CUDA_FLAGS}, {"cuda_version", CONVBENCH_CUDA_VERSION},
 #else
-          {"cuda_flags", nullptr},
-          {"cuda_version", nullptr},
+        {"cuda_flags", nullptr}, {"cuda_version", nullptr},
 #endif
-          {"benchmark_version", CONVBENCH_BENCHMARK_VERSION}};
+    {
+      "benchmark_version", CONVBENCH_BENCHMARK_VERSION
+    }
+  };
 }
 
 double physical_memory_bytes() {
@@ -116,4 +119,4 @@ double physical_memory_bytes() {
   return pages > 0 && size > 0 ? double(pages) * double(size) : 0.0;
 }
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

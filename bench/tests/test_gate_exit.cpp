@@ -18,8 +18,8 @@ using namespace convbench::bench;
 
 namespace {
 // cpu-f64's exact output with one cell's last bit flipped: a bitwise gate must see 1 mismatch.
-void one_bit_off(const ConvShape& s, const float* x, const float* w, const float* b, float* y,
-                 ThreadPool& pool) {
+void one_bit_off(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
+                 ThreadPool &pool) {
   conv_cpu_f64(s, x, w, b, y, pool);
   uint32_t u;
   std::memcpy(&u, &y[s.output_elems() / 2], 4);
@@ -27,25 +27,25 @@ void one_bit_off(const ConvShape& s, const float* x, const float* w, const float
   std::memcpy(&y[s.output_elems() / 2], &u, 4);
 }
 // cpu-f32 without the bias: far outside any f32 tolerance.
-void no_bias(const ConvShape& s, const float* x, const float* w, const float*, float* y,
-             ThreadPool& pool) {
+void no_bias(const ConvShape &s, const float *x, const float *w, const float *, float *y,
+             ThreadPool &pool) {
   conv_cpu_f32(s, x, w, nullptr, y, pool);
 }
 
 class OneBitOff final : public HostArm {
- public:
+public:
   std::string name() const override { return "test-onebit"; }
   GateKind gate() const override { return GateKind::bitwise; }
   HostConvFn function() const override { return &one_bit_off; }
 };
 class NoBias final : public HostArm {
- public:
+public:
   std::string name() const override { return "test-nobias"; }
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &no_bias; }
 };
-}  // namespace
+} // namespace
 
 CONVBENCH_REGISTER_ARM(OneBitOff)
 CONVBENCH_REGISTER_ARM(NoBias)
@@ -54,10 +54,23 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
   fs::path dir = fs::temp_directory_path() / ("bench_gate_exit_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::string out = (dir / "r.json").string();
-  const char* argv[] = {"bench_conv", "--stage", "up3", "--model", "bigvgan_base_22khz_80band",
-                        "--frames", "4", "--reps", "2", "--arms",
-                        "cpu-f64,cpu-f32,test-onebit,test-nobias", "--no-counters", "--no-lease",
-                        "--min-time", "0.001", "--out", out.c_str()};
+  const char *argv[] = {"bench_conv",
+                        "--stage",
+                        "up3",
+                        "--model",
+                        "bigvgan_base_22khz_80band",
+                        "--frames",
+                        "4",
+                        "--reps",
+                        "2",
+                        "--arms",
+                        "cpu-f64,cpu-f32,test-onebit,test-nobias",
+                        "--no-counters",
+                        "--no-lease",
+                        "--min-time",
+                        "0.001",
+                        "--out",
+                        out.c_str()};
   int rc = run_bench_conv(int(sizeof argv / sizeof *argv), argv);
   // Planted: treating a failed gate as a warning (exit 0) fails this line.
   EXPECT_EQ(rc, 4);
@@ -66,12 +79,12 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
   auto r = nlohmann::json::parse(in);
   EXPECT_EQ(r["exit_status"], 4);
   int checked = 0;
-  for (const auto& c : r["cases"]) {
+  for (const auto &c : r["cases"]) {
     std::string arm = c["arm"];
     if (arm == "test-onebit") {
       EXPECT_EQ(c["gate"]["result"], "fail");
       EXPECT_EQ(c["gate"]["kind"], "bitwise");
-      EXPECT_EQ(c["gate"]["mismatches"], 1);  // exactly the flipped cell
+      EXPECT_EQ(c["gate"]["mismatches"], 1); // exactly the flipped cell
       ++checked;
     } else if (arm == "test-nobias") {
       EXPECT_EQ(c["gate"]["result"], "fail");
@@ -86,8 +99,9 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
     // regardless of its gate fails these.
     EXPECT_TRUE(c["samples"].empty()) << arm;
     EXPECT_TRUE(c["stats"].is_null()) << arm;
-    for (const auto& o : r["plan"]["order"])
-      for (const auto& id : o["cases"]) EXPECT_NE(id, c["id"]);
+    for (const auto &o : r["plan"]["order"])
+      for (const auto &id : o["cases"])
+        EXPECT_NE(id, c["id"]);
   }
   EXPECT_EQ(checked, 2);
   fs::remove_all(dir);

@@ -22,18 +22,19 @@ namespace fs = std::filesystem;
 using namespace convbench::bench;
 
 namespace {
-fs::path fresh_dir(const std::string& name) {
+fs::path fresh_dir(const std::string &name) {
   fs::path d = fs::temp_directory_path() / ("bench_units_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
 }
-std::vector<std::string> listing(const fs::path& d) {
+std::vector<std::string> listing(const fs::path &d) {
   std::vector<std::string> out;
-  for (auto& e : fs::directory_iterator(d)) out.push_back(e.path().filename().string());
+  for (auto &e : fs::directory_iterator(d))
+    out.push_back(e.path().filename().string());
   return out;
 }
-}  // namespace
+} // namespace
 
 // ---- the interleaving ----
 
@@ -72,9 +73,11 @@ TEST(Shuffle, DifferentSeedsAndRoundsGiveDifferentOrders) {
   // With n = 12 there are 12! orders; two equal ones by chance are ~2e-9 likely. Planted: a
   // round_seed ignoring `round` fails the per-round check.
   std::set<std::vector<int>> by_round, by_seed;
-  for (int r = 0; r < 8; ++r) by_round.insert(round_order(12, 7, r));
+  for (int r = 0; r < 8; ++r)
+    by_round.insert(round_order(12, 7, r));
   EXPECT_EQ(by_round.size(), 8u);
-  for (uint64_t s = 0; s < 8; ++s) by_seed.insert(round_order(12, s, 0));
+  for (uint64_t s = 0; s < 8; ++s)
+    by_seed.insert(round_order(12, s, 0));
   EXPECT_EQ(by_seed.size(), 8u);
   EXPECT_TRUE(round_order(0, 1, 0).empty());
   EXPECT_EQ(round_order(1, 1, 0), std::vector<int>{0});
@@ -110,7 +113,7 @@ TEST(AtomicWrite, UncreatableDirectoryFailsWithTheReason) {
   try {
     write_atomically("/proc/convbench-unit.json", "{}");
     FAIL() << "writing under /proc succeeded";
-  } catch (const WriteError& e) {
+  } catch (const WriteError &e) {
     EXPECT_NE(std::string(e.what()).find("cannot create"), std::string::npos) << e.what();
   }
   EXPECT_THROW(check_writable("/proc/convbench-unit.json"), WriteError);
@@ -124,8 +127,8 @@ TEST(Gate, BitwiseCountsEveryDifferingCell) {
   auto g = gate_output(GateKind::bitwise, 0, y, ref);
   EXPECT_TRUE(g.pass);
   EXPECT_EQ(g.mismatches, 0);
-  y[1] = std::nextafter(2.f, 3.f);  // one ulp
-  y[3] = -0.f;                      // equal as numbers, not as bytes
+  y[1] = std::nextafter(2.f, 3.f); // one ulp
+  y[3] = -0.f;                     // equal as numbers, not as bytes
   g = gate_output(GateKind::bitwise, 0, y, ref);
   EXPECT_FALSE(g.pass);
   EXPECT_EQ(g.mismatches, 2);
@@ -134,7 +137,7 @@ TEST(Gate, BitwiseCountsEveryDifferingCell) {
 
 TEST(Gate, ToleranceUsesRelativeL2AndRejectsNaN) {
   std::vector<float> ref(100, 1.f), y = ref;
-  y[0] = 1.0f + 1e-3f;  // rel L2 = 1e-3 / 10 = 1e-4
+  y[0] = 1.0f + 1e-3f; // rel L2 = 1e-3 / 10 = 1e-4
   EXPECT_TRUE(gate_output(GateKind::tolerance, 2e-4, y, ref).pass);
   EXPECT_FALSE(gate_output(GateKind::tolerance, 5e-5, y, ref).pass);
   y[5] = NAN;
@@ -156,7 +159,7 @@ TEST(Stats, BestIsTheMinimumAndCvUsesNMinusOne) {
   EXPECT_DOUBLE_EQ(s.median, 2.0);
   EXPECT_DOUBLE_EQ(s.max, 3.0);
   EXPECT_DOUBLE_EQ(s.mean, 2.0);
-  EXPECT_DOUBLE_EQ(s.cv, 0.5);  // stdev 1 (n-1) over mean 2
+  EXPECT_DOUBLE_EQ(s.cv, 0.5); // stdev 1 (n-1) over mean 2
   EXPECT_DOUBLE_EQ(s.spread, 3.0);
   EXPECT_DOUBLE_EQ(compute_stats({1.0, 4.0}).median, 2.5);
 }
@@ -181,7 +184,7 @@ TEST(Npy, HeaderIsVersion1AlignedTo64) {
 
 TEST(Models, StageShapesFollowTheConfigs) {
   ModelCatalog cat = load_models(data_dir() + "/models.json");
-  const Model* m = cat.find(cat.default_model);
+  const Model *m = cat.find(cat.default_model);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->name, "bigvgan_v2_44khz_128band_512x");
   auto up0 = m->stage_shape(0, 96);
@@ -192,7 +195,7 @@ TEST(Models, StageShapesFollowTheConfigs) {
   EXPECT_EQ(up0.padding, 4);
   EXPECT_EQ(up0.l_in, 96);
   EXPECT_EQ(up0.l_out(), 768);
-  EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9);  // facts.md: 3.62 GFLOP
+  EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9); // facts.md: 3.62 GFLOP
   auto up2 = m->stage_shape(2, 96);
   EXPECT_EQ(up2.cin, 384);
   EXPECT_EQ(up2.l_in, 96 * 8 * 4);
@@ -245,11 +248,19 @@ TEST(Registry, HostArmsRegisteredReferenceFirst) {
 // ---- CLI (the parser; exit codes and stderr are tested end to end in e2e.py) ----
 
 TEST(Cli, ParsesEveryFlagBothSpellings) {
-  const char* argv[] = {"bench_conv", "--stage", "up0,chain", "--model=hifigan_v1", "--frames",
-                        "96,384", "--arms", "cpu-f64", "--staging", "resident", "--reps", "5",
-                        "--seed", "18446744073709551615", "--threads", "3", "--min-time", "0.2",
-                        "--out", "x.json", "--dump", "d", "--lease-wait", "2.5", "--profile",
-                        "memory"};
+  const char *argv[] = {"bench_conv",   "--stage",
+                        "up0,chain",    "--model=hifigan_v1",
+                        "--frames",     "96,384",
+                        "--arms",       "cpu-f64",
+                        "--staging",    "resident",
+                        "--reps",       "5",
+                        "--seed",       "18446744073709551615",
+                        "--threads",    "3",
+                        "--min-time",   "0.2",
+                        "--out",        "x.json",
+                        "--dump",       "d",
+                        "--lease-wait", "2.5",
+                        "--profile",    "memory"};
   Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
   EXPECT_EQ(o.stages, (std::vector<std::string>{"up0", "chain"}));
   EXPECT_EQ(o.model, "hifigan_v1");

@@ -10,43 +10,44 @@
 
 namespace convbench::bench {
 
-using HostConvFn = void (*)(const ConvShape&, const float*, const float*, const float*, float*,
-                            ThreadPool&);
+using HostConvFn = void (*)(const ConvShape &, const float *, const float *, const float *, float *,
+                            ThreadPool &);
 
 class HostPrepared final : public PreparedArm {
- public:
-  HostPrepared(const Problem& p, HostConvFn fn, ThreadPool& pool) : p_(p), fn_(fn), pool_(pool) {
-    for (const auto& s : p.shapes) stage_out_.emplace_back(size_t(s.output_elems()));
+public:
+  HostPrepared(const Problem &p, HostConvFn fn, ThreadPool &pool) : p_(p), fn_(fn), pool_(pool) {
+    for (const auto &s : p.shapes)
+      stage_out_.emplace_back(size_t(s.output_elems()));
   }
   void call() override {
-    const float* x = p_.input.data();
+    const float *x = p_.input.data();
     for (size_t i = 0; i < p_.shapes.size(); ++i) {
       fn_(p_.shapes[i], x, p_.weights[i].data(), p_.shapes[i].bias ? p_.biases[i].data() : nullptr,
           stage_out_[i].data(), pool_);
       x = stage_out_[i].data();
     }
   }
-  void output(float* y) override {
+  void output(float *y) override {
     std::memcpy(y, stage_out_.back().data(), stage_out_.back().size() * sizeof(float));
   }
 
- private:
-  const Problem& p_;
+private:
+  const Problem &p_;
   HostConvFn fn_;
-  ThreadPool& pool_;
+  ThreadPool &pool_;
   std::vector<std::vector<float>> stage_out_;
 };
 
 class HostArm : public Arm {
- public:
+public:
   bool device() const override { return false; }
   std::string floor_kind() const override { return ""; }
-  bool available(std::string*) const override { return true; }
-  std::unique_ptr<PreparedArm> prepare(const Problem& p, const std::string&,
-                                       const ArmContext& ctx) const override {
+  bool available(std::string *) const override { return true; }
+  std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &,
+                                       const ArmContext &ctx) const override {
     return std::make_unique<HostPrepared>(p, function(), *ctx.pool);
   }
   virtual HostConvFn function() const = 0;
 };
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

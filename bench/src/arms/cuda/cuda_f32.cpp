@@ -3,13 +3,13 @@
 
 namespace convbench::bench {
 class CudaF32 final : public CudaArm {
- public:
+public:
   std::string name() const override { return "cuda-f32"; }
   GateKind gate() const override { return GateKind::tolerance; }
-  double tolerance() const override { return 1e-4; }  // same bound and reasoning as cpu-f32
+  double tolerance() const override { return 1e-4; } // same bound and reasoning as cpu-f32
   std::string floor_kind() const override { return "fp32_fma"; }
   cuda::Accum accum() const override { return cuda::Accum::f32; }
 };
-}  // namespace convbench::bench
+} // namespace convbench::bench
 
 CONVBENCH_REGISTER_ARM(convbench::bench::CudaF32)

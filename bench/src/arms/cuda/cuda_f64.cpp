@@ -3,13 +3,13 @@
 
 namespace convbench::bench {
 class CudaF64 final : public CudaArm {
- public:
+public:
   std::string name() const override { return "cuda-f64"; }
   GateKind gate() const override { return GateKind::bitwise; }
   // Two fp64 instructions (mul, add) per multiply-add: half the FMA rate.
   std::string floor_kind() const override { return "fp64_nofma"; }
   cuda::Accum accum() const override { return cuda::Accum::f64; }
 };
-}  // namespace convbench::bench
+} // namespace convbench::bench
 
 CONVBENCH_REGISTER_ARM(convbench::bench::CudaF64)

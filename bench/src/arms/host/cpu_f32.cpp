@@ -3,7 +3,7 @@
 
 namespace convbench::bench {
 class CpuF32 final : public HostArm {
- public:
+public:
   std::string name() const override { return "cpu-f32"; }
   GateKind gate() const override { return GateKind::tolerance; }
   // Relative L2 against the f64 reference. An f32 sum over Cin x K/stride taps of O(1) terms
@@ -12,6 +12,6 @@ class CpuF32 final : public HostArm {
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &conv_cpu_f32; }
 };
-}  // namespace convbench::bench
+} // namespace convbench::bench
 
 CONVBENCH_REGISTER_ARM(convbench::bench::CpuF32)

@@ -3,11 +3,11 @@
 
 namespace convbench::bench {
 class CpuF64 final : public HostArm {
- public:
+public:
   std::string name() const override { return "cpu-f64"; }
   GateKind gate() const override { return GateKind::reference; }
   HostConvFn function() const override { return &conv_cpu_f64; }
 };
-}  // namespace convbench::bench
+} // namespace convbench::bench
 
 CONVBENCH_REGISTER_ARM(convbench::bench::CpuF64)
