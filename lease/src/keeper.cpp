@@ -7,9 +7,8 @@ namespace convbench::lease {
 
 using clk = std::chrono::steady_clock;
 
-Keeper::Keeper(Lease& lease, double interval_s)
-    : lease_(lease),
-      interval_(interval_s > 0 ? interval_s : std::max(0.05, lease.ttl_s() / 3)),
+Keeper::Keeper(Lease &lease, double interval_s)
+    : lease_(lease), interval_(interval_s > 0 ? interval_s : std::max(0.05, lease.ttl_s() / 3)),
       last_ok_(clk::now()) {}
 
 void Keeper::start() {
@@ -21,7 +20,8 @@ void Keeper::start() {
 void Keeper::stop() {
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (stopping_ || !thread_.joinable()) return;
+    if (stopping_ || !thread_.joinable())
+      return;
     stopping_ = true;
   }
   cv_.notify_all();
@@ -37,8 +37,10 @@ void Keeper::note_gap(clk::time_point now) {
   if (lease_.expires() && gap > lease_.ttl_s() && !lost_) {
     lost_ = true;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "renewal gap %.2f s exceeded the TTL %.1f s: the lease may "
-                  "have lapsed (process stopped or starved)", gap, lease_.ttl_s());
+    std::snprintf(buf, sizeof buf,
+                  "renewal gap %.2f s exceeded the TTL %.1f s: the lease may "
+                  "have lapsed (process stopped or starved)",
+                  gap, lease_.ttl_s());
     reasons_.push_back(buf);
   }
 }
@@ -47,15 +49,18 @@ void Keeper::loop() {
   std::unique_lock<std::mutex> lk(mu_);
   while (!stopping_) {
     cv_.wait_for(lk, interval_, [this] { return stopping_; });
-    if (stopping_) break;
-    if (lost_) continue;  // nothing to keep; the verdict is already void
+    if (stopping_)
+      break;
+    if (lost_)
+      continue; // nothing to keep; the verdict is already void
     lk.unlock();
     Check c = lease_.renew();
     auto now = clk::now();
     lk.lock();
     note_gap(now);
     if (!c.ok) {
-      if (!lost_) reasons_.push_back("renewal failed at " + c.at_utc + ": " + c.detail);
+      if (!lost_)
+        reasons_.push_back("renewal failed at " + c.at_utc + ": " + c.detail);
       lost_ = true;
       continue;
     }
@@ -67,7 +72,8 @@ void Keeper::loop() {
 
 void Keeper::poll() {
   std::lock_guard<std::mutex> g(mu_);
-  if (!stopping_) note_gap(clk::now());
+  if (!stopping_)
+    note_gap(clk::now());
 }
 
 bool Keeper::lost() const {
@@ -91,4 +97,4 @@ int Keeper::renewals() const {
   return renewals_;
 }
 
-}  // namespace convbench::lease
+} // namespace convbench::lease

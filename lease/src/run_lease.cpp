@@ -19,10 +19,10 @@ namespace {
 using nlohmann::json;
 
 class OutsideLease final : public RunLease {
- public:
-  explicit OutsideLease(const RunLeaseOptions& o) : opt_(o) {}
+public:
+  explicit OutsideLease(const RunLeaseOptions &o) : opt_(o) {}
   void verify_start() override {}
-  void observe_sample(const std::string& case_id, int, int foreign_gpu, double cpu) override {
+  void observe_sample(const std::string &case_id, int, int foreign_gpu, double cpu) override {
     foreign_gpu_max_ = std::max(foreign_gpu_max_, foreign_gpu);
     if (foreign_gpu > 0 && std::find(samples_.begin(), samples_.end(), case_id) == samples_.end())
       samples_.push_back(case_id);
@@ -34,8 +34,9 @@ class OutsideLease final : public RunLease {
   json to_json() const override {
     return {{"status", "collected"},
             {"backend", nullptr},
-            {"resource", {{"host", Resource::this_host(opt_.gpu_uuid).host},
-                          {"gpu_uuid", opt_.gpu_uuid.empty() ? json() : json(opt_.gpu_uuid)}}},
+            {"resource",
+             {{"host", Resource::this_host(opt_.gpu_uuid).host},
+              {"gpu_uuid", opt_.gpu_uuid.empty() ? json() : json(opt_.gpu_uuid)}}},
             {"holder", nullptr},
             {"token", nullptr},
             {"observation",
@@ -46,7 +47,7 @@ class OutsideLease final : public RunLease {
             {"reasons", {"run with --no-lease: no lease was taken, nothing excluded others"}}};
   }
 
- private:
+private:
   RunLeaseOptions opt_;
   int foreign_gpu_max_ = 0;
   double cpu_max_ = 0;
@@ -54,7 +55,7 @@ class OutsideLease final : public RunLease {
 };
 
 class LeasedRun final : public RunLease {
- public:
+public:
   LeasedRun(std::unique_ptr<Lease> lease, Policy policy, Holder adopter)
       : lease_(std::move(lease)), policy_(std::move(policy)), adopter_(std::move(adopter)),
         keeper_(*lease_) {
@@ -65,7 +66,7 @@ class LeasedRun final : public RunLease {
   void verify_start() override { check(start_, "start"); }
   void verify_end() override { check(end_, "end"); }
 
-  void observe_sample(const std::string& case_id, int round, int foreign_gpu,
+  void observe_sample(const std::string &case_id, int round, int foreign_gpu,
                       double foreign_cpu) override {
     std::lock_guard<std::mutex> g(mu_);
     cpu_max_ = std::max(cpu_max_, foreign_cpu);
@@ -74,8 +75,10 @@ class LeasedRun final : public RunLease {
       return;
     }
     foreign_gpu_max_ = std::max(foreign_gpu_max_, foreign_gpu);
-    if (foreign_gpu == 0) return;
-    if (std::find(samples_.begin(), samples_.end(), case_id) != samples_.end()) return;
+    if (foreign_gpu == 0)
+      return;
+    if (std::find(samples_.begin(), samples_.end(), case_id) != samples_.end())
+      return;
     samples_.push_back(case_id);
     // The lease could not see this: someone on the GPU without taking the lease. Name them.
     std::string who = name_gpu_processes();
@@ -87,7 +90,8 @@ class LeasedRun final : public RunLease {
 
   void release() override {
     std::lock_guard<std::mutex> g(mu_);
-    if (released_) return;
+    if (released_)
+      return;
     released_ = true;
     keeper_.stop();
     released_utc_ = utc_now();
@@ -100,36 +104,36 @@ class LeasedRun final : public RunLease {
     keeper_.poll();
     std::lock_guard<std::mutex> g(mu_);
     json d = lease_->describe();
-    const Holder& h = lease_->holder();
-    json j = {{"status", "collected"},
-              {"backend", lease_->backend()},
-              {"resource",
-               {{"host", lease_->resource().host},
-                {"machine_id", lease_->resource().machine_id},
-                {"gpu_uuid", lease_->resource().gpu_uuid.empty()
-                                 ? json()
-                                 : json(lease_->resource().gpu_uuid)},
-                {"name", lease_->resource().name()}}},
-              {"holder", {{"user", h.user}, {"host", h.host}, {"pid", h.pid}, {"run_id", h.run_id}}},
-              {"adopted", d.value("adopted", false)},
-              {"token", lease_->token()},
-              {"fencing", d.value("fencing", json())},
-              {"ttl_s", lease_->ttl_s()},
-              {"acquired_utc", h.acquired_utc.empty() ? json() : json(h.acquired_utc)},
-              {"last_renew_utc", keeper_.last_renew_utc().empty() ? json()
-                                                                  : json(keeper_.last_renew_utc())},
-              {"renewals", keeper_.renewals()},
-              {"verify_utc", verify_utc_},
-              {"max_renew_gap_s", keeper_.max_gap_s()},
-              {"start_check", start_.at_utc.empty() ? json() : start_.to_json()},
-              {"end_check", end_.at_utc.empty() ? json() : end_.to_json()},
-              {"observation",
-               {{"foreign_gpu_processes_max", foreign_gpu_max_},
-                {"foreign_gpu_samples", samples_},
-                {"foreign_gpu_unknown_samples", gpu_unknown_},
-                {"foreign_cpu_share_max", cpu_max_}}},
-              {"released_utc", released_utc_.empty() ? json() : json(released_utc_)},
-              {"policy", policy_.to_json()}};
+    const Holder &h = lease_->holder();
+    json j = {
+        {"status", "collected"},
+        {"backend", lease_->backend()},
+        {"resource",
+         {{"host", lease_->resource().host},
+          {"machine_id", lease_->resource().machine_id},
+          {"gpu_uuid",
+           lease_->resource().gpu_uuid.empty() ? json() : json(lease_->resource().gpu_uuid)},
+          {"name", lease_->resource().name()}}},
+        {"holder", {{"user", h.user}, {"host", h.host}, {"pid", h.pid}, {"run_id", h.run_id}}},
+        {"adopted", d.value("adopted", false)},
+        {"token", lease_->token()},
+        {"fencing", d.value("fencing", json())},
+        {"ttl_s", lease_->ttl_s()},
+        {"acquired_utc", h.acquired_utc.empty() ? json() : json(h.acquired_utc)},
+        {"last_renew_utc",
+         keeper_.last_renew_utc().empty() ? json() : json(keeper_.last_renew_utc())},
+        {"renewals", keeper_.renewals()},
+        {"verify_utc", verify_utc_},
+        {"max_renew_gap_s", keeper_.max_gap_s()},
+        {"start_check", start_.at_utc.empty() ? json() : start_.to_json()},
+        {"end_check", end_.at_utc.empty() ? json() : end_.to_json()},
+        {"observation",
+         {{"foreign_gpu_processes_max", foreign_gpu_max_},
+          {"foreign_gpu_samples", samples_},
+          {"foreign_gpu_unknown_samples", gpu_unknown_},
+          {"foreign_cpu_share_max", cpu_max_}}},
+        {"released_utc", released_utc_.empty() ? json() : json(released_utc_)},
+        {"policy", policy_.to_json()}};
     if (d.value("adopted", false))
       j["adopter"] = {{"pid", adopter_.pid}, {"run_id", adopter_.run_id}};
     auto reasons = all_reasons_locked();
@@ -138,27 +142,32 @@ class LeasedRun final : public RunLease {
     return j;
   }
 
- private:
-  void check(Check& slot, const char* which) {
+private:
+  void check(Check &slot, const char *which) {
     keeper_.poll();
     Check c = lease_->verify();
     std::lock_guard<std::mutex> g(mu_);
     slot = c;
     verify_utc_.push_back(c.at_utc);
-    if (!c.ok) reasons_.push_back(std::string(which) + " check failed: " + c.detail);
+    if (!c.ok)
+      reasons_.push_back(std::string(which) + " check failed: " + c.detail);
   }
 
   std::string name_gpu_processes() const {
-    if (lease_->resource().gpu_uuid.empty()) return "";
+    if (lease_->resource().gpu_uuid.empty())
+      return "";
     std::string why;
     auto procs = nvml_gpu_processes(lease_->resource().gpu_uuid, &why);
-    if (procs.empty()) return why.empty() ? "" : "cannot name them: " + why;
+    if (procs.empty())
+      return why.empty() ? "" : "cannot name them: " + why;
     std::string s;
-    for (auto& p : procs) {
-      if (!s.empty()) s += ", ";
+    for (auto &p : procs) {
+      if (!s.empty())
+        s += ", ";
       s += "pid " + std::to_string(p.pid) + (p.name.empty() ? "" : " (" + p.name + ")") + " " +
            std::to_string(p.used_bytes >> 20) + " MiB";
-      if (p.pid == static_cast<unsigned>(::getpid())) s += " [this run]";
+      if (p.pid == static_cast<unsigned>(::getpid()))
+        s += " [this run]";
     }
     return s;
   }
@@ -170,18 +179,21 @@ class LeasedRun final : public RunLease {
   }
   std::vector<std::string> all_reasons_locked() const {
     std::vector<std::string> r = reasons_;
-    for (auto& k : keeper_.reasons()) r.push_back(k);
-    if (start_.at_utc.empty()) r.push_back("no start check: the lease was not verified before "
-                                           "the first timed sample");
-    if (end_.at_utc.empty()) r.push_back("no end check: the lease was not verified after the "
-                                         "last timed sample");
+    for (auto &k : keeper_.reasons())
+      r.push_back(k);
+    if (start_.at_utc.empty())
+      r.push_back("no start check: the lease was not verified before "
+                  "the first timed sample");
+    if (end_.at_utc.empty())
+      r.push_back("no end check: the lease was not verified after the "
+                  "last timed sample");
     return r;
   }
 
   std::unique_ptr<Lease> lease_;
   Policy policy_;
   Holder adopter_;
-  mutable Keeper keeper_;  // poll() from const reporters
+  mutable Keeper keeper_; // poll() from const reporters
   mutable std::mutex mu_;
   Check start_, end_;
   std::vector<std::string> verify_utc_, reasons_, samples_;
@@ -191,15 +203,16 @@ class LeasedRun final : public RunLease {
   std::string released_utc_;
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions& opt) {
-  if (opt.no_lease) return std::make_unique<OutsideLease>(opt);
+std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions &opt) {
+  if (opt.no_lease)
+    return std::make_unique<OutsideLease>(opt);
   Policy policy = Policy::load();
   Resource resource = Resource::this_host(opt.gpu_uuid);
   Holder me = Holder::this_process(opt.run_id);
   std::unique_ptr<Lease> lease;
-  if (const char* env = std::getenv(kLeaseEnv); env && *env) {
+  if (const char *env = std::getenv(kLeaseEnv); env && *env) {
     json j;
     try {
       j = json::parse(env);
@@ -210,8 +223,10 @@ std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions& opt) {
       throw LeaseRefused(std::string(kLeaseEnv) + " names no backend");
     std::string backend = j["backend"];
     if (backend != policy.backend)
-      throw LeaseRefused("inherited lease is from the '" + backend + "' backend but this site's "
-                         "policy (" + policy.source + ") names '" + policy.backend + "'");
+      throw LeaseRefused("inherited lease is from the '" + backend +
+                         "' backend but this site's "
+                         "policy (" +
+                         policy.source + ") names '" + policy.backend + "'");
     lease = make_backend(backend, policy)->adopt(j);
     if (lease->resource().name() != resource.name() ||
         lease->resource().machine_id != resource.machine_id)
@@ -225,4 +240,4 @@ std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions& opt) {
   return std::make_unique<LeasedRun>(std::move(lease), std::move(policy), std::move(me));
 }
 
-}  // namespace convbench::lease
+} // namespace convbench::lease

@@ -137,8 +137,8 @@ def main():
     if os.path.exists(out("first2")) and os.path.exists(out("waiter")):
         L1, L2 = lease_of(out("first2")), lease_of(out("waiter"))
         # ISO-8601 UTC with milliseconds: string order is time order.
-        # Planted: FileLease::release() dropping the flock before the first's end check (LOCK_UN
-        # right after acquire) -> the waiter started timing before the first's end: failed here.
+        # Planted: flock(fd, LOCK_UN) right after acquiring -> the waiter started timing before
+        # the first's end check (and the first went void): failed here.
         check(L2["start_check"]["at_utc"] >= L1["end_check"]["at_utc"],
               "the waiter started timing only after the first's last sample was verified",
               f"first end {L1['end_check']['at_utc']}, waiter start {L2['start_check']['at_utc']}")

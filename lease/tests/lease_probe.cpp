@@ -25,18 +25,19 @@ static long long mono_ns() {
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void log_line(const std::string& path, const std::string& what, const std::string& token) {
-  if (path.empty()) return;
+static void log_line(const std::string &path, const std::string &what, const std::string &token) {
+  if (path.empty())
+    return;
   std::string line = what + " " + token + " " + std::to_string(mono_ns()) + " " +
                      std::to_string(::getpid()) + "\n";
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd >= 0) {
-    (void)!::write(fd, line.data(), line.size());  // one write: O_APPEND keeps lines whole
+    (void)!::write(fd, line.data(), line.size()); // one write: O_APPEND keeps lines whole
     ::close(fd);
   }
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   RunLeaseOptions opt;
   double seconds = 0.5;
   int foreign_gpu = 0;
@@ -50,14 +51,22 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--seconds") seconds = std::atof(next().c_str());
-    else if (a == "--wait") opt.wait_s = std::atof(next().c_str());
-    else if (a == "--ttl") opt.ttl_s = std::atof(next().c_str());
-    else if (a == "--gpu-uuid") opt.gpu_uuid = next();
-    else if (a == "--foreign-gpu") foreign_gpu = std::atoi(next().c_str());
-    else if (a == "--log") log = next();
-    else if (a == "--json") json_out = next();
-    else if (a == "--no-lease") opt.no_lease = true;
+    if (a == "--seconds")
+      seconds = std::atof(next().c_str());
+    else if (a == "--wait")
+      opt.wait_s = std::atof(next().c_str());
+    else if (a == "--ttl")
+      opt.ttl_s = std::atof(next().c_str());
+    else if (a == "--gpu-uuid")
+      opt.gpu_uuid = next();
+    else if (a == "--foreign-gpu")
+      foreign_gpu = std::atoi(next().c_str());
+    else if (a == "--log")
+      log = next();
+    else if (a == "--json")
+      json_out = next();
+    else if (a == "--no-lease")
+      opt.no_lease = true;
     else {
       std::cerr << "lease_probe: unknown option " << a << "\n";
       return 2;
@@ -67,7 +76,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<RunLease> lease;
   try {
     lease = RunLease::open(opt);
-  } catch (const LeaseRefused& e) {
+  } catch (const LeaseRefused &e) {
     std::cerr << "lease_probe: refused: " << e.what() << "\n";
     return 3;
   }

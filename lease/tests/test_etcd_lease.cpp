@@ -1,5 +1,6 @@
 // etcd backend against a REAL etcd started on loopback by each test (temporary data dir, free
-// ports). No etcd binary = FAIL with the reason: CI installs etcd-server, so a skip would hide a gap.
+// ports). No etcd binary = FAIL with the reason: CI installs etcd-server, so a skip would hide a
+// gap.
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -22,17 +23,17 @@ int free_port() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
   socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
   ::close(s);
   return ntohs(a.sin_port);
 }
 
-size_t sink(char*, size_t s, size_t n, void*) { return s * n; }
+size_t sink(char *, size_t s, size_t n, void *) { return s * n; }
 
-bool healthy(const std::string& endpoint) {
-  CURL* c = curl_easy_init();
+bool healthy(const std::string &endpoint) {
+  CURL *c = curl_easy_init();
   std::string url = endpoint + "/health";
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
@@ -45,16 +46,18 @@ bool healthy(const std::string& endpoint) {
 }
 
 std::string find_etcd() {
-  if (const char* e = std::getenv("CONVBENCH_ETCD"); e && *e) return e;
-  const char* path = std::getenv("PATH");
+  if (const char *e = std::getenv("CONVBENCH_ETCD"); e && *e)
+    return e;
+  const char *path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "/usr/bin");
   for (std::string d; std::getline(dirs, d, ':');)
-    if (::access((d + "/etcd").c_str(), X_OK) == 0) return d + "/etcd";
+    if (::access((d + "/etcd").c_str(), X_OK) == 0)
+      return d + "/etcd";
   return "";
 }
 
 class EtcdLeaseTest : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     tmp_ = make_tmpdir("etcd");
     start_etcd();
@@ -74,8 +77,9 @@ class EtcdLeaseTest : public ::testing::Test {
   void start_etcd() {
     std::string etcd = find_etcd();
     if (etcd.empty())
-      FAIL() << "etcd not found on PATH (nor CONVBENCH_ETCD): install etcd-server "
-                "(apt-get install etcd-server; .ci/run does) - the etcd lease tests need a real etcd";
+      FAIL()
+          << "etcd not found on PATH (nor CONVBENCH_ETCD): install etcd-server "
+             "(apt-get install etcd-server; .ci/run does) - the etcd lease tests need a real etcd";
     for (int attempt = 0; attempt < 3 && etcd_.pid < 0; ++attempt) {
       int client = free_port(), peer = free_port();
       endpoint_ = "http://127.0.0.1:" + std::to_string(client);
@@ -95,20 +99,19 @@ class EtcdLeaseTest : public ::testing::Test {
     ASSERT_GE(etcd_.pid, 0) << "etcd did not become healthy: " << slurp(tmp_ + "/etcd0.err");
   }
   void stop_etcd() {
-    if (etcd_.pid < 0) return;
+    if (etcd_.pid < 0)
+      return;
     ::kill(etcd_.pid, SIGKILL);
     wait_exit(etcd_, 10);
     etcd_.pid = -1;
   }
 
-  Proc probe(const std::string& tag, std::vector<std::string> args,
-             const std::map<std::string, std::string>& env = {}) {
+  Proc probe(const std::string &tag, std::vector<std::string> args,
+             const std::map<std::string, std::string> &env = {}) {
     args.insert(args.begin(), LEASE_PROBE);
     return spawn(args, tmp_ + "/" + tag, env);
   }
-  bool acquired(const std::string& log) {
-    return slurp(log).find("acquire") != std::string::npos;
-  }
+  bool acquired(const std::string &log) { return slurp(log).find("acquire") != std::string::npos; }
 
   std::string tmp_, endpoint_;
   Proc etcd_;
@@ -121,8 +124,8 @@ TEST_F(EtcdLeaseTest, BusyResourceIsRefusedNamingTheHolder) {
   Proc busy = probe("busy", {"--seconds", "0.1"});
   int rc = wait_exit(busy);
   std::string err = slurp(busy.err);
-  // Planted: txn compare target CREATE -> VERSION with value 5 (never true... always fails) and
-  // compare dropped (always succeeds) -> exit 0 for the contender: failed here.
+  // Planted: the txn's compare removed (the put always succeeds) -> the contender took the key
+  // instead of being refused: failed here.
   EXPECT_EQ(rc, 3) << err;
   EXPECT_NE(err.find("is held by"), std::string::npos) << err;
   EXPECT_NE(err.find("pid " + std::to_string(holder.pid)), std::string::npos) << err;
@@ -137,16 +140,19 @@ TEST_F(EtcdLeaseTest, ContendersHoldOneAtATime) {
   std::string log = tmp_ + "/holds.log";
   std::vector<Proc> ps;
   for (int i = 0; i < 4; ++i)
-    ps.push_back(probe("c" + std::to_string(i), {"--seconds", "0.3", "--wait", "60", "--log", log}));
-  for (auto& p : ps) EXPECT_EQ(wait_exit(p, 90), 0) << slurp(p.err) << slurp(p.out);
+    ps.push_back(
+        probe("c" + std::to_string(i), {"--seconds", "0.3", "--wait", "60", "--log", log}));
+  for (auto &p : ps)
+    EXPECT_EQ(wait_exit(p, 90), 0) << slurp(p.err) << slurp(p.out);
   auto holds = read_holds(log);
   ASSERT_EQ(holds.size(), 4u) << slurp(log);
-  // Planted: release() not revoking and the txn compare removed -> overlapping holds: failed here.
+  // Planted: the txn's compare removed -> overlapping holds, 3 of 4 runs void: failed here.
   EXPECT_EQ(overlap_problem(holds), "") << slurp(log);
 }
 
 TEST_F(EtcdLeaseTest, HolderStoppedPastTheTtlIsVoid) {
-  std::string log = tmp_ + "/holds.log", first = tmp_ + "/first.json", second = tmp_ + "/second.json";
+  std::string log = tmp_ + "/holds.log", first = tmp_ + "/first.json",
+              second = tmp_ + "/second.json";
   Proc holder = probe("holder", {"--seconds", "2", "--log", log, "--json", first});
   ASSERT_TRUE(wait_until([&] { return acquired(log); }, 20)) << slurp(holder.err);
   ::kill(holder.pid, SIGSTOP);
@@ -159,8 +165,8 @@ TEST_F(EtcdLeaseTest, HolderStoppedPastTheTtlIsVoid) {
   ASSERT_EQ(rc2, 0) << slurp(contender.err);
   EXPECT_EQ(json::parse(slurp(second))["verdict"], "valid");
   json j = json::parse(slurp(first));
-  // Planted: Keeper ignoring the gap and renew() treating TTL 0 as ok, verify skipping
-  // create_revision -> verdict valid: failed here.
+  // Planted: the Keeper's gap rule disabled -> no "renewal gap" reason: failed here (the end
+  // check still fails on its own: the key was re-created by the contender).
   EXPECT_EQ(rc1, 4) << j.dump(2);
   EXPECT_EQ(j["verdict"], "void");
   EXPECT_GT(j["max_renew_gap_s"].get<double>(), 2.0) << j.dump(2);
@@ -177,7 +183,7 @@ TEST_F(EtcdLeaseTest, EtcdKilledMidRunIsVoid) {
   stop_etcd();
   int rc = wait_exit(holder, 60);
   json j = json::parse(slurp(out));
-  // Planted: renew() returning ok on transport errors and verify_end skipped -> valid: failed.
+  // Planted: renew() and verify() treating transport errors as ok -> valid: failed here.
   EXPECT_EQ(rc, 4) << j.dump(2);
   EXPECT_EQ(j["verdict"], "void");
   EXPECT_NE(j["reasons"].dump().find("unreachable"), std::string::npos) << j["reasons"].dump(2);
@@ -187,7 +193,7 @@ TEST_F(EtcdLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
   auto backend = make_backend("etcd", Policy::load());
   auto lease = backend->acquire({Resource::this_host(""), Holder::this_process("parent"), 0, 0});
   json env = json::parse(lease->export_env());
-  auto adopt = [&](const json& e, const std::string& tag) {
+  auto adopt = [&](const json &e, const std::string &tag) {
     Proc p = probe(tag, {"--seconds", "0.1"}, {{"CONVBENCH_LEASE", e.dump()}});
     int rc = wait_exit(p);
     return std::make_pair(rc, slurp(p.err));
@@ -234,9 +240,9 @@ TEST_F(EtcdLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
 TEST_F(EtcdLeaseTest, ConvleaseKeepsTheLeaseAlivePastItsTtl) {
   std::string out = tmp_ + "/child.json";
   // 3.5 s under a 2 s TTL: without keepalives the key would be gone before the end check.
-  Proc c = spawn({CONVLEASE, "run", "--ttl", "2", "--", LEASE_PROBE, "--seconds", "3.5", "--json",
-                  out},
-                 tmp_ + "/run");
+  Proc c =
+      spawn({CONVLEASE, "run", "--ttl", "2", "--", LEASE_PROBE, "--seconds", "3.5", "--json", out},
+            tmp_ + "/run");
   Proc st;
   bool seen = wait_until([&] { return slurp(c.err).find("holding") != std::string::npos; }, 20);
   ASSERT_TRUE(seen) << slurp(c.err);
@@ -244,7 +250,7 @@ TEST_F(EtcdLeaseTest, ConvleaseKeepsTheLeaseAlivePastItsTtl) {
   EXPECT_EQ(wait_exit(st), 0) << slurp(st.err);
   EXPECT_NE(slurp(st.out).find("HELD by"), std::string::npos) << slurp(st.out);
   EXPECT_NE(slurp(st.out).find("pid " + std::to_string(c.pid)), std::string::npos) << slurp(st.out);
-  // Planted: Keeper::start() not called in convlease -> the key lapsed, child void, exit 3: failed.
+  // Planted: Keeper::start() not called in convlease -> the key lapsed, child void: failed here.
   ASSERT_EQ(wait_exit(c, 60), 0) << slurp(c.err);
   json j = json::parse(slurp(out));
   EXPECT_EQ(j["verdict"], "valid") << j.dump(2);
@@ -272,8 +278,8 @@ TEST_F(EtcdLeaseTest, RunLeaseAcquiresItselfAndRecordsRenewals) {
   EXPECT_GE(j["renewals"].get<int>(), 2);
   EXPECT_FALSE(j["last_renew_utc"].is_null());
   lease->release();
-  auto again = RunLease::open(opt);  // released: the key is free again
+  auto again = RunLease::open(opt); // released: the key is free again
   again->release();
 }
 
-}  // namespace
+} // namespace

@@ -19,24 +19,24 @@ namespace fs = std::filesystem;
 namespace {
 
 class FileLeaseTest : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     tmp_ = make_tmpdir("file");
     locks_ = tmp_ + "/locks";
     ::setenv("CONVBENCH_LEASE_DIR", locks_.c_str(), 1);
     ::setenv("CONVBENCH_LEASE_POLICY", "none", 1);
-    for (const char* v : {"CONVBENCH_LEASE", "CONVBENCH_LEASE_BACKEND", "CONVBENCH_LEASE_ENDPOINT",
+    for (const char *v : {"CONVBENCH_LEASE", "CONVBENCH_LEASE_BACKEND", "CONVBENCH_LEASE_ENDPOINT",
                           "CONVBENCH_LEASE_PREFIX", "CONVBENCH_LEASE_TTL", "CONVBENCH_GPU_UUID"})
       ::unsetenv(v);
   }
   void TearDown() override { fs::remove_all(tmp_); }
 
-  Proc probe(const std::string& tag, std::vector<std::string> args,
-             const std::map<std::string, std::string>& env = {}) {
+  Proc probe(const std::string &tag, std::vector<std::string> args,
+             const std::map<std::string, std::string> &env = {}) {
     args.insert(args.begin(), LEASE_PROBE);
     return spawn(args, tmp_ + "/" + tag, env);
   }
-  std::string lock_path(const std::string& res = "cpu") {
+  std::string lock_path(const std::string &res = "cpu") {
     return locks_ + "/" + Resource::this_host("").machine_id + "-" + res + ".lock";
   }
 
@@ -44,15 +44,16 @@ class FileLeaseTest : public ::testing::Test {
 };
 
 TEST_F(FileLeaseTest, TwoProcessesContendExactlyOneHolds) {
-  // Planted: flock(LOCK_EX|LOCK_NB) result ignored in acquire -> both exited 0: failed here.
+  // Planted: flock(LOCK_EX|LOCK_NB) result ignored in acquire -> both held (the second then saw
+  // its token change: exit 4, not 3): failed here.
   std::string log = tmp_ + "/holds.log";
   Proc a = probe("a", {"--seconds", "1.5", "--log", log});
   Proc b = probe("b", {"--seconds", "1.5", "--log", log});
   int ra = wait_exit(a), rb = wait_exit(b);
   ASSERT_EQ(std::min(ra, rb), 0) << slurp(a.err) << slurp(b.err);
   ASSERT_EQ(std::max(ra, rb), 3) << slurp(a.err) << slurp(b.err);
-  const Proc& winner = ra == 0 ? a : b;
-  const Proc& loser = ra == 0 ? b : a;
+  const Proc &winner = ra == 0 ? a : b;
+  const Proc &loser = ra == 0 ? b : a;
   std::string why = slurp(loser.err);
   EXPECT_NE(why.find("is busy"), std::string::npos) << why;
   EXPECT_NE(why.find("pid " + std::to_string(winner.pid)), std::string::npos)
@@ -61,13 +62,15 @@ TEST_F(FileLeaseTest, TwoProcessesContendExactlyOneHolds) {
 }
 
 TEST_F(FileLeaseTest, WaitingContendersNeverOverlap) {
-  // Planted: LOCK_NB dropped from the probe path and the lock released right after acquiring
-  // (flock then LOCK_UN) -> overlapping holds in the log: failed here.
+  // Planted: flock(fd, LOCK_UN) right after acquiring (a lock taken and dropped) -> overlapping
+  // holds in the log: failed here.
   std::string log = tmp_ + "/holds.log";
   std::vector<Proc> ps;
   for (int i = 0; i < 4; ++i)
-    ps.push_back(probe("w" + std::to_string(i), {"--seconds", "0.3", "--wait", "60", "--log", log}));
-  for (auto& p : ps) EXPECT_EQ(wait_exit(p), 0) << slurp(p.err);
+    ps.push_back(
+        probe("w" + std::to_string(i), {"--seconds", "0.3", "--wait", "60", "--log", log}));
+  for (auto &p : ps)
+    EXPECT_EQ(wait_exit(p), 0) << slurp(p.err);
   auto holds = read_holds(log);
   ASSERT_EQ(holds.size(), 4u) << slurp(log);
   EXPECT_EQ(overlap_problem(holds), "") << slurp(log);
@@ -110,7 +113,7 @@ TEST_F(FileLeaseTest, ReplacedLockFileIsDetectedAtVerify) {
   EXPECT_EQ(wait_exit(second), 0) << slurp(second.err);
   lease->verify_end();
   json j = lease->to_json();
-  // Planted: verify compared only the generation, not dev+inode -> verdict valid: failed here.
+  // Planted: the nlink and dev+inode comparisons removed from verify -> valid: failed here.
   EXPECT_EQ(lease->verdict(), "void") << j.dump(2);
   EXPECT_FALSE(j["end_check"]["ok"].get<bool>());
   EXPECT_TRUE(j["start_check"]["ok"].get<bool>());
@@ -119,17 +122,17 @@ TEST_F(FileLeaseTest, ReplacedLockFileIsDetectedAtVerify) {
 }
 
 TEST_F(FileLeaseTest, HomeDirectoryIsRefused) {
-  const char* home = std::getenv("HOME");
+  const char *home = std::getenv("HOME");
   ASSERT_TRUE(home && *home) << "HOME must be set for this test";
-  for (std::string dir : {std::string(home) + "/.convbench-locks", std::string("/home/someone/locks"),
-                          std::string("/root/gpu-locks")}) {
+  for (std::string dir : {std::string(home) + "/.convbench-locks",
+                          std::string("/home/someone/locks"), std::string("/root/gpu-locks")}) {
     ::setenv("CONVBENCH_LEASE_DIR", dir.c_str(), 1);
     RunLeaseOptions opt;
     try {
       RunLease::open(opt);
       // Planted: refuse_home() not called -> the lease was taken under $HOME: failed here.
       ADD_FAILURE() << "a lock under " << dir << " was accepted";
-    } catch (const LeaseRefused& e) {
+    } catch (const LeaseRefused &e) {
       std::string m = e.what();
       EXPECT_NE(m.find("home directory"), std::string::npos) << m;
       EXPECT_NE(m.find("two-mutex"), std::string::npos) << m;
@@ -142,13 +145,13 @@ TEST_F(FileLeaseTest, FileBackendRefusesWhenPolicyNamesEtcd) {
   std::string policy = tmp_ + "/lease.json";
   std::ofstream(policy) << R"({"backend": "etcd", "endpoint": "http://127.0.0.1:9", "ttl_s": 3})";
   ::setenv("CONVBENCH_LEASE_POLICY", policy.c_str(), 1);
-  ::setenv("CONVBENCH_LEASE_BACKEND", "file", 1);  // a user trying to step around the site
+  ::setenv("CONVBENCH_LEASE_BACKEND", "file", 1); // a user trying to step around the site
   RunLeaseOptions opt;
   try {
     RunLease::open(opt);
     // Planted: the fleet check in FileBackend's constructor removed -> lease taken: failed here.
     ADD_FAILURE() << "the file backend acted although the site policy names etcd";
-  } catch (const LeaseRefused& e) {
+  } catch (const LeaseRefused &e) {
     std::string m = e.what();
     EXPECT_NE(m.find("'etcd'"), std::string::npos) << m;
     EXPECT_NE(m.find("file backend refuses"), std::string::npos) << m;
@@ -196,7 +199,7 @@ TEST_F(FileLeaseTest, ConvleasePassesTheChildStatusAndExits3WhenTheLeaseIsLost) 
   // The command replaces the lock file under convlease: convlease's final verify must fail.
   std::string sh = "rm -f '" + lock_path() + "' && : > '" + lock_path() + "'";
   Proc lost = spawn({CONVLEASE, "run", "--", "sh", "-c", sh}, tmp_ + "/lost");
-  // Planted: convlease returned the child's status regardless of verify -> 0: failed here.
+  // Planted: convlease returning the child's status although the lease was lost -> 0: failed.
   EXPECT_EQ(wait_exit(lost), 3) << slurp(lost.err);
   EXPECT_NE(slurp(lost.err).find("final verify failed"), std::string::npos) << slurp(lost.err);
   Proc usage = spawn({CONVLEASE, "run", "--ttl", "x", "--", "true"}, tmp_ + "/usage");
@@ -205,8 +208,8 @@ TEST_F(FileLeaseTest, ConvleasePassesTheChildStatusAndExits3WhenTheLeaseIsLost) 
 }
 
 TEST_F(FileLeaseTest, ConvleaseStatusNamesTheHolder) {
-  Proc hold = spawn({CONVLEASE, "run", "--run-id", "statusrun", "--", "sleep", "30"},
-                    tmp_ + "/hold");
+  Proc hold =
+      spawn({CONVLEASE, "run", "--run-id", "statusrun", "--", "sleep", "30"}, tmp_ + "/hold");
   ASSERT_TRUE(wait_until([&] { return slurp(hold.err).find("holding") != std::string::npos; }, 20));
   Proc st = spawn({CONVLEASE, "status"}, tmp_ + "/status");
   EXPECT_EQ(wait_exit(st), 0);
@@ -229,10 +232,11 @@ TEST_F(FileLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
   AcquireRequest req{Resource::this_host(""), Holder::this_process("parent"), 0, 0};
   auto lease = backend->acquire(req);
   json env = json::parse(lease->export_env());
-  auto adopt = [&](const json& e, const std::string& tag, std::vector<std::string> extra = {}) {
+  auto adopt = [&](const json &e, const std::string &tag, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--seconds", "0.1"};
     args.insert(args.end(), extra.begin(), extra.end());
-    Proc p = probe(tag, args, {{"CONVBENCH_LEASE", e.is_string() ? e.get<std::string>() : e.dump()}});
+    Proc p =
+        probe(tag, args, {{"CONVBENCH_LEASE", e.is_string() ? e.get<std::string>() : e.dump()}});
     int rc = wait_exit(p);
     return std::make_pair(rc, slurp(p.err));
   };
@@ -241,7 +245,7 @@ TEST_F(FileLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
   json forged = env;
   forged["token"] = std::to_string(std::stoll(env["token"].get<std::string>()) + 1);
   auto [rc1, err1] = adopt(forged, "forged");
-  // Planted: adopt() skipped verify() -> exit 0: failed here.
+  // Planted: adopt() without verify() -> adopted, then void at the start check (exit 4): failed.
   EXPECT_EQ(rc1, 3) << err1;
   EXPECT_NE(err1.find("token changed"), std::string::npos) << err1;
   json elsewhere = env;
@@ -261,12 +265,13 @@ TEST_F(FileLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
   // A lease held by a process that is not our ancestor: its record is readable by anyone, so a
   // forger can copy generation and holder; the adopter must still refuse.
   Proc other = spawn({CONVLEASE, "run", "--", "sleep", "30"}, tmp_ + "/other");
-  ASSERT_TRUE(wait_until([&] { return slurp(other.err).find("holding") != std::string::npos; }, 20));
+  ASSERT_TRUE(
+      wait_until([&] { return slurp(other.err).find("holding") != std::string::npos; }, 20));
   json rec = json::parse(slurp(lock_path()));
   json copied = env;
   copied["token"] = std::to_string(rec["generation"].get<long long>());
   copied["holder"] = rec["holder"];
-  struct stat st{};
+  struct stat st {};
   ::stat(lock_path().c_str(), &st);
   copied["dev"] = static_cast<unsigned long long>(st.st_dev);
   copied["inode"] = static_cast<unsigned long long>(st.st_ino);
@@ -285,7 +290,7 @@ TEST_F(FileLeaseTest, ForeignGpuProcessDuringASampleVoidsTheRun) {
   auto lease = RunLease::open(opt);
   lease->verify_start();
   lease->observe_sample("up1/96/cuda-f32/resident", 0, 0, 0.02);
-  lease->observe_sample("up1/96/cuda-f64/resident", 1, -1, 0.40);  // unknown: recorded, not void
+  lease->observe_sample("up1/96/cuda-f64/resident", 1, -1, 0.40); // unknown: recorded, not void
   EXPECT_EQ(lease->to_json()["observation"]["foreign_gpu_unknown_samples"], 1);
   lease->observe_sample("up1/96/cuda-f32/resident", 2, 2, 0.01);
   lease->verify_end();
@@ -311,9 +316,9 @@ TEST_F(FileLeaseTest, ForeignCpuAloneDoesNotVoidButIsRecorded) {
   json j = lease->to_json();
   EXPECT_EQ(j["verdict"], "valid") << j.dump(2);
   EXPECT_DOUBLE_EQ(j["observation"]["foreign_cpu_share_max"].get<double>(), 0.75);
-  for (const char* key : {"backend", "resource", "holder", "token", "ttl_s", "acquired_utc",
-                          "verify_utc", "max_renew_gap_s", "start_check", "end_check",
-                          "observation", "verdict", "reasons"})
+  for (const char *key :
+       {"backend", "resource", "holder", "token", "ttl_s", "acquired_utc", "verify_utc",
+        "max_renew_gap_s", "start_check", "end_check", "observation", "verdict", "reasons"})
     EXPECT_TRUE(j.contains(key)) << "lease block lacks " << key;
   EXPECT_EQ(j["verify_utc"].size(), 2u);
   EXPECT_EQ(j["status"], "collected");
@@ -341,7 +346,7 @@ TEST_F(FileLeaseTest, LockDirectoryIsCreatedSharedOrRefusedClearly) {
   std::string dir = tmp_ + "/a/b/locks";
   ::setenv("CONVBENCH_LEASE_DIR", dir.c_str(), 1);
   { auto l = RunLease::open(RunLeaseOptions{}); }
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 01777u) << "every user must be able to lock here";
   std::ofstream(tmp_ + "/plainfile") << "x";
@@ -350,7 +355,7 @@ TEST_F(FileLeaseTest, LockDirectoryIsCreatedSharedOrRefusedClearly) {
   try {
     RunLease::open(RunLeaseOptions{});
     ADD_FAILURE() << "a lock dir under a regular file was accepted";
-  } catch (const LeaseRefused& e) {
+  } catch (const LeaseRefused &e) {
     std::string m = e.what();
     EXPECT_NE(m.find("cannot create the lock directory " + bad), std::string::npos) << m;
     EXPECT_NE(m.find("install -d -m 1777"), std::string::npos) << m;
@@ -376,4 +381,4 @@ TEST_F(FileLeaseTest, GpuIndexMapsToAUuidOrFailsClearly) {
   EXPECT_TRUE(fs::exists(lock_path(nvml_uuid.empty() ? "GPU-abcdef01-0000" : nvml_uuid)));
 }
 
-}  // namespace
+} // namespace

@@ -19,12 +19,13 @@ namespace {
 
 using nlohmann::json;
 
-std::string b64encode(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+std::string b64encode(const std::string &in) {
+  static const char *t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
+    unsigned v =
+        (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
     out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
   }
   if (i + 1 == in.size()) {
@@ -37,18 +38,24 @@ std::string b64encode(const std::string& in) {
   return out;
 }
 
-std::string b64decode(const std::string& in) {
+std::string b64decode(const std::string &in) {
   std::string out;
   unsigned v = 0;
   int bits = 0;
   for (char c : in) {
     int d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+' || c == '-') d = 62;
-    else if (c == '/' || c == '_') d = 63;
-    else continue;
+    if (c >= 'A' && c <= 'Z')
+      d = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      d = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      d = c - '0' + 52;
+    else if (c == '+' || c == '-')
+      d = 62;
+    else if (c == '/' || c == '_')
+      d = 63;
+    else
+      continue;
     v = (v << 6) | d;
     bits += 6;
     if (bits >= 8) {
@@ -60,10 +67,12 @@ std::string b64decode(const std::string& in) {
 }
 
 // etcd returns int64 as strings and omits zero values.
-long long as_int(const json& j, const char* key) {
+long long as_int(const json &j, const char *key) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return 0;
-  if (it->is_number_integer()) return it->get<long long>();
+  if (it == j.end() || it->is_null())
+    return 0;
+  if (it->is_number_integer())
+    return it->get<long long>();
   if (it->is_string()) {
     try {
       return std::stoll(it->get<std::string>());
@@ -73,13 +82,13 @@ long long as_int(const json& j, const char* key) {
   return 0;
 }
 
-size_t collect(char* p, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(p, size * n);
+size_t collect(char *p, size_t size, size_t n, void *out) {
+  static_cast<std::string *>(out)->append(p, size * n);
   return size * n;
 }
 
 class EtcdError : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
 };
 
@@ -88,30 +97,33 @@ struct CurlGlobal {
 };
 
 // POST <endpoint>/v3/<path> with a JSON body; throws EtcdError on transport or gRPC errors.
-json post(const std::string& endpoint, const std::string& path, const json& body, double timeout_s) {
+json post(const std::string &endpoint, const std::string &path, const json &body,
+          double timeout_s) {
   static CurlGlobal global;
-  CURL* c = curl_easy_init();
-  if (!c) throw EtcdError("curl_easy_init failed");
+  CURL *c = curl_easy_init();
+  if (!c)
+    throw EtcdError("curl_easy_init failed");
   std::string url = endpoint + "/v3/" + path, req = body.dump(), resp;
   char err[CURL_ERROR_SIZE] = {};
-  struct curl_slist* hdr = curl_slist_append(nullptr, "Content-Type: application/json");
+  struct curl_slist *hdr = curl_slist_append(nullptr, "Content-Type: application/json");
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // called from the renewal thread
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); // called from the renewal thread
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s * 1000));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeout_s, 2.0) * 1000));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::min(timeout_s, 2.0) * 1000));
   CURLcode rc = curl_easy_perform(c);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(hdr);
   curl_easy_cleanup(c);
   if (rc != CURLE_OK)
-    throw EtcdError("etcd at " + endpoint + " unreachable (" + path + "): " +
-                    (err[0] ? err : curl_easy_strerror(rc)));
+    throw EtcdError("etcd at " + endpoint + " unreachable (" + path +
+                    "): " + (err[0] ? err : curl_easy_strerror(rc)));
   json j;
   try {
     j = json::parse(resp);
@@ -125,7 +137,7 @@ json post(const std::string& endpoint, const std::string& path, const json& body
 }
 
 class EtcdLease final : public Lease {
- public:
+public:
   EtcdLease(std::string endpoint, std::string key, long long lease_id, long long rev, Resource r,
             Holder h, double ttl, bool adopted)
       : ep_(std::move(endpoint)), key_(std::move(key)), id_(lease_id), rev_(rev),
@@ -133,8 +145,8 @@ class EtcdLease final : public Lease {
   ~EtcdLease() override { release(); }
 
   std::string backend() const override { return "etcd"; }
-  const Resource& resource() const override { return res_; }
-  const Holder& holder() const override { return holder_; }
+  const Resource &resource() const override { return res_; }
+  const Holder &holder() const override { return holder_; }
   std::string token() const override { return std::to_string(rev_); }
   double ttl_s() const override { return ttl_; }
   bool expires() const override { return true; }
@@ -159,8 +171,8 @@ class EtcdLease final : public Lease {
       json t = post(ep_, "lease/timetolive", {{"ID", std::to_string(id_)}}, timeout());
       long long left = as_int(t, "TTL");
       if (left <= 0) {
-        c.detail = "etcd lease " + std::to_string(id_) + " has expired (TTL " +
-                   std::to_string(left) + ")";
+        c.detail =
+            "etcd lease " + std::to_string(id_) + " has expired (TTL " + std::to_string(left) + ")";
         return c;
       }
       if (adopted_) {
@@ -180,14 +192,15 @@ class EtcdLease final : public Lease {
       c.ok = true;
       c.detail = "key " + key_ + " create_revision " + std::to_string(rev_) + ", lease " +
                  std::to_string(id_) + " TTL left " + std::to_string(left) + " s";
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       c.detail = e.what();
     }
     return c;
   }
 
   Check renew() override {
-    if (adopted_) return verify();  // the owner (convlease) keeps it alive; we only check
+    if (adopted_)
+      return verify(); // the owner (convlease) keeps it alive; we only check
     Check c;
     c.at_utc = utc_now();
     try {
@@ -196,14 +209,15 @@ class EtcdLease final : public Lease {
       c.ok = left > 0;
       c.detail = c.ok ? "keepalive TTL " + std::to_string(left) + " s"
                       : "keepalive found etcd lease " + std::to_string(id_) + " expired";
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       c.detail = std::string("keepalive failed: ") + e.what();
     }
     return c;
   }
 
   void release() override {
-    if (adopted_ || released_) return;
+    if (adopted_ || released_)
+      return;
     released_ = true;
     try {
       post(ep_, "lease/revoke", {{"ID", std::to_string(id_)}}, timeout());
@@ -228,13 +242,18 @@ class EtcdLease final : public Lease {
   }
 
   std::string export_env() const override {
-    return json{{"backend", "etcd"},       {"resource", res_.to_json()}, {"token", token()},
-                {"holder", holder_.to_json()}, {"ttl_s", ttl_},         {"key", key_},
-                {"lease_id", std::to_string(id_)}, {"endpoint", ep_}}
+    return json{{"backend", "etcd"},
+                {"resource", res_.to_json()},
+                {"token", token()},
+                {"holder", holder_.to_json()},
+                {"ttl_s", ttl_},
+                {"key", key_},
+                {"lease_id", std::to_string(id_)},
+                {"endpoint", ep_}}
         .dump();
   }
 
-  static json parse_value(const json& kv) {
+  static json parse_value(const json &kv) {
     try {
       return json::parse(b64decode(kv.value("value", "")));
     } catch (...) {
@@ -242,7 +261,7 @@ class EtcdLease final : public Lease {
     }
   }
 
- private:
+private:
   double timeout() const { return std::max(1.0, ttl_ / 3); }
   std::string ep_, key_;
   long long id_, rev_;
@@ -254,22 +273,24 @@ class EtcdLease final : public Lease {
 };
 
 class EtcdBackend final : public Backend {
- public:
-  explicit EtcdBackend(const Policy& p) : policy_(p) {
+public:
+  explicit EtcdBackend(const Policy &p) : policy_(p) {
     if (p.endpoint.empty())
       throw LeaseRefused("the etcd lease backend needs an endpoint: set endpoint in the lease "
                          "policy or CONVBENCH_LEASE_ENDPOINT=http://host:2379");
     ep_ = p.endpoint;
-    while (!ep_.empty() && ep_.back() == '/') ep_.pop_back();
-    if (ep_.find("://") == std::string::npos) ep_ = "http://" + ep_;
+    while (!ep_.empty() && ep_.back() == '/')
+      ep_.pop_back();
+    if (ep_.find("://") == std::string::npos)
+      ep_ = "http://" + ep_;
   }
   std::string name() const override { return "etcd"; }
 
-  std::string key_for(const Resource& r) const {
+  std::string key_for(const Resource &r) const {
     return policy_.prefix + "/" + r.host + "/" + r.name();
   }
 
-  std::unique_ptr<Lease> acquire(const AcquireRequest& req) override {
+  std::unique_ptr<Lease> acquire(const AcquireRequest &req) override {
     const double ttl = std::max(2.0, std::ceil(req.ttl_s > 0 ? req.ttl_s : policy_.ttl_s));
     const double to = std::max(1.0, ttl / 3);
     const std::string key = key_for(req.resource);
@@ -281,23 +302,21 @@ class EtcdBackend final : public Backend {
       try {
         json g = post(ep_, "lease/grant", {{"TTL", static_cast<long long>(ttl)}}, to);
         long long id = as_int(g, "ID");
-        if (id == 0) throw EtcdError("lease/grant returned no ID: " + g.dump());
+        if (id == 0)
+          throw EtcdError("lease/grant returned no ID: " + g.dump());
         Holder h = req.holder;
         h.acquired_utc = utc_now();
         json value = h.to_json();
         value["resource"] = req.resource.to_json();
-        json txn = {
-            {"compare",
-             json::array({{{"key", b64encode(key)},
-                           {"result", "EQUAL"},
-                           {"target", "CREATE"},
-                           {"create_revision", "0"}}})},
-            {"success",
-             json::array({{{"request_put",
-                            {{"key", b64encode(key)},
-                             {"value", b64encode(value.dump())},
-                             {"lease", std::to_string(id)}}}}})},
-            {"failure", json::array({{{"request_range", {{"key", b64encode(key)}}}}})}};
+        json txn = {{"compare", json::array({{{"key", b64encode(key)},
+                                              {"result", "EQUAL"},
+                                              {"target", "CREATE"},
+                                              {"create_revision", "0"}}})},
+                    {"success", json::array({{{"request_put",
+                                               {{"key", b64encode(key)},
+                                                {"value", b64encode(value.dump())},
+                                                {"lease", std::to_string(id)}}}}})},
+                    {"failure", json::array({{{"request_range", {{"key", b64encode(key)}}}}})}};
         json t = post(ep_, "kv/txn", txn, to);
         if (t.value("succeeded", false)) {
           // Read the token back from the authority rather than infer it from the header.
@@ -315,7 +334,7 @@ class EtcdBackend final : public Backend {
         }
         json holder_desc = "an unknown holder";
         long long their_rev = 0;
-        for (auto& resp : t.value("responses", json::array())) {
+        for (auto &resp : t.value("responses", json::array())) {
           auto kvs = resp.value("response_range", json::object()).value("kvs", json::array());
           if (!kvs.empty()) {
             holder_desc = Holder::from_json(EtcdLease::parse_value(kvs[0])).describe();
@@ -328,7 +347,7 @@ class EtcdBackend final : public Backend {
                              holder_desc.get<std::string>() + " (token " +
                              std::to_string(their_rev) + ")" +
                              (req.wait_s > 0 ? "" : "; wait for it with --wait S"));
-      } catch (const EtcdError& e) {
+      } catch (const EtcdError &e) {
         throw LeaseRefused(e.what());
       }
       std::this_thread::sleep_for(backoff);
@@ -336,13 +355,13 @@ class EtcdBackend final : public Backend {
     }
   }
 
-  std::unique_ptr<Lease> adopt(const json& j) override {
+  std::unique_ptr<Lease> adopt(const json &j) override {
     Resource r = Resource::from_json(j.value("resource", json::object()));
     std::string key = j.value("key", "");
     // The authority is this process's own policy (endpoint, prefix), never the environment.
     if (key != key_for(r))
-      throw LeaseRefused("inherited etcd lease names key " + key + ", but the key for " +
-                         r.name() + " under this site's prefix is " + key_for(r));
+      throw LeaseRefused("inherited etcd lease names key " + key + ", but the key for " + r.name() +
+                         " under this site's prefix is " + key_for(r));
     if (j.value("endpoint", "") != ep_)
       throw LeaseRefused("inherited etcd lease names endpoint " + j.value("endpoint", "") +
                          ", but this site's authority is " + ep_);
@@ -357,20 +376,21 @@ class EtcdBackend final : public Backend {
                                              Holder::from_json(j.value("holder", json::object())),
                                              j.value("ttl_s", policy_.ttl_s), true);
     Check c = lease->verify();
-    if (!c.ok) throw LeaseRefused("inherited etcd lease refused: " + c.detail);
+    if (!c.ok)
+      throw LeaseRefused("inherited etcd lease refused: " + c.detail);
     return lease;
   }
 
   json status() override {
-    std::string from = policy_.prefix + "/", to = policy_.prefix + "0";  // '0' follows '/'
+    std::string from = policy_.prefix + "/", to = policy_.prefix + "0"; // '0' follows '/'
     json r;
     try {
       r = post(ep_, "kv/range", {{"key", b64encode(from)}, {"range_end", b64encode(to)}}, 5);
-    } catch (const EtcdError& e) {
+    } catch (const EtcdError &e) {
       throw LeaseRefused(e.what());
     }
     json out = json::array();
-    for (auto& kv : r.value("kvs", json::array())) {
+    for (auto &kv : r.value("kvs", json::array())) {
       json v = EtcdLease::parse_value(kv);
       out.push_back({{"key", b64decode(kv.value("key", ""))},
                      {"held", true},
@@ -382,14 +402,14 @@ class EtcdBackend final : public Backend {
     return out;
   }
 
- private:
+private:
   Policy policy_;
   std::string ep_;
 };
 
-}  // namespace
-}  // namespace convbench::lease
+} // namespace
+} // namespace convbench::lease
 
-CONVBENCH_LEASE_BACKEND(etcd, true, [](const convbench::lease::Policy& p) {
+CONVBENCH_LEASE_BACKEND(etcd, true, [](const convbench::lease::Policy &p) {
   return std::unique_ptr<convbench::lease::Backend>(new convbench::lease::EtcdBackend(p));
 })

@@ -16,14 +16,14 @@
 namespace convbench::lease {
 
 class Keeper {
- public:
-  explicit Keeper(Lease& lease, double interval_s = 0);
+public:
+  explicit Keeper(Lease &lease, double interval_s = 0);
   ~Keeper() { stop(); }
-  Keeper(const Keeper&) = delete;
-  Keeper& operator=(const Keeper&) = delete;
+  Keeper(const Keeper &) = delete;
+  Keeper &operator=(const Keeper &) = delete;
 
   void start();
-  void stop();  // joins; runs one last renewal-gap check so a stop after a long pause still counts
+  void stop(); // joins; runs one last renewal-gap check so a stop after a long pause still counts
 
   // Counts the time since the last renewal as a gap now (at a check, or before reporting), so a
   // process stopped past the TTL is caught even if the renewal thread has not run since.
@@ -35,10 +35,10 @@ class Keeper {
   std::string last_renew_utc() const;
   int renewals() const;
 
- private:
+private:
   void loop();
   void note_gap(std::chrono::steady_clock::time_point now);
-  Lease& lease_;
+  Lease &lease_;
   std::chrono::duration<double> interval_;
   std::thread thread_;
   mutable std::mutex mu_;
@@ -51,4 +51,4 @@ class Keeper {
   std::vector<std::string> reasons_;
 };
 
-}  // namespace convbench::lease
+} // namespace convbench::lease

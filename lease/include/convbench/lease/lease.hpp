@@ -11,22 +11,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convbench/lease/run_lease.hpp"  // LeaseRefused
+#include "convbench/lease/run_lease.hpp" // LeaseRefused
 
 namespace convbench::lease {
 
 // Environment variable through which `convlease run` hands its lease to the command it runs.
-inline constexpr const char* kLeaseEnv = "CONVBENCH_LEASE";
+inline constexpr const char *kLeaseEnv = "CONVBENCH_LEASE";
 
 // What is being leased: one GPU of one machine, or the host alone ("cpu").
 struct Resource {
-  std::string host;        // hostname
-  std::string machine_id;  // /etc/machine-id
-  std::string gpu_uuid;    // empty: host-only
+  std::string host;       // hostname
+  std::string machine_id; // /etc/machine-id
+  std::string gpu_uuid;   // empty: host-only
   std::string name() const { return gpu_uuid.empty() ? "cpu" : gpu_uuid; }
   nlohmann::json to_json() const;
-  static Resource from_json(const nlohmann::json& j);
-  static Resource this_host(const std::string& gpu_uuid);
+  static Resource from_json(const nlohmann::json &j);
+  static Resource this_host(const std::string &gpu_uuid);
 };
 
 // Who holds a lease; written into the authority so that a refusal can name the holder.
@@ -36,9 +36,9 @@ struct Holder {
   std::string run_id;
   std::string acquired_utc;
   nlohmann::json to_json() const;
-  static Holder from_json(const nlohmann::json& j);
-  static Holder this_process(const std::string& run_id);
-  std::string describe() const;  // "user@host pid N run R since T"
+  static Holder from_json(const nlohmann::json &j);
+  static Holder this_process(const std::string &run_id);
+  std::string describe() const; // "user@host pid N run R since T"
 };
 
 struct Check {
@@ -51,23 +51,23 @@ struct Check {
 // Site policy: which authority this site uses. Read from /etc/convbench/lease.json (or the file
 // named by CONVBENCH_LEASE_POLICY; "none" = no file) and the CONVBENCH_LEASE_* variables.
 struct Policy {
-  std::string backend = "file";  // effective backend
-  std::string site_backend;      // what the policy FILE names ("" = no file or no backend key)
-  std::string endpoint;          // etcd: http://host:port; file: the lock directory (optional)
+  std::string backend = "file"; // effective backend
+  std::string site_backend;     // what the policy FILE names ("" = no file or no backend key)
+  std::string endpoint;         // etcd: http://host:port; file: the lock directory (optional)
   std::string prefix = "/convbench/leases";
   double ttl_s = 15;
-  std::string source;  // where it came from, for messages
-  static Policy load();  // throws LeaseRefused on an unreadable or malformed policy
+  std::string source;   // where it came from, for messages
+  static Policy load(); // throws LeaseRefused on an unreadable or malformed policy
   nlohmann::json to_json() const;
 };
 
 // One held (or adopted) lease.
 class Lease {
- public:
+public:
   virtual ~Lease() = default;
   virtual std::string backend() const = 0;
-  virtual const Resource& resource() const = 0;
-  virtual const Holder& holder() const = 0;
+  virtual const Resource &resource() const = 0;
+  virtual const Holder &holder() const = 0;
   virtual std::string token() const = 0;
   virtual double ttl_s() const = 0;
   // True when the hold lapses unless renewed (etcd); false when it lasts as long as the holder
@@ -77,7 +77,7 @@ class Lease {
   virtual Check verify() = 0;
   // Extends the hold (etcd keepalive); an adopted lease or a non-expiring one re-verifies instead.
   virtual Check renew() = 0;
-  virtual void release() = 0;  // idempotent; an adopted lease is released by its owner, not here
+  virtual void release() = 0; // idempotent; an adopted lease is released by its owner, not here
   // backend, resource, holder, token, ttl_s, fencing (backend-specific), adopted
   virtual nlohmann::json describe() const = 0;
   // The CONVBENCH_LEASE value a child adopts (enough to check the token with the authority).
@@ -87,43 +87,43 @@ class Lease {
 struct AcquireRequest {
   Resource resource;
   Holder holder;
-  double ttl_s = 0;   // 0: the policy's
-  double wait_s = 0;  // poll a busy resource for up to this long; 0: refuse at once
+  double ttl_s = 0;  // 0: the policy's
+  double wait_s = 0; // poll a busy resource for up to this long; 0: refuse at once
 };
 
 class Backend {
- public:
+public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   // Throws LeaseRefused naming the holder when the resource stays busy past wait_s.
-  virtual std::unique_ptr<Lease> acquire(const AcquireRequest& req) = 0;
+  virtual std::unique_ptr<Lease> acquire(const AcquireRequest &req) = 0;
   // Adopts the lease a parent exported (export_env) after checking it with the authority;
   // a forged or stale token throws LeaseRefused.
-  virtual std::unique_ptr<Lease> adopt(const nlohmann::json& inherited) = 0;
+  virtual std::unique_ptr<Lease> adopt(const nlohmann::json &inherited) = 0;
   // Who holds what: [{resource, holder, token, ...}]
   virtual nlohmann::json status() = 0;
 };
 
 // Registry: name -> factory. `fleet` backends are site authorities; when the policy names one,
 // the embedded file backend refuses to act (a second, local mutex excludes nothing).
-using BackendFactory = std::function<std::unique_ptr<Backend>(const Policy&)>;
-void register_backend(const std::string& name, bool fleet, BackendFactory factory);
-std::unique_ptr<Backend> make_backend(const std::string& name, const Policy& policy);
-bool is_fleet_backend(const std::string& name);
+using BackendFactory = std::function<std::unique_ptr<Backend>(const Policy &)>;
+void register_backend(const std::string &name, bool fleet, BackendFactory factory);
+std::unique_ptr<Backend> make_backend(const std::string &name, const Policy &policy);
+bool is_fleet_backend(const std::string &name);
 std::vector<std::string> backend_names();
 
 // Utilities shared by backends, RunLease and convlease.
-std::string utc_now();                             // ISO-8601 with milliseconds, ending in Z
-std::string random_hex(int n);                     // n hex digits from /dev/urandom
+std::string utc_now();         // ISO-8601 with milliseconds, ending in Z
+std::string random_hex(int n); // n hex digits from /dev/urandom
 bool pid_alive(long pid);
-bool is_ancestor(long pid);                        // pid is this process or one of its ancestors
-double parse_seconds(const std::string& s, const char* what);  // throws std::invalid_argument
+bool is_ancestor(long pid); // pid is this process or one of its ancestors
+double parse_seconds(const std::string &s, const char *what); // throws std::invalid_argument
 
-}  // namespace convbench::lease
+} // namespace convbench::lease
 
 // Backend files register themselves with this; CMake collects src/backends/*.cpp and calls each
 // registration, so no static-initialiser is dropped by the linker.
-#define CONVBENCH_LEASE_BACKEND(NAME, FLEET, FACTORY)                                               \
+#define CONVBENCH_LEASE_BACKEND(NAME, FLEET, FACTORY)                                              \
   namespace convbench::lease::detail {                                                             \
-  void register_backend_##NAME() { ::convbench::lease::register_backend(#NAME, FLEET, FACTORY); } \
+  void register_backend_##NAME() { ::convbench::lease::register_backend(#NAME, FLEET, FACTORY); }  \
   }

@@ -11,14 +11,14 @@ namespace convbench::lease {
 struct GpuProcess {
   unsigned pid = 0;
   unsigned long long used_bytes = 0;
-  std::string name;  // /proc/<pid>/comm when visible from here ("" otherwise)
+  std::string name; // /proc/<pid>/comm when visible from here ("" otherwise)
 };
 
 // UUID of GPU `index` ("GPU-..."); "" with *why set when NVML is absent or the index is bad.
-std::string nvml_gpu_uuid(int index, std::string* why);
+std::string nvml_gpu_uuid(int index, std::string *why);
 // Processes with a compute or graphics context on the GPU with this UUID; *why set on failure.
-std::vector<GpuProcess> nvml_gpu_processes(const std::string& uuid, std::string* why);
+std::vector<GpuProcess> nvml_gpu_processes(const std::string &uuid, std::string *why);
 // "GPU-..." for --gpu N: NVML, else $CONVBENCH_GPU_UUID; "" with *why set when neither works.
-std::string resolve_gpu_uuid(int index, std::string* why);
+std::string resolve_gpu_uuid(int index, std::string *why);
 
-}  // namespace convbench::lease
+} // namespace convbench::lease
