@@ -574,7 +574,11 @@ int run_bench_conv(int argc, const char *const *argv_in) {
 
     // ---- counter pass: untimed, resident device cases ----
     std::unique_ptr<profiles::CounterSession> session;
-    if (R.profile && R.gpu && R.counters_off_reason.empty())
+    // Only when some resident device case passed its gate: opening CUPTI costs seconds.
+    bool any_capture = std::any_of(R.cases.begin(), R.cases.end(), [](const Case &c) {
+      return c.gate.pass && c.arm->device() && c.staging == "resident";
+    });
+    if (R.profile && R.gpu && R.counters_off_reason.empty() && any_capture)
       session = profiles::CounterSession::open(*R.profile, 0);
     for (auto &c : R.cases) {
       if (!c.gate.pass) {
