@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -144,7 +145,14 @@ Resource Resource::this_host(const std::string &gpu_uuid) {
     r.machine_id = read_first_line("/var/lib/dbus/machine-id");
   if (r.machine_id.empty())
     throw LeaseRefused("cannot read /etc/machine-id: the lease needs a stable machine identity");
+  // One spelling per GPU ("GPU-" + lowercase hex, as NVML prints it): the UUID names the lock, and
+  // two spellings of one GPU would be two mutexes.
   r.gpu_uuid = gpu_uuid;
+  auto dash = r.gpu_uuid.find('-');
+  for (size_t i = 0; i < r.gpu_uuid.size(); ++i)
+    r.gpu_uuid[i] =
+        static_cast<char>(i < dash ? std::toupper(static_cast<unsigned char>(r.gpu_uuid[i]))
+                                   : std::tolower(static_cast<unsigned char>(r.gpu_uuid[i])));
   return r;
 }
 

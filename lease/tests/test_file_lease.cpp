@@ -376,8 +376,10 @@ TEST_F(FileLeaseTest, GpuIndexMapsToAUuidOrFailsClearly) {
     EXPECT_TRUE(fs::exists(lock_path(nvml_uuid)));
   }
   Proc q = spawn({CONVLEASE, "run", "--gpu", "0", "--", "true"}, tmp_ + "/gpu0env",
-                 {{"CONVBENCH_GPU_UUID", "GPU-abcdef01-0000"}});
+                 {{"CONVBENCH_GPU_UUID", "gpu-ABCDEF01-0000"}});
   EXPECT_EQ(wait_exit(q), 0) << slurp(q.err);
+  // One spelling per GPU: the UUID names the lock file, so case variants must not make two locks.
+  // Planted: the normalisation in Resource::this_host removed -> lock gpu-ABCDEF01-0000: failed.
   EXPECT_TRUE(fs::exists(lock_path(nvml_uuid.empty() ? "GPU-abcdef01-0000" : nvml_uuid)));
 }
 
