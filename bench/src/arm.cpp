@@ -70,4 +70,39 @@ const Arm &reference_arm() {
   throw std::logic_error("no reference arm registered");
 }
 
-} // namespace convbench::bench
+namespace {
+class TwinArm final : public Arm {
+public:
+  TwinArm(const Arm &a, int n) : a_(a), name_(a.name() + "#" + std::to_string(n)) {}
+  std::string name() const override { return name_; }
+  bool device() const override { return a_.device(); }
+  GateKind gate() const override { return a_.gate(); }
+  double tolerance() const override { return a_.tolerance(); }
+  std::string floor_kind() const override { return a_.floor_kind(); }
+  bool available(std::string *why_not) const override { return a_.available(why_not); }
+  double device_bytes(const Problem &p, const std::string &staging) const override {
+    return a_.device_bytes(p, staging);
+  }
+  std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
+                                       const ArmContext &ctx) const override {
+    return a_.prepare(p, staging, ctx);
+  }
+  nlohmann::json describe(const Problem &p) const override { return a_.describe(p); }
+
+private:
+  const Arm &a_;
+  std::string name_;
+};
+} // namespace
+
+const Arm *twin_arm(const Arm &arm, int n) {
+  static std::vector<std::unique_ptr<TwinArm>> twins;
+  const std::string name = arm.name() + "#" + std::to_string(n);
+  for (auto &t : twins)
+    if (t->name() == name)
+      return t.get();
+  twins.push_back(std::make_unique<TwinArm>(arm, n));
+  return twins.back().get();
+}
+
+}  // namespace convbench::bench

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "problem.hpp"
 
 namespace convbench {
@@ -53,12 +55,22 @@ public:
   virtual double device_bytes(const Problem &p, const std::string &staging) const;
   virtual std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
                                                const ArmContext &ctx) const = 0;
+  // What computes the case, for the result's "kernel" block: e.g. {"name": "polyphase-tile f64
+  // dmul+dadd", "issued_macs": N} (the counter checks compare instruction counts with it).
+  virtual nlohmann::json describe(const Problem &) const { return nullptr; }
   // The stagings this arm runs in: {"host"} for host arms, {"per-call", "resident"} for device
   // arms.
-  std::vector<std::string> stagings() const;
+  virtual std::vector<std::string> stagings() const;
+  // Whether this arm computes problem `p` (e.g. the cuDNN peer runs single stages, not the chain);
+  // a case it cannot run is left out of the plan, with *why_not on stderr.
+  virtual bool supports(const Problem &, std::string * /*why_not*/) const { return true; }
 };
 
 bool register_arm(std::unique_ptr<Arm> arm);
+// An A/A twin: the same arm under the name "<name>#<n>", so `--arms cuda-f32,cuda-f32` times one
+// arm twice in one run and the analysis can check that their ratio is 1 (the instrument's own
+// noise). Owned by the registry; returns the same pointer for the same (arm, n).
+const Arm *twin_arm(const Arm &arm, int n);
 // Every registered arm, the reference first, then by name.
 std::vector<const Arm *> registered_arms();
 const Arm *find_arm(const std::string &name);

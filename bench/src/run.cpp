@@ -191,7 +191,10 @@ int run_bench_conv(int argc, const char *const *argv_in) {
         std::string why;
         if (!a->available(&why))
           throw UsageError("--arms: arm " + name + " is not available here: " + why);
-        R.arms.push_back(a);
+        // An arm named again is an A/A twin (cuda-f32#2): the instrument's noise, measured.
+        const int seen = int(std::count(R.opt.arms.begin(), R.opt.arms.begin() +
+                                            (&name - R.opt.arms.data()), name));
+        R.arms.push_back(seen == 0 ? a : twin_arm(*a, seen + 1));
       }
     }
     bool any_device =
@@ -247,6 +250,14 @@ int run_bench_conv(int argc, const char *const *argv_in) {
       for (const Arm *a : R.arms)
         for (const auto &staging :
              a->device() ? R.device_stagings : std::vector<std::string>{"host"}) {
+          const auto own = a->stagings();
+          if (std::find(own.begin(), own.end(), staging) == own.end())
+            continue;
+          if (std::string why; !a->supports(*p, &why)) {
+            std::fprintf(stderr, "bench_conv: %s does not run %s/%d: %s\n", a->name().c_str(),
+                         p->stage.c_str(), int(p->frames), why.c_str());
+            continue;
+          }
           Case c;
           c.problem = p.get();
           c.arm = a;
@@ -634,6 +645,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
                  {"flops", p.flops()},
                  {"min_bytes", p.min_bytes()},
                  {"floor_s", floor},
+                 {"kernel", c.arm->describe(p)},
                  {"gate", c.gate.to_json()},
                  {"samples", c.samples},
                  {"stats", c.seconds.empty() ? json(nullptr) : compute_stats(c.seconds).to_json()},

@@ -1,7 +1,11 @@
 // counter_check: applies the analytic count checks to the counters blocks of a bench_conv result.
 //   counter_check results/<run>.json
-// cuda-f64 cases: DFMA == 0, DMUL == shape.valid_macs(), DADD == valid_macs + one bias add per
-// output cell (transposed stages; see expected_f64_dadd below). cuda-f32 cases: no fp64 work.
+// The multiply-adds a case's kernel issues come from its "kernel": {"issued_macs"} block (the fast
+// polyphase kernel also issues the taps that padding and tile remainders cut off, with x = 0),
+// else from shape.valid_macs() (the simple kernel).
+// cuda-f64 cases: DFMA == 0, DMUL == issued, DADD == issued + one bias add per output cell
+// (transposed stages; see expected_f64_dadd below). cuda-f64-fma: DFMA == issued, DMUL == 0.
+// cuda-f32 cases: no fp64 work.
 // Prints one line per checked case; exit 0 all pass, 1 a check failed, 2 bad input.
 #include <cstdio>
 #include <fstream>
@@ -35,9 +39,32 @@ convbench::ConvShape shape_of(const json& j) {
 // kernels/src/cuda/conv_kernels.cu (AccumF64): one __dadd_rn per non-zero-input tap; a transposed
 // stage adds the bias last (one more per output cell), a forward one starts from it (no add).
 // Inputs of bench_conv are seeded random values; a zero input would lower both counts equally.
-double expected_f64_dadd(const convbench::ConvShape& s) {
+double bias_adds(const convbench::ConvShape& s) {
   const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
-  return double(s.valid_macs()) + (s.bias && s.op == convbench::ConvOp::transposed ? cells : 0.0);
+  return s.bias && s.op == convbench::ConvOp::transposed ? cells : 0.0;
+}
+
+double issued_macs(const json& c, const convbench::ConvShape& s) {
+  const json k = c.value("kernel", json());
+  if (k.is_object() && k.contains("issued_macs")) return k.at("issued_macs").get<double>();
+  return double(s.valid_macs());
+}
+
+// cuda-f64-fma: every tap one DFMA, no DMUL, DADD only for the bias.
+cp::CountCheck check_fp64_fma(const json& m, double issued, double dadd) {
+  cp::CountCheck r;
+  auto num = [&](const char* k) { return m.contains(k) ? m.at(k).get<double>() : -1.0; };
+  auto expect = [&](const char* what, const char* k, double want) {
+    if (num(k) != want) {
+      r.ok = false;
+      r.failures.push_back(std::string(what) + " " + std::to_string(num(k)) + " != expected " +
+                           std::to_string(want));
+    }
+  };
+  expect("DFMA", cp::metric::dfma, issued);
+  expect("DMUL", cp::metric::dmul, 0.0);
+  expect("DADD", cp::metric::dadd, dadd);
+  return r;
 }
 
 }  // namespace
@@ -60,7 +87,7 @@ int main(int argc, char** argv) {
   try {
     for (const json& c : run.at("cases")) {
       const std::string arm = c.at("arm"), id = c.value("id", arm);
-      if (arm != "cuda-f64" && arm != "cuda-f32") continue;
+      if (arm != "cuda-f64" && arm != "cuda-f32" && arm != "cuda-f64-fma") continue;
       const json& counters = c.value("counters", json::object());
       if (counters.value("status", "") != "collected" || !c.at("shape").contains("op")) {
         std::printf("%-40s not checked: counters %s\n", id.c_str(),
@@ -68,10 +95,12 @@ int main(int argc, char** argv) {
         continue;
       }
       const convbench::ConvShape s = shape_of(c.at("shape"));
+      const double issued = issued_macs(c, s);
+      const json& m = counters.at("metrics");
       const cp::CountCheck r =
-          arm == "cuda-f64" ? cp::check_fp64_nofma(counters.at("metrics"), double(s.valid_macs()),
-                                                   expected_f64_dadd(s), 0)
-                            : cp::check_no_fp64(counters.at("metrics"));
+          arm == "cuda-f64"       ? cp::check_fp64_nofma(m, issued, issued + bias_adds(s), 0)
+          : arm == "cuda-f64-fma" ? check_fp64_fma(m, issued, bias_adds(s))
+                                  : cp::check_no_fp64(m);
       ++checked;
       failed += r.ok ? 0 : 1;
       std::printf("%-40s %s\n", id.c_str(), r.ok ? "ok" : ("FAIL: " + r.summary()).c_str());

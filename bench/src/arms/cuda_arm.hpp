@@ -18,10 +18,11 @@ namespace convbench::bench {
 // from stage to stage, each stage's stream waiting on the previous one.
 class CudaResidentPrepared final : public PreparedArm {
 public:
-  CudaResidentPrepared(const Problem &p, cuda::Accum acc) {
+  CudaResidentPrepared(const Problem &p, cuda::Accum acc, cuda::Kernel kernel) {
     for (size_t i = 0; i < p.shapes.size(); ++i) {
       convs_.push_back(std::make_unique<cuda::ResidentConv>(
-          p.shapes[i], acc, p.weights[i].data(), p.shapes[i].bias ? p.biases[i].data() : nullptr));
+          p.shapes[i], acc, p.weights[i].data(), p.shapes[i].bias ? p.biases[i].data() : nullptr,
+          kernel));
       links_.push_back(std::make_unique<device::StreamLink>());
     }
     convs_[0]->upload_input(p.input.data());
@@ -57,7 +58,8 @@ private:
 // the chain hands host buffers from call to call, as chained naive calls would.
 class CudaPerCallPrepared final : public PreparedArm {
 public:
-  CudaPerCallPrepared(const Problem &p, cuda::Accum acc) : p_(p), acc_(acc) {
+  CudaPerCallPrepared(const Problem &p, cuda::Accum acc, cuda::Kernel kernel)
+      : p_(p), acc_(acc), kernel_(kernel) {
     for (const auto &s : p.shapes)
       stage_out_.emplace_back(size_t(s.output_elems()));
   }
@@ -65,7 +67,8 @@ public:
     const float *x = p_.input.data();
     for (size_t i = 0; i < p_.shapes.size(); ++i) {
       cuda::per_call_conv(p_.shapes[i], acc_, x, p_.weights[i].data(),
-                          p_.shapes[i].bias ? p_.biases[i].data() : nullptr, stage_out_[i].data());
+                          p_.shapes[i].bias ? p_.biases[i].data() : nullptr, stage_out_[i].data(),
+                          kernel_);
       x = stage_out_[i].data();
     }
   }
@@ -76,6 +79,7 @@ public:
 private:
   const Problem &p_;
   cuda::Accum acc_;
+  cuda::Kernel kernel_;
   std::vector<std::vector<float>> stage_out_;
 };
 
@@ -96,10 +100,22 @@ public:
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
                                        const ArmContext &) const override {
     if (staging == "resident")
-      return std::make_unique<CudaResidentPrepared>(p, accum());
-    return std::make_unique<CudaPerCallPrepared>(p, accum());
+      return std::make_unique<CudaResidentPrepared>(p, accum(), kernel());
+    return std::make_unique<CudaPerCallPrepared>(p, accum(), kernel());
+  }
+  nlohmann::json describe(const Problem &p) const override {
+    std::string name;
+    int64_t macs = 0;
+    for (const auto &s : p.shapes) {
+      const std::string k = cuda::kernel_name(s, accum(), kernel());
+      if (name.find(k) == std::string::npos)
+        name += (name.empty() ? "" : " | ") + k;
+      macs += cuda::issued_macs(s, accum(), kernel());
+    }
+    return {{"name", name}, {"issued_macs", macs}};
   }
   virtual cuda::Accum accum() const = 0;
+  virtual cuda::Kernel kernel() const { return cuda::Kernel::best; }
 };
 
 } // namespace convbench::bench
