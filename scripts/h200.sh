@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
-# The one script for the GPU machine (H200): build from source for sm_90, run the GPU tests, the
-# sanitizers and the benchmarks, and leave logs and result JSON under $OUT (default ./out).
-# Usage: scripts/h200.sh [STEP...]   steps: build tests sanitize bench lease ncu perf (default: all)
+# The one script for the GPU machine (H200): build from source for sm_90, run every test (the GPU
+# ones included), the sanitizers, the benchmarks and the performance comparison, and leave logs
+# and result JSON under $OUT (packed: the device tool returns at most 8 files).
+# Usage: scripts/h200.sh [STEP...]
+#   steps: build tests sanitize bench counters lease ncu perf compare   (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
-# The device tool returns at most 8 files: everything is written under $W and packed at the end.
 W=${W:-/tmp/h200}
-rm -rf "$W"; mkdir -p "$OUT" "$W/logs" "$W/results"
-steps=${*:-build tests sanitize bench lease ncu perf}
+mkdir -p "$OUT" "$W/logs" "$W/results"
+steps=${*:-build tests sanitize bench counters lease ncu perf compare}
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo "== $*" | tee -a "$W/logs/summary.txt" >&2; }
 B=build-h200
-export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
+export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1 CONVBENCH_EXPECT_GPU=1
 
-# jsonschema is not in the GPU image: carried as wheels (see README, GPU machine).
+# jsonschema is not in the GPU image: carried as wheels in .whl/ (README, "The GPU machine").
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl >/dev/null 2>&1 && export PYTHONPATH=/tmp/site
 fi
 
 if has build; then
-  { nvidia-smi; nvcc --version; nproc; } >"$W/logs/machine.txt" 2>&1
+  { nvidia-smi; nvcc --version; nproc; lscpu | grep -E "Model name|Flags" | cut -c1-200; } >"$W/logs/machine.txt" 2>&1
   t0=$(date +%s)
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$W/logs/configure.txt" 2>&1 || { log "configure FAILED"; tail -30 "$W/logs/configure.txt"; }
@@ -30,27 +31,27 @@ if has build; then
 fi
 
 if has tests; then
-  timeout 420 ctest --test-dir $B --output-on-failure -j4 --timeout 300 >"$W/logs/ctest.txt" 2>&1
-  log "ctest rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
-  grep -E "Failed|\*\*\*" "$W/logs/ctest.txt" | head -20 >&2
-  for t in $B/bin/*_cuda_tests $B/bin/*gpu_tests $B/bin/cudnn_tests $B/bin/fast_kernels_tests; do
-    [ -x "$t" ] || continue
-    timeout 300 "$t" >"$W/logs/$(basename "$t").txt" 2>&1
-    log "$(basename "$t") rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/$(basename "$t").txt" | tr '\n' ' ')"
+  # etcd is not installed on the GPU machine (nothing can be installed there): its tests run on CI.
+  timeout 400 ctest --test-dir $B --output-on-failure -j4 --timeout 300 -E 'etcd' >"$W/logs/ctest.txt" 2>&1
+  log "ctest (all but etcd) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
+  grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest.txt" | head -20 >&2
+  for t in kernels_cuda_tests fast_gpu_tests cudnn_peer_tests profiles_gpu_tests arm_counters_gpu_tests; do
+    [ -x "$B/bin/$t" ] || { log "$t: not built"; continue; }
+    timeout 300 "$B/bin/$t" >"$W/logs/$t.txt" 2>&1
+    log "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/$t.txt" | tr '\n' ' ')"
   done
+  grep -hE "^up[0-9]/96/cuda" "$W/logs/arm_counters_gpu_tests.txt" | tee -a "$W/logs/summary.txt" >&2
 fi
 
 if has sanitize; then
-  export CONVBENCH_SANITIZER_SMALL=1
   for tool in memcheck racecheck; do
-    for t in $B/bin/kernels_cuda_tests $B/bin/fast_kernels_tests; do
-      [ -x "$t" ] || continue
-      timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 "$t" \
-        >"$W/logs/sanitize-$tool-$(basename "$t").txt" 2>&1
-      log "compute-sanitizer $tool $(basename "$t") rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/logs/sanitize-$tool-$(basename "$t").txt" | tail -1)"
-    done
+    CONVBENCH_SANITIZER_SMALL=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 \
+      $B/bin/kernels_cuda_tests --gtest_filter='-CudaErrors.*:CudaGrid.*' >"$W/logs/san-$tool-kernels.txt" 2>&1
+    log "compute-sanitizer $tool kernels_cuda_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-kernels.txt" | tr '\n' ' ')"
+    timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 $B/bin/fast_gpu_tests \
+      --gtest_filter='*Random*:*Cancellation*:*Infinite*:*Width*' >"$W/logs/san-$tool-fast.txt" 2>&1
+    log "compute-sanitizer $tool fast_gpu_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-fast.txt" | tr '\n' ' ')"
   done
-  unset CONVBENCH_SANITIZER_SMALL
 fi
 
 if has bench; then
@@ -58,33 +59,65 @@ if has bench; then
   $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/up0.json" >"$W/logs/bench-up0.txt" 2>"$W/logs/bench-up0.err"
   log "bench_conv --stage up0 --reps 3: rc=$? wall $(( $(date +%s) - t0 )) s"; cat "$W/logs/bench-up0.txt" >&2
   t0=$(date +%s)
-  timeout 400 $B/bin/bench_conv --stage chain --frames 96,384,1536 --reps 3 --arms cuda-f64,cuda-f32,cpu-f32 \
+  timeout 420 $B/bin/bench_conv --stage chain --frames 96,384,1536 --reps 3 \
     --out "$W/results/chain-sweep.json" >"$W/logs/bench-chain.txt" 2>"$W/logs/bench-chain.err"
-  log "bench_conv chain sweep: rc=$? wall $(( $(date +%s) - t0 )) s"
+  log "bench_conv --stage chain --frames 96,384,1536 --reps 3: rc=$? wall $(( $(date +%s) - t0 )) s"
+fi
+
+if has counters; then
+  $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 3 --arms cuda-f64,cuda-f64-fma,cuda-f32 \
+    --out "$W/results/counters.json" >"$W/logs/bench-counters.txt" 2>"$W/logs/bench-counters.err"
+  log "bench_conv counters run: rc=$?"; cat "$W/logs/bench-counters.txt" >&2
+  $B/bin/counter_check "$W/results/counters.json" >"$W/logs/counter_check.txt" 2>&1
+  log "counter_check rc=$? $(tail -1 "$W/logs/counter_check.txt")"
 fi
 
 if has lease; then
-  python3 -c "import torch,time; x=torch.ones(1,device='cuda'); time.sleep(40)" &
-  fg=$!; sleep 8
+  python3 -c "import torch,time; x=torch.ones(1,device='cuda'); torch.cuda.synchronize(); time.sleep(120)" &
+  tp=$!
+  for i in $(seq 60); do nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -q . && break; sleep 1; done
   $B/bin/bench_conv --stage up1 --reps 3 --arms cuda-f32 --no-counters --out "$W/results/foreign-gpu.json" \
     >"$W/logs/bench-foreign.txt" 2>&1
-  log "bench under a foreign CUDA context: rc=$? (expect 3, verdict void)"
-  kill $fg 2>/dev/null; wait $fg 2>/dev/null
+  log "bench under a foreign CUDA context: rc=$? (expect 3)"
+  $B/bin/convlease run --gpu 0 -- $B/bin/bench_conv --stage up1 --reps 3 --arms cuda-f32 --no-counters \
+    --out "$W/results/foreign-gpu-convlease.json" >"$W/logs/bench-foreign-convlease.txt" 2>&1
+  log "same under convlease run: rc=$? (expect 3)"
+  kill $tp 2>/dev/null; wait $tp 2>/dev/null
+  python3 - "$W/results" <<'PY' 2>&1 | tee -a "$W/logs/summary.txt" >&2
+import json, sys
+for n in ("foreign-gpu", "foreign-gpu-convlease"):
+    try:
+        L = json.load(open(f"{sys.argv[1]}/{n}.json"))["lease"]
+        print(n, L["verdict"], "|", "; ".join(L["reasons"])[:400])
+    except Exception as e:
+        print(n, "no result:", e)
+PY
 fi
 
 if has ncu; then
   timeout 300 ncu --clock-control none --nvtx --nvtx-include "convbench@up0/" --metrics gpu__time_duration.sum \
-    $B/bin/bench_conv --stage up0 --reps 1 --arms cuda-f32 --staging resident --out "$W/results/under-ncu.json" \
-    >"$W/logs/ncu.txt" 2>&1
-  log "bench under ncu: rc=$? kernels profiled: $(grep -c 'gpu__time_duration' "$W/logs/ncu.txt")"
+    $B/bin/bench_conv --stage up0 --reps 1 --arms cuda-f32 --staging resident --no-lease \
+    --out "$W/results/under-ncu.json" >"$W/logs/ncu.txt" 2>&1
+  log "bench under ncu: rc=$? ranges profiled: $(grep -c 'gpu__time_duration' "$W/logs/ncu.txt")"
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('under ncu, counters:', [c['counters'].get('status') + ': ' + str(c['counters'].get('message',''))[:120] for c in r['cases'] if c['device']])" \
+    "$W/results/under-ncu.json" 2>&1 | tee -a "$W/logs/summary.txt" >&2
 fi
 
 if has perf; then
-  [ -x $B/bin/fast_kernels_bench ] && timeout 120 $B/bin/fast_kernels_bench >"$W/logs/fast-bench.txt" 2>&1
-  timeout 180 python3 scripts/torch_peer.py --out "$W/results/torch-peer.json" >"$W/logs/torch-peer.txt" 2>&1
-  log "torch peer rc=$?"
+  [ -x $B/bin/fast_kernels_bench ] && timeout 150 $B/bin/fast_kernels_bench --frames 96,384,1536 --reps 20 \
+    >"$W/logs/fast-bench.txt" 2>&1; log "fast_kernels_bench rc=$?"
+  [ -x $B/bin/cpu_f32_bench ] && timeout 120 $B/bin/cpu_f32_bench --threads 16 >"$W/logs/cpu-f32-bench.txt" 2>&1
+  timeout 240 python3 scripts/torch_peer.py --gpu --threads 16 --frames 96 --out "$W/results/torch-peer.json" \
+    >"$W/logs/torch-peer.txt" 2>&1; log "torch peer rc=$?"
+  $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 5 --arms cpu-f32 --threads 16 --no-counters \
+    --out "$W/results/cpu-f32.json" >"$W/logs/bench-cpu-f32.txt" 2>&1; log "cpu-f32 16 threads rc=$?"
+fi
+
+if has compare; then
+  t0=$(date +%s)
+  bash scripts/compare_h200.sh $B "$W/results/compare" 2>&1 | tee -a "$W/logs/summary.txt" >&2
+  log "compare: $(( $(date +%s) - t0 )) s"
 fi
 
 tar -C "$W" -czf "$OUT/h200.tgz" logs results
 cp "$W/logs/summary.txt" "$OUT/"
-cat "$W/logs/summary.txt"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole performance comparison on the GPU machine, in one run (issue 7): the three model
+# families x every upsample stage (+ the chain) x 96, 384 and 1536 frames, resident staging,
+# 5 interleaved rounds, our CUDA arms against the cuDNN peer; then the instrument's own check
+# (9 rounds with A/A twins); then the analysis report of every result.
+# Usage: scripts/compare_h200.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+B=${1:?build dir}; O=${2:?output dir}
+mkdir -p "$O"
+export PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}"
+arms=cuda-f32,cuda-f64,cuda-f64-fma,cudnn-f32,cudnn-tf32,cudnn-f64
+for model in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
+  t0=$(date +%s)
+  "$B/bin/bench_conv" --model "$model" --stage all --frames 96,384,1536 --staging resident \
+    --reps 5 --arms "$arms" --out "$O/compare-$model.json" >"$O/compare-$model.txt" 2>"$O/compare-$model.err"
+  echo "compare $model: rc=$? $(( $(date +%s) - t0 )) s"
+done
+# The instrument: CV across 9 rounds, and each device arm next to its A/A twin.
+"$B/bin/bench_conv" --stage up0,up1,up2 --frames 96 --staging resident --reps 9 \
+  --arms cuda-f32,cuda-f32,cuda-f64,cuda-f64,cudnn-f32,cudnn-f32 --out "$O/instrument.json" \
+  >"$O/instrument.txt" 2>"$O/instrument.err"
+echo "instrument (9 rounds, A/A): rc=$?"
+for f in "$O"/compare-*.json "$O/instrument.json"; do
+  python3 -m convbench_analysis report "$f" --baseline cudnn-f32/resident >"${f%.json}.report.txt" 2>&1
+  echo "report $(basename "$f"): rc=$? (3 = some ratio refused)"
+done
+python3 -m convbench_analysis report "$O/instrument.json" --baseline cuda-f32/resident --json \
+  >"$O/instrument.report.json" 2>/dev/null
+python3 -m convbench_analysis plot "$O"/compare-*.json --out "$O/plots" >/dev/null 2>&1
+echo "plots: $(ls "$O/plots" 2>/dev/null | wc -l) files"
