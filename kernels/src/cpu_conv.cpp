@@ -2,6 +2,8 @@
 // a cell never depends on the thread count.
 #include "convbench/cpu_conv.hpp"
 
+#include "cpu_f32_conv.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -86,71 +88,6 @@ void transposed_f64_row(const ConvShape& s, const float* x, const float* w, cons
   for (int64_t p = 0; p < lo; ++p) y_row[p] = float(a[p]);
 }
 
-// cpu-f32: blocked partial sums over input channels, as a blocked GEMM reduces the K dimension.
-constexpr int64_t kF32ChannelBlock = 64;
-
-void forward_f32_row(const ConvShape& s, const float* x, const float* w, const float* bias,
-                     int64_t b, int64_t oc, std::vector<float>& acc, std::vector<float>& part,
-                     float* y_row) {
-  const int64_t lo = s.l_out();
-  std::fill(acc.begin(), acc.end(), 0.0f);
-  float* a = acc.data();
-  float* pt = part.data();
-  for (int64_t ic0 = 0; ic0 < s.cin; ic0 += kF32ChannelBlock) {
-    const int64_t ic1 = std::min(s.cin, ic0 + kF32ChannelBlock);
-    std::fill(part.begin(), part.end(), 0.0f);
-    for (int64_t ic = ic0; ic < ic1; ++ic) {
-      const float* xrow = x + (b * s.cin + ic) * s.l_in;
-      const float* wrow = w + (oc * s.cin + ic) * s.k;
-      for (int64_t kk = 0; kk < s.k; ++kk) {
-        const float wv = wrow[kk];
-        const int64_t off = kk * s.dilation - s.padding;
-        const Range r = tap_range(lo, s.stride, off, s.l_in);
-        if (s.stride == 1) {
-          const float* xs = xrow + off;
-          for (int64_t o = r.lo; o < r.hi; ++o) pt[o] += xs[o] * wv;
-        } else {
-          for (int64_t o = r.lo; o < r.hi; ++o) pt[o] += xrow[o * s.stride + off] * wv;
-        }
-      }
-    }
-    for (int64_t o = 0; o < lo; ++o) a[o] += pt[o];
-  }
-  const float bv = bias ? bias[oc] : 0.0f;
-  for (int64_t o = 0; o < lo; ++o) y_row[o] = a[o] + bv;
-}
-
-void transposed_f32_row(const ConvShape& s, const float* x, const float* w, const float* bias,
-                        int64_t b, int64_t oc, std::vector<float>& acc, std::vector<float>& part,
-                        float* y_row) {
-  const int64_t lo = s.l_out();
-  std::fill(acc.begin(), acc.end(), 0.0f);
-  float* a = acc.data();
-  float* pt = part.data();
-  for (int64_t ic0 = 0; ic0 < s.cin; ic0 += kF32ChannelBlock) {
-    const int64_t ic1 = std::min(s.cin, ic0 + kF32ChannelBlock);
-    std::fill(part.begin(), part.end(), 0.0f);
-    for (int64_t ic = ic0; ic < ic1; ++ic) {
-      const float* xrow = x + (b * s.cin + ic) * s.l_in;
-      const float* wrow = w + (ic * s.cout + oc) * s.k;
-      for (int64_t kk = 0; kk < s.k; ++kk) {
-        const float wv = wrow[kk];
-        const int64_t off = kk * s.dilation - s.padding;
-        const Range r = tap_range(s.l_in, s.stride, off, lo);
-        if (s.stride == 1) {
-          float* ps = pt + off;
-          for (int64_t t = r.lo; t < r.hi; ++t) ps[t] += xrow[t] * wv;
-        } else {
-          for (int64_t t = r.lo; t < r.hi; ++t) pt[t * s.stride + off] += xrow[t] * wv;
-        }
-      }
-    }
-    for (int64_t p = 0; p < lo; ++p) a[p] += pt[p];
-  }
-  const float bv = bias ? bias[oc] : 0.0f;
-  for (int64_t p = 0; p < lo; ++p) y_row[p] = a[p] + bv;
-}
-
 const float* bias_or_null(const ConvShape& s, const float* bias) { return s.bias ? bias : nullptr; }
 
 }  // namespace
@@ -173,22 +110,10 @@ void conv_cpu_f64(const ConvShape& s, const float* x, const float* w, const floa
   });
 }
 
+// cpu-f32 lives in cpu_f32_conv.cpp (a register-blocked polyphase GEMM per instruction set).
 void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                   ThreadPool& pool) {
-  s.validate();
-  const float* bv = bias_or_null(s, bias);
-  const int64_t lo = s.l_out();
-  pool.parallel_for(s.batch * s.cout, [&](int64_t begin, int64_t end) {
-    std::vector<float> acc(static_cast<size_t>(lo)), part(static_cast<size_t>(lo));
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t b = row / s.cout, oc = row % s.cout;
-      float* y_row = y + row * lo;
-      if (s.op == ConvOp::forward)
-        forward_f32_row(s, x, w, bv, b, oc, acc, part, y_row);
-      else
-        transposed_f32_row(s, x, w, bv, b, oc, acc, part, y_row);
-    }
-  });
+  cpu_f32::conv(cpu_f32::best_isa(), s, x, w, bias, y, pool);
 }
 
 }  // namespace convbench
