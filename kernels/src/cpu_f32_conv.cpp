@@ -1,7 +1,8 @@
-// cpu-f32 driver: builds the phase plan of cpu_f32_plan.hpp, the zero-padded input buffer, and
-// runs the items (batch x oc block x u chunk) on the pool. Each item owns its output cells
-// outright and its addition order depends only on the shape, so the output is the same run to
-// run and at any thread count. Items are handed out dynamically (an atomic counter) for balance.
+// cpu-f32 driver: builds the phase plan of cpu_f32_plan.hpp, the zero-padded
+// input buffer, and runs the items (batch x oc block x u chunk) on the pool.
+// Each item owns its output cells outright and its addition order depends only
+// on the shape, so the output is the same run to run and at any thread count.
+// Items are handed out dynamically (an atomic counter) for balance.
 #include "cpu_f32_conv.hpp"
 
 #include <algorithm>
@@ -19,8 +20,8 @@ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1)
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// Blocking budgets (floats), tuned on up0..up3 of the default model: the chunk accumulator and
-// the packed weights of one input-channel block stay in L1/L2.
+// Blocking budgets (floats), tuned on up0..up3 of the default model: the chunk
+// accumulator and the packed weights of one input-channel block stay in L1/L2.
 constexpr int64_t kAccBudget = 12288;
 constexpr int64_t kPackBudget = 8192;
 
@@ -28,29 +29,30 @@ struct Built {
   Plan plan{};
   std::vector<Tap> taps;
   std::vector<Phase> phases;
-  int64_t rows = 1;  // input rows per channel (forward: stride)
-  int64_t lx = 0;    // floats per row
-  int64_t z = 0;     // zero cells before input index 0 in each row
+  int64_t rows = 1; // input rows per channel (forward: stride)
+  int64_t lx = 0;   // floats per row
+  int64_t z = 0;    // zero cells before input index 0 in each row
 };
 
-Built build_plan(const ConvShape& s, Block blk) {
+Built build_plan(const ConvShape &s, Block blk) {
   Built b;
   const int64_t l_out = s.l_out();
   std::vector<int64_t> shifts;
   int64_t n_max = 0;
   if (s.op == ConvOp::transposed) {
     const int64_t st = s.stride, d = s.dilation, pad = s.padding;
-    b.z = ((s.k - 1) * d) / st;  // the largest o_k
+    b.z = ((s.k - 1) * d) / st; // the largest o_k
     for (int64_t r = 0; r < st; ++r) {
       Phase f{};
       const int64_t c_r = pad - r > 0 ? ceil_div(pad - r, st) : 0;
-      const int64_t top = l_out - 1 + pad - r;  // largest P = q*s + r in range, minus r
+      const int64_t top = l_out - 1 + pad - r; // largest P = q*s + r in range, minus r
       f.n_out = top < 0 ? 0 : std::max<int64_t>(0, top / st - c_r + 1);
       f.y_first = c_r * st + r - pad;
       f.y_step = st;
       f.first_tap = int64_t(b.taps.size());
       for (int64_t k = 0; k < s.k; ++k) {
-        if ((k * d) % st != r) continue;
+        if ((k * d) % st != r)
+          continue;
         const int64_t o = (k * d - r) / st;
         b.taps.push_back(Tap{k, 0});
         shifts.push_back(c_r - o + b.z);
@@ -63,7 +65,8 @@ Built build_plan(const ConvShape& s, Block blk) {
   } else {
     const int64_t st = s.stride;
     int64_t a_min = 0;
-    for (int64_t k = 0; k < s.k; ++k) a_min = std::min(a_min, floor_div(k * s.dilation - s.padding, st));
+    for (int64_t k = 0; k < s.k; ++k)
+      a_min = std::min(a_min, floor_div(k * s.dilation - s.padding, st));
     b.z = -a_min;
     for (int64_t k = 0; k < s.k; ++k) {
       b.taps.push_back(Tap{k, 0});
@@ -74,19 +77,21 @@ Built build_plan(const ConvShape& s, Block blk) {
     b.rows = st;
   }
   const int64_t max_shift = *std::max_element(shifts.begin(), shifts.end());
-  // Every tile reads NR cells from its first one, up to round_up(n_max, NR) - 1 + max_shift.
+  // Every tile reads NR cells from its first one, up to round_up(n_max, NR) - 1
+  // + max_shift.
   b.lx = std::max(round_up(std::max<int64_t>(n_max, 1), blk.nr) + max_shift,
                   b.z + ceil_div(s.l_in, b.rows));
-  b.lx = round_up(b.lx, 16);  // whole cache lines per row
+  b.lx = round_up(b.lx, 16); // whole cache lines per row
   for (size_t i = 0; i < b.taps.size(); ++i) {
-    const int64_t row = s.op == ConvOp::forward
-                            ? b.taps[i].k * s.dilation - s.padding -
-                                  floor_div(b.taps[i].k * s.dilation - s.padding, s.stride) * s.stride
-                            : 0;
+    const int64_t row =
+        s.op == ConvOp::forward
+            ? b.taps[i].k * s.dilation - s.padding -
+                  floor_div(b.taps[i].k * s.dilation - s.padding, s.stride) * s.stride
+            : 0;
     b.taps[i].x_off = row * b.lx + shifts[i];
   }
 
-  Plan& p = b.plan;
+  Plan &p = b.plan;
   p.x_ic_stride = b.rows * b.lx;
   if (s.op == ConvOp::transposed) {
     p.w_ic_stride = s.cout * s.k;
@@ -110,25 +115,25 @@ Built build_plan(const ConvShape& s, Block blk) {
   int64_t chunk = std::max(blk.nr, kAccBudget / (p.n_phases * p.mr) / blk.nr * blk.nr);
   chunk = std::min(chunk, n_cells);
   p.n_u_chunks = ceil_div(n_cells, chunk);
-  p.chunk_u = round_up(ceil_div(n_cells, p.n_u_chunks), blk.nr);  // even chunks
+  p.chunk_u = round_up(ceil_div(n_cells, p.n_u_chunks), blk.nr); // even chunks
   p.kc = std::clamp<int64_t>(kPackBudget / (std::max<int64_t>(p.n_taps_total, 1) * p.mr), 8, 512);
   p.n_oc_blocks = ceil_div(s.cout, p.mr);
   return b;
 }
 
-using RunFn = void (*)(const Plan&, int64_t, int64_t, float*);
+using RunFn = void (*)(const Plan &, int64_t, int64_t, float *);
 
-}  // namespace
+} // namespace
 
 bool isa_supported(Isa isa) {
   switch (isa) {
-    case Isa::generic:
-      return true;
-    case Isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("fma");
+  case Isa::generic:
+    return true;
+  case Isa::avx2:
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case Isa::avx512:
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("fma");
   }
   return false;
 }
@@ -140,20 +145,20 @@ Isa best_isa() {
   return best;
 }
 
-const char* isa_name(Isa isa) {
+const char *isa_name(Isa isa) {
   switch (isa) {
-    case Isa::generic:
-      return "generic";
-    case Isa::avx2:
-      return "avx2";
-    case Isa::avx512:
-      return "avx512";
+  case Isa::generic:
+    return "generic";
+  case Isa::avx2:
+    return "avx2";
+  case Isa::avx512:
+    return "avx512";
   }
   return "?";
 }
 
-void conv(Isa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-          float* y, ThreadPool& pool) {
+void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+          ThreadPool &pool) {
   s.validate();
   if (!isa_supported(isa))
     throw std::invalid_argument(std::string("cpu-f32: this CPU cannot run the ") + isa_name(isa) +
@@ -169,22 +174,23 @@ void conv(Isa isa, const ConvShape& s, const float* x, const float* w, const flo
   // The zero-padded input: xbuf[b][ic][row][z + m] = x[b][ic][m*rows + row].
   const int64_t ic_stride = b.plan.x_ic_stride;
   std::unique_ptr<float, decltype(&std::free)> xbuf(
-      static_cast<float*>(std::aligned_alloc(64, size_t(round_up(s.batch * s.cin * ic_stride, 16)) *
-                                                     sizeof(float))),
+      static_cast<float *>(std::aligned_alloc(
+          64, size_t(round_up(s.batch * s.cin * ic_stride, 16)) * sizeof(float))),
       &std::free);
-  if (!xbuf) throw std::bad_alloc();
+  if (!xbuf)
+    throw std::bad_alloc();
   pool.parallel_for(s.batch * s.cin, [&](int64_t begin, int64_t end) {
     for (int64_t bc = begin; bc < end; ++bc) {
-      float* dst = xbuf.get() + bc * ic_stride;
+      float *dst = xbuf.get() + bc * ic_stride;
       std::fill(dst, dst + ic_stride, 0.0f);
-      const float* src = x + bc * s.l_in;
+      const float *src = x + bc * s.l_in;
       for (int64_t row = 0; row < b.rows; ++row)
         for (int64_t m = 0; m * b.rows + row < s.l_in; ++m)
           dst[row * b.lx + b.z + m] = src[m * b.rows + row];
     }
   });
 
-  Plan& p = b.plan;
+  Plan &p = b.plan;
   p.xbuf = xbuf.get();
   p.w = w;
   p.bias = s.bias ? bias : nullptr;
@@ -194,12 +200,13 @@ void conv(Isa isa, const ConvShape& s, const float* x, const float* w, const flo
   std::atomic<int64_t> next{0};
   pool.parallel_for(std::min<int64_t>(pool.size(), items), [&](int64_t, int64_t) {
     std::unique_ptr<float, decltype(&std::free)> scratch(
-        static_cast<float*>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
+        static_cast<float *>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
         &std::free);
-    if (!scratch) throw std::bad_alloc();
+    if (!scratch)
+      throw std::bad_alloc();
     for (int64_t item = next.fetch_add(1); item < items; item = next.fetch_add(1))
       run(p, item, item + 1, scratch.get());
   });
 }
 
-}  // namespace convbench::cpu_f32
+} // namespace convbench::cpu_f32

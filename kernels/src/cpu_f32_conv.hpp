@@ -1,5 +1,6 @@
-// cpu-f32 with a chosen instruction set, for the tests (every variant this CPU can run must pass
-// the gates) and cpu_f32_bench. conv_cpu_f32 calls it with best_isa().
+// cpu-f32 with a chosen instruction set, for the tests (every variant this CPU
+// can run must pass the gates) and cpu_f32_bench. conv_cpu_f32 calls it with
+// best_isa().
 #pragma once
 
 #include "convbench/shape.hpp"
@@ -8,12 +9,13 @@
 
 namespace convbench::cpu_f32 {
 
-bool isa_supported(Isa isa);  // whether this CPU runs it
-Isa best_isa();               // AVX-512 if supported, else AVX2, else generic
-const char* isa_name(Isa isa);
+bool isa_supported(Isa isa); // whether this CPU runs it
+Isa best_isa();              // AVX-512 if supported, else AVX2, else generic
+const char *isa_name(Isa isa);
 
-// Throws ShapeError for an invalid shape, std::invalid_argument for an unsupported isa.
-void conv(Isa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-          float* y, ThreadPool& pool);
+// Throws ShapeError for an invalid shape, std::invalid_argument for an
+// unsupported isa.
+void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+          ThreadPool &pool);
 
-}  // namespace convbench::cpu_f32
+} // namespace convbench::cpu_f32

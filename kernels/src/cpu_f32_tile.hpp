@@ -1,16 +1,18 @@
-// cpu-f32's register-blocked tile, written once and compiled per instruction set: each
-// cpu_f32_<isa>.cpp defines a vector traits struct `V` and includes this header inside an
-// anonymous namespace, under its own `#pragma GCC target`. No standard-library calls in here (see
-// cpu_f32_plan.hpp for why).
+// cpu-f32's register-blocked tile, written once and compiled per instruction
+// set: each cpu_f32_<isa>.cpp defines a vector traits struct `V` and includes
+// this header inside an anonymous namespace, under its own `#pragma GCC
+// target`. No standard-library calls in here (see cpu_f32_plan.hpp for why).
 //
-// Order of the additions into one output cell (fixed by the shape alone, so the result does not
-// depend on the thread count): for each block of kc input channels, a partial sum starts at 0 in
-// an f32 register and takes that block's (ic ascending, tap ascending) products by FMA; the
-// partial is then added into the cell's f32 accumulator (zero at the start); bias is added last.
-// Every step is f32: nothing is ever held in double.
+// Order of the additions into one output cell (fixed by the shape alone, so the
+// result does not depend on the thread count): for each block of kc input
+// channels, a partial sum starts at 0 in an f32 register and takes that block's
+// (ic ascending, tap ascending) products by FMA; the partial is then added into
+// the cell's f32 accumulator (zero at the start); bias is added last. Every
+// step is f32: nothing is ever held in double.
 //
-// Expects: struct V { using R; static constexpr int VL; zero, load, bcast, fma(a, b, c) = a*b+c,
-// add, store }, and constants kMR (oc rows) and kNV (vectors of VL cells) of the register block.
+// Expects: struct V { using R; static constexpr int VL; zero, load, bcast,
+// fma(a, b, c) = a*b+c, add, store }, and constants kMR (oc rows) and kNV
+// (vectors of VL cells) of the register block.
 
 #ifndef CONVBENCH_CPU_F32_TILE_BODY
 #error "include cpu_f32_tile.hpp only from a cpu_f32_<isa>.cpp, inside its anonymous namespace"
@@ -18,32 +20,36 @@
 
 constexpr int kNR = kNV * V::VL;
 
-// One MR x NR block of partial sums over n_ic input channels, added into c (row stride c_rows).
-// a: packed weights [ic][tap][mr_full] (MR of the mr_full used); x: the first channel's buffer at
-// this block's first cell; taps: this phase's taps (x_off).
+// One MR x NR block of partial sums over n_ic input channels, added into c (row
+// stride c_rows). a: packed weights [ic][tap][mr_full] (MR of the mr_full
+// used); x: the first channel's buffer at this block's first cell; taps: this
+// phase's taps (x_off).
 template <int MR>
-void block(const float* a, int64_t a_ic_stride, int64_t mr_full, const cpu_f32::Tap* taps,
-           int64_t n_taps, const float* x, int64_t x_ic_stride, int64_t n_ic, float* c,
+void block(const float *a, int64_t a_ic_stride, int64_t mr_full, const cpu_f32::Tap *taps,
+           int64_t n_taps, const float *x, int64_t x_ic_stride, int64_t n_ic, float *c,
            int64_t c_rows) {
   typename V::R acc[MR][kNV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) acc[i][v] = V::zero();
+    for (int v = 0; v < kNV; ++v)
+      acc[i][v] = V::zero();
   for (int64_t ic = 0; ic < n_ic; ++ic) {
-    const float* xr = x + ic * x_ic_stride;
-    const float* ar = a + ic * a_ic_stride;
+    const float *xr = x + ic * x_ic_stride;
+    const float *ar = a + ic * a_ic_stride;
     for (int64_t t = 0; t < n_taps; ++t) {
-      const float* xp = xr + taps[t].x_off;
-      const float* ap = ar + t * mr_full;
+      const float *xp = xr + taps[t].x_off;
+      const float *ap = ar + t * mr_full;
       typename V::R bv[kNV];
 #pragma GCC unroll 4
-      for (int v = 0; v < kNV; ++v) bv[v] = V::load(xp + v * V::VL);
+      for (int v = 0; v < kNV; ++v)
+        bv[v] = V::load(xp + v * V::VL);
 #pragma GCC unroll 16
       for (int i = 0; i < MR; ++i) {
         const typename V::R av = V::bcast(ap + i);
 #pragma GCC unroll 4
-        for (int v = 0; v < kNV; ++v) acc[i][v] = V::fma(av, bv[v], acc[i][v]);
+        for (int v = 0; v < kNV; ++v)
+          acc[i][v] = V::fma(av, bv[v], acc[i][v]);
       }
     }
   }
@@ -51,25 +57,26 @@ void block(const float* a, int64_t a_ic_stride, int64_t mr_full, const cpu_f32::
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) {
-      float* cp = c + i * c_rows + v * V::VL;
+      float *cp = c + i * c_rows + v * V::VL;
       V::store(cp, V::add(V::load(cp), acc[i][v]));
     }
 }
 
-using BlockFn = void (*)(const float*, int64_t, int64_t, const cpu_f32::Tap*, int64_t,
-                         const float*, int64_t, int64_t, float*, int64_t);
+using BlockFn = void (*)(const float *, int64_t, int64_t, const cpu_f32::Tap *, int64_t,
+                         const float *, int64_t, int64_t, float *, int64_t);
 
-// block<1> .. block<kMR>, so the oc remainder of a shape runs the same code with fewer rows.
-template <int... I>
-BlockFn block_for_rows(int64_t rows, std::integer_sequence<int, I...>) {
+// block<1> .. block<kMR>, so the oc remainder of a shape runs the same code
+// with fewer rows.
+template <int... I> BlockFn block_for_rows(int64_t rows, std::integer_sequence<int, I...>) {
   const BlockFn table[] = {&block<I + 1>...};
   return table[rows - 1];
 }
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// One item: batch b, oc block ob, u chunk uc, over all phases and all input channels.
-void run_item(const cpu_f32::Plan& p, int64_t item, float* scratch) {
+// One item: batch b, oc block ob, u chunk uc, over all phases and all input
+// channels.
+void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
   const int64_t uc = item % p.n_u_chunks;
   const int64_t ob = (item / p.n_u_chunks) % p.n_oc_blocks;
   const int64_t b = item / (p.n_u_chunks * p.n_oc_blocks);
@@ -77,26 +84,30 @@ void run_item(const cpu_f32::Plan& p, int64_t item, float* scratch) {
   const int64_t oc0 = ob * mr;
   const int64_t rows = min64(mr, p.cout - oc0);
   const int64_t u_begin = uc * chunk;
-  float* acc = scratch;                          // [phase][mr][chunk]
-  float* pack = scratch + p.n_phases * mr * chunk;  // [kc][T][mr]
-  for (int64_t i = 0; i < p.n_phases * mr * chunk; ++i) acc[i] = 0.0f;
+  float *acc = scratch;                            // [phase][mr][chunk]
+  float *pack = scratch + p.n_phases * mr * chunk; // [kc][T][mr]
+  for (int64_t i = 0; i < p.n_phases * mr * chunk; ++i)
+    acc[i] = 0.0f;
   const BlockFn fn = block_for_rows(rows, std::make_integer_sequence<int, kMR>{});
 
   for (int64_t ic0 = 0; ic0 < p.cin; ic0 += p.kc) {
     const int64_t n_ic = min64(p.kc, p.cin - ic0);
-    // Pack this block's weights so the tile reads its MR row values contiguously.
+    // Pack this block's weights so the tile reads its MR row values
+    // contiguously.
     for (int64_t l = 0; l < n_ic; ++l)
       for (int64_t i = 0; i < rows; ++i) {
-        const float* src = p.w + (ic0 + l) * p.w_ic_stride + (oc0 + i) * p.w_oc_stride;
-        float* dst = pack + l * T * mr + i;
-        for (int64_t g = 0; g < T; ++g) dst[g * mr] = src[p.taps[g].k];
+        const float *src = p.w + (ic0 + l) * p.w_ic_stride + (oc0 + i) * p.w_oc_stride;
+        float *dst = pack + l * T * mr + i;
+        for (int64_t g = 0; g < T; ++g)
+          dst[g * mr] = src[p.taps[g].k];
       }
-    const float* x = p.xbuf + (b * p.cin + ic0) * p.x_ic_stride;
+    const float *x = p.xbuf + (b * p.cin + ic0) * p.x_ic_stride;
     for (int64_t ph = 0; ph < p.n_phases; ++ph) {
-      const cpu_f32::Phase& f = p.phases[ph];
+      const cpu_f32::Phase &f = p.phases[ph];
       const int64_t u_end = min64(u_begin + chunk, f.n_out);
-      if (f.n_taps == 0) continue;
-      float* c = acc + ph * mr * chunk;
+      if (f.n_taps == 0)
+        continue;
+      float *c = acc + ph * mr * chunk;
       for (int64_t u0 = u_begin; u0 < u_end; u0 += kNR)
         fn(pack + f.first_tap * mr, T * mr, mr, p.taps + f.first_tap, f.n_taps, x + u0,
            p.x_ic_stride, n_ic, c + (u0 - u_begin), chunk);
@@ -104,13 +115,14 @@ void run_item(const cpu_f32::Plan& p, int64_t item, float* scratch) {
   }
 
   for (int64_t ph = 0; ph < p.n_phases; ++ph) {
-    const cpu_f32::Phase& f = p.phases[ph];
+    const cpu_f32::Phase &f = p.phases[ph];
     const int64_t u_end = min64(u_begin + chunk, f.n_out);
     for (int64_t i = 0; i < rows; ++i) {
       const float bv = p.bias ? p.bias[oc0 + i] : 0.0f;
-      const float* c = acc + (ph * mr + i) * chunk - u_begin;
-      float* yr = p.y + (b * p.cout + oc0 + i) * p.l_out + f.y_first;
-      for (int64_t u = u_begin; u < u_end; ++u) yr[u * f.y_step] = c[u] + bv;
+      const float *c = acc + (ph * mr + i) * chunk - u_begin;
+      float *yr = p.y + (b * p.cout + oc0 + i) * p.l_out + f.y_first;
+      for (int64_t u = u_begin; u < u_end; ++u)
+        yr[u * f.y_step] = c[u] + bv;
     }
   }
 }

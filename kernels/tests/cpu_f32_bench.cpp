@@ -1,8 +1,11 @@
-// cpu_f32_bench: times cpu-f32 on the transposed stages up0..up3 of bigvgan_v2_44khz_128band_512x
-// (facts.md) and prints GFLOP/s next to PyTorch's CPU f32 time on the GPU machine (16 threads).
-// Not a test: a measuring tool for issue 7's host-arm target.
-//   cpu_f32_bench [--threads N] [--frames F] [--reps R] [--isa generic|avx2|avx512] [--check]
-// --check also runs cpu-f64 once per stage and prints cpu-f32's relative L2 against it.
+// cpu_f32_bench: times cpu-f32 on the transposed stages up0..up3 of
+// bigvgan_v2_44khz_128band_512x (facts.md) and prints GFLOP/s next to PyTorch's
+// CPU f32 time on the GPU machine (16 threads). Not a test: a measuring tool
+// for issue 7's host-arm target.
+//   cpu_f32_bench [--threads N] [--frames F] [--reps R] [--isa
+//   generic|avx2|avx512] [--check]
+// --check also runs cpu-f64 once per stage and prints cpu-f32's relative L2
+// against it.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,9 +26,9 @@ using convbench::ConvShape;
 namespace f32 = convbench::cpu_f32;
 
 struct Stage {
-  const char* name;
+  const char *name;
   int64_t cin, cout, k, stride, l_in_per_frame;
-  double torch_us_16t_96f;  // facts.md, PyTorch CPU f32, 16 threads, 96 frames
+  double torch_us_16t_96f; // facts.md, PyTorch CPU f32, 16 threads, 96 frames
 };
 // C = 1536, strides 8,4,2,2, kernels 16,8,4,4, padding (K - s) / 2.
 const Stage kStages[] = {{"up0", 1536, 768, 16, 8, 1, 18117},
@@ -33,17 +36,19 @@ const Stage kStages[] = {{"up0", 1536, 768, 16, 8, 1, 18117},
                          {"up2", 384, 192, 4, 2, 32, 2560},
                          {"up3", 192, 96, 4, 2, 64, 2694}};
 
-[[noreturn]] void usage_error(const std::string& what) {
-  std::fprintf(stderr, "cpu_f32_bench: %s (usage: cpu_f32_bench [--threads N] [--frames F] "
-                       "[--reps R] [--isa generic|avx2|avx512] [--check])\n",
+[[noreturn]] void usage_error(const std::string &what) {
+  std::fprintf(stderr,
+               "cpu_f32_bench: %s (usage: cpu_f32_bench [--threads N] [--frames F] "
+               "[--reps R] [--isa generic|avx2|avx512] [--check])\n",
                what.c_str());
   std::exit(2);
 }
 
-int64_t parse_positive(const char* flag, const char* text) {
-  char* end = nullptr;
+int64_t parse_positive(const char *flag, const char *text) {
+  char *end = nullptr;
   const long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || v < 1 || v > 1000000) usage_error(std::string(flag) + " needs a positive integer, got '" + text + "'");
+  if (end == text || *end != '\0' || v < 1 || v > 1000000)
+    usage_error(std::string(flag) + " needs a positive integer, got '" + text + "'");
   return v;
 }
 
@@ -51,43 +56,55 @@ std::vector<float> random_values(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(n));
-  for (auto& e : v) e = dist(rng);
+  for (auto &e : v)
+    e = dist(rng);
   return v;
 }
 
-}  // namespace
+} // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   int64_t threads = 2, frames = 96, reps = 5;
   bool check = false;
   f32::Isa isa = f32::best_isa();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        usage_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--threads") threads = parse_positive("--threads", value());
-    else if (a == "--frames") frames = parse_positive("--frames", value());
-    else if (a == "--reps") reps = parse_positive("--reps", value());
-    else if (a == "--check") check = true;
+    if (a == "--threads")
+      threads = parse_positive("--threads", value());
+    else if (a == "--frames")
+      frames = parse_positive("--frames", value());
+    else if (a == "--reps")
+      reps = parse_positive("--reps", value());
+    else if (a == "--check")
+      check = true;
     else if (a == "--isa") {
       const std::string v = value();
-      if (v == "generic") isa = f32::Isa::generic;
-      else if (v == "avx2") isa = f32::Isa::avx2;
-      else if (v == "avx512") isa = f32::Isa::avx512;
-      else usage_error("unknown --isa '" + v + "'");
-      if (!f32::isa_supported(isa)) usage_error("this CPU cannot run --isa " + v);
-    } else usage_error("unknown argument '" + a + "'");
+      if (v == "generic")
+        isa = f32::Isa::generic;
+      else if (v == "avx2")
+        isa = f32::Isa::avx2;
+      else if (v == "avx512")
+        isa = f32::Isa::avx512;
+      else
+        usage_error("unknown --isa '" + v + "'");
+      if (!f32::isa_supported(isa))
+        usage_error("this CPU cannot run --isa " + v);
+    } else
+      usage_error("unknown argument '" + a + "'");
   }
 
   convbench::ThreadPool pool{int(threads)};
   std::printf("cpu-f32 (%s tile), %lld threads, %lld frames, median of %lld reps\n",
               f32::isa_name(isa), (long long)threads, (long long)frames, (long long)reps);
   std::printf("%-5s %5s %5s %3s %2s %6s %7s %10s %10s %8s %10s %8s%s\n", "stage", "cin", "cout",
-              "K", "s", "l_in", "GFLOP", "median_us", "min_us", "GFLOP/s", "torch16_us",
-              "vs_torch", check ? "  rel_l2_vs_f64" : "");
-  for (const Stage& st : kStages) {
+              "K", "s", "l_in", "GFLOP", "median_us", "min_us", "GFLOP/s", "torch16_us", "vs_torch",
+              check ? "  rel_l2_vs_f64" : "");
+  for (const Stage &st : kStages) {
     ConvShape s;
     s.op = ConvOp::transposed;
     s.cin = st.cin;
@@ -101,23 +118,24 @@ int main(int argc, char** argv) {
                b = random_values(s.cout, 3);
     std::vector<float> y(size_t(s.output_elems()));
     std::vector<double> us;
-    for (int64_t r = 0; r <= reps; ++r) {  // rep 0 warms caches and pages, not counted
+    for (int64_t r = 0; r <= reps; ++r) { // rep 0 warms caches and pages, not counted
       const auto t0 = std::chrono::steady_clock::now();
       f32::conv(isa, s, x.data(), w.data(), b.data(), y.data(), pool);
       const auto t1 = std::chrono::steady_clock::now();
-      if (r > 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (r > 0)
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     std::sort(us.begin(), us.end());
     const double med = us[us.size() / 2];
     const double gflop = s.flops() * 1e-9;
     // PyTorch's time was measured at 96 frames and 16 threads only.
     const bool comparable = frames == 96;
-    std::printf("%-5s %5lld %5lld %3lld %2lld %6lld %7.3f %10.0f %10.0f %8.1f %10.0f %8s", st.name,
-                (long long)s.cin, (long long)s.cout, (long long)s.k, (long long)s.stride,
-                (long long)s.l_in, gflop, med, us.front(), gflop / (med * 1e-6),
-                st.torch_us_16t_96f,
-                comparable ? (std::to_string(st.torch_us_16t_96f / med).substr(0, 5) + "x").c_str()
-                           : "-");
+    std::printf(
+        "%-5s %5lld %5lld %3lld %2lld %6lld %7.3f %10.0f %10.0f %8.1f %10.0f "
+        "%8s",
+        st.name, (long long)s.cin, (long long)s.cout, (long long)s.k, (long long)s.stride,
+        (long long)s.l_in, gflop, med, us.front(), gflop / (med * 1e-6), st.torch_us_16t_96f,
+        comparable ? (std::to_string(st.torch_us_16t_96f / med).substr(0, 5) + "x").c_str() : "-");
     if (check) {
       std::vector<float> ref(y.size());
       convbench::conv_cpu_f64(s, x.data(), w.data(), b.data(), ref.data(), pool);
@@ -130,7 +148,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("vs_torch = PyTorch CPU f32 time (16 threads of the GPU machine) / this median: >= 1 "
+  std::printf("vs_torch = PyTorch CPU f32 time (16 threads of the GPU machine) / this "
+              "median: >= 1 "
               "means at least as fast; only meaningful at --threads 16 there.\n");
   return 0;
 }
