@@ -21,7 +21,7 @@
 constexpr int kNR = kNV * V::VL;
 
 // One MR x NR block of partial sums over n_ic input channels, added into c (row
-// stride c_rows). a: packed weights [ic][tap][mr_full] (MR of the mr_full
+// stride c_rows). a: packed weights [ic][tap][mr_full] of this phase (MR of the mr_full
 // used); x: the first channel's buffer at this block's first cell; taps: this
 // phase's taps (x_off).
 template <int MR>
@@ -80,27 +80,31 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
   const int64_t uc = item % p.n_u_chunks;
   const int64_t ob = (item / p.n_u_chunks) % p.n_oc_blocks;
   const int64_t b = item / (p.n_u_chunks * p.n_oc_blocks);
-  const int64_t mr = p.mr, chunk = p.chunk_u, T = p.n_taps_total;
+  const int64_t mr = p.mr, chunk = p.chunk_u;
   const int64_t oc0 = ob * mr;
   const int64_t rows = min64(mr, p.cout - oc0);
   const int64_t u_begin = uc * chunk;
   float *acc = scratch;                            // [phase][mr][chunk]
-  float *pack = scratch + p.n_phases * mr * chunk; // [kc][T][mr]
+  float *pack = scratch + p.n_phases * mr * chunk; // [phase][kc][tap][mr]
   for (int64_t i = 0; i < p.n_phases * mr * chunk; ++i)
     acc[i] = 0.0f;
   const BlockFn fn = block_for_rows(rows, std::make_integer_sequence<int, kMR>{});
 
   for (int64_t ic0 = 0; ic0 < p.cin; ic0 += p.kc) {
     const int64_t n_ic = min64(p.kc, p.cin - ic0);
-    // Pack this block's weights so the tile reads its MR row values
-    // contiguously.
-    for (int64_t l = 0; l < n_ic; ++l)
-      for (int64_t i = 0; i < rows; ++i) {
-        const float *src = p.w + (ic0 + l) * p.w_ic_stride + (oc0 + i) * p.w_oc_stride;
-        float *dst = pack + l * T * mr + i;
-        for (int64_t g = 0; g < T; ++g)
-          dst[g * mr] = src[p.taps[g].k];
-      }
+    // Pack this block's weights phase by phase, [phase][ic][tap][mr], so the tile reads them
+    // strictly sequentially.
+    for (int64_t ph = 0; ph < p.n_phases; ++ph) {
+      const cpu_f32::Phase &f = p.phases[ph];
+      float *dst_phase = pack + f.first_tap * n_ic * mr;
+      for (int64_t l = 0; l < n_ic; ++l)
+        for (int64_t i = 0; i < rows; ++i) {
+          const float *src = p.w + (ic0 + l) * p.w_ic_stride + (oc0 + i) * p.w_oc_stride;
+          float *dst = dst_phase + l * f.n_taps * mr + i;
+          for (int64_t t = 0; t < f.n_taps; ++t)
+            dst[t * mr] = src[p.taps[f.first_tap + t].k];
+        }
+    }
     const float *x = p.xbuf + (b * p.cin + ic0) * p.x_ic_stride;
     for (int64_t ph = 0; ph < p.n_phases; ++ph) {
       const cpu_f32::Phase &f = p.phases[ph];
@@ -109,7 +113,7 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
         continue;
       float *c = acc + ph * mr * chunk;
       for (int64_t u0 = u_begin; u0 < u_end; u0 += kNR)
-        fn(pack + f.first_tap * mr, T * mr, mr, p.taps + f.first_tap, f.n_taps, x + u0,
+        fn(pack + f.first_tap * n_ic * mr, f.n_taps * mr, mr, p.taps + f.first_tap, f.n_taps, x + u0,
            p.x_ic_stride, n_ic, c + (u0 - u_begin), chunk);
     }
   }
