@@ -143,8 +143,17 @@ Resource Resource::this_host(const std::string &gpu_uuid) {
   r.machine_id = read_first_line("/etc/machine-id");
   if (r.machine_id.empty())
     r.machine_id = read_first_line("/var/lib/dbus/machine-id");
+  // Minimal VM images have neither file (seen on the H200 machine): the host name is the
+  // machine's identity then. Every process on the machine sees the same one, which is all the
+  // lock path needs; it is spelled so that it can never collide with a real machine-id (hex).
+  if (r.machine_id.empty() && !r.host.empty()) {
+    r.machine_id = "host-";
+    for (char c : r.host)
+      r.machine_id += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  }
   if (r.machine_id.empty())
-    throw LeaseRefused("cannot read /etc/machine-id: the lease needs a stable machine identity");
+    throw LeaseRefused("no /etc/machine-id, /var/lib/dbus/machine-id or host name: the lease "
+                       "needs a stable machine identity");
   // One spelling per GPU ("GPU-" + lowercase hex, as NVML prints it): the UUID names the lock, and
   // two spellings of one GPU would be two mutexes.
   r.gpu_uuid = gpu_uuid;

@@ -6,7 +6,7 @@ if(NOT DEFINED CONVBENCH_LEASE_E2E_REGISTERED)
     add_test(NAME lease.bench_e2e
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/e2e_bench.py
                      --bench $<TARGET_FILE:bench_conv> --convlease $<TARGET_FILE:convlease>)
-    set_tests_properties(lease.bench_e2e PROPERTIES LABELS lease TIMEOUT 300)
+    set_tests_properties(lease.bench_e2e PROPERTIES LABELS lease TIMEOUT 300 RESOURCE_LOCK gpu)
   else()
     message(STATUS "lease: bench_conv target absent, lease.bench_e2e not registered")
   endif()
