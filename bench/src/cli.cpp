@@ -49,7 +49,9 @@ no result); 3 lease refused (no result) or lease void (result written); 4 correc
 
 namespace {
 
-std::vector<std::string> split_list(const std::string &flag, const std::string &v) {
+// allow_repeats: --arms may name an arm again, which runs its A/A twin ("cuda-f32#2").
+std::vector<std::string> split_list(const std::string &flag, const std::string &v,
+                                    bool allow_repeats = false) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
@@ -65,7 +67,7 @@ std::vector<std::string> split_list(const std::string &flag, const std::string &
   }
   std::set<std::string> seen;
   for (const auto &s : out)
-    if (!seen.insert(s).second)
+    if (!seen.insert(s).second && !allow_repeats)
       throw UsageError(flag + ": '" + s + "' listed twice");
   return out;
 }
@@ -168,7 +170,7 @@ Options parse_cli(int argc, const char *const *argv) {
       for (const auto &f : split_list(flag, value))
         o.frames.push_back(parse_int(flag, f, 1, 1000000000));
     } else if (flag == "--arms") {
-      o.arms = split_list(flag, value);
+      o.arms = split_list(flag, value, true);
     } else if (flag == "--staging") {
       if (value != "per-call" && value != "resident" && value != "both")
         throw UsageError("--staging: expected per-call, resident or both, got '" + value + "'");

@@ -125,6 +125,7 @@ public:
   std::vector<std::string> stages;
   std::vector<const Arm *> arms;
   std::vector<std::string> device_stagings;
+  std::vector<std::string> skipped;  // (arm, problem) pairs an arm does not run, and why
   std::vector<std::unique_ptr<Problem>> problems;
   std::vector<Case> cases;
   bool gpu = false;
@@ -254,8 +255,9 @@ int run_bench_conv(int argc, const char *const *argv_in) {
           if (std::find(own.begin(), own.end(), staging) == own.end())
             continue;
           if (std::string why; !a->supports(*p, &why)) {
-            std::fprintf(stderr, "bench_conv: %s does not run %s/%d: %s\n", a->name().c_str(),
-                         p->stage.c_str(), int(p->frames), why.c_str());
+            // Said once the plan stands: a refused plan prints its one error line only.
+            R.skipped.push_back(a->name() + " does not run " + p->stage + "/" +
+                              std::to_string(p->frames) + ": " + why);
             continue;
           }
           Case c;
@@ -403,6 +405,8 @@ int run_bench_conv(int argc, const char *const *argv_in) {
     }
 
     // ---- problems: seeded inputs ----
+    for (const auto &note : R.skipped)
+      std::cerr << "bench_conv: " << note << "\n";
     std::cerr << "bench_conv: " << R.cases.size() << " cases (" << R.problems.size()
               << " problems x arms x staging), " << R.opt.reps << " rounds, " << R.threads
               << " host threads\n";
