@@ -44,3 +44,31 @@ else:
         report.build(a)
         written = plot.plot(a, tmp_path)
         assert written and all(p.stat().st_size > 0 for p in written)
+
+
+# Real H200 runs with a known verdict (results/examples/README.md says how each was made).
+REAL = {p.name: p for p in EXAMPLES}
+
+
+@pytest.mark.skipif("foreign-gpu.json" not in REAL, reason="real foreign-GPU run not committed")
+def test_real_foreign_gpu_run_is_refused_naming_the_process():
+    # bench_conv on the H200 while a python3 torch process held a context on the GPU: the lease
+    # held, the observation voided it. Planted fault seen failing: dropping the lease-void check
+    # in gates.py (reporting it as lease-expired) fails this test.
+    a = gates.assess([load.load_run(REAL["foreign-gpu.json"])])
+    codes = {f.code for f in a.all_findings()}
+    assert {"lease-void", "foreign-gpu"} <= codes
+    assert any("python3" in f.detail for f in a.all_findings() if f.code == "lease-void")
+
+
+@pytest.mark.skipif("instrument.json" not in REAL, reason="real A/A run not committed")
+def test_real_aa_twins_agree_within_one_percent():
+    # 9 rounds, each device arm listed twice (cuda-f32 and cuda-f32#2): the instrument's own
+    # noise. The target: the A/A ratio within [0.99, 1.01]. Planted fault seen failing:
+    # a 2% bias on the numerator in report.build.
+    run = load.load_run(REAL["instrument.json"])
+    rep = report.build(gates.assess([run]), baseline="cuda-f32/resident")
+    twins = [r for g in rep["groups"] for r in g["rows"] if r["arm"] == "cuda-f32#2/resident"]
+    assert len(twins) == 3
+    for r in twins:
+        assert r["status"] == "ok" and 0.99 <= r["ratio"] <= 1.01, r

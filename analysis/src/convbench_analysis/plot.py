@@ -18,6 +18,21 @@ from .gates import Assessment, seconds  # noqa: E402
 from .report import pick_baseline  # noqa: E402
 
 
+def _color(label, arms) -> str:
+    """One colour per arm across every panel of a figure (panels hold different subsets)."""
+    return f"C{sorted(arms).index(label) % 10}"
+
+
+def _legend(fig, axes) -> None:
+    """One legend for the figure, naming every arm that appears in any panel."""
+    seen = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen.keys()), loc="upper left", fontsize=7)
+
+
 def _title(runs: list[dict], model: str, what: str) -> str:
     def join(key):
         return ", ".join(sorted({str(r[key]) for r in runs}))
@@ -70,7 +85,9 @@ def plot(a: Assessment, out: Path, baseline: str | None = None) -> list[Path]:
                 fr = [p[0] for p in pts]
                 best = [p[1] for p in pts]
                 err = [[0.0 for _ in pts], [p[3] - p[1] for p in pts]]
-                line = ax.errorbar(fr, best, yerr=err, marker="o", capsize=3, label=lb)
+                line = ax.errorbar(
+                    fr, best, yerr=err, marker="o", capsize=3, label=lb, color=_color(lb, arms)
+                )
                 hollow = [p for p in pts if p[4]]
                 if hollow:
                     ax.scatter(
@@ -89,7 +106,7 @@ def plot(a: Assessment, out: Path, baseline: str | None = None) -> list[Path]:
                 title=st,
             )
             ax.grid(True, which="both", alpha=0.3)
-        axes[0][0].legend(fontsize=7)
+        _legend(fig, axes)
         fig.suptitle(
             _title(
                 summaries[model], model, "time vs frames (bars: rounds' spread; hollow: refused)"
@@ -114,7 +131,11 @@ def plot(a: Assessment, out: Path, baseline: str | None = None) -> list[Path]:
                     if not pts:
                         continue
                     (line,) = ax.plot(
-                        [p[0] for p in pts], [p[1] for p in pts], marker="o", label=lb
+                        [p[0] for p in pts],
+                        [p[1] for p in pts],
+                        marker="o",
+                        label=lb,
+                        color=_color(lb, arms),
                     )
                     hollow = [p for p in pts if p[2]]
                     if hollow:
@@ -135,7 +156,7 @@ def plot(a: Assessment, out: Path, baseline: str | None = None) -> list[Path]:
                     title=st,
                 )
                 ax.grid(True, which="both", alpha=0.3)
-            axes[0][0].legend(fontsize=7)
+            _legend(fig, axes)
             fig.suptitle(
                 _title(summaries[model], model, f"ratio vs frames (baseline {base})"), fontsize=9
             )
@@ -165,6 +186,8 @@ def plot(a: Assessment, out: Path, baseline: str | None = None) -> list[Path]:
                             [p[1]["tflops"] for p in pts],
                             marker="o",
                             label=f"{lb} ({prec})",
+                            color=_color(lb, arms),
+                            ls="-" if prec == "fp64" else ":",
                         )
                         pk = [p[1]["peak_tflops"] for p in pts if p[1]["peak_tflops"]]
                         if pk:
@@ -181,7 +204,7 @@ def plot(a: Assessment, out: Path, baseline: str | None = None) -> list[Path]:
                     xscale="log", xlabel="frames", ylabel="achieved TFLOP/s (counters)", title=st
                 )
                 ax.grid(True, which="both", alpha=0.3)
-            axes[0][0].legend(fontsize=7)
+            _legend(fig, axes)
             fig.suptitle(_title(summaries[model], model, "achieved TFLOP/s vs peak"), fontsize=9)
             written += _save(fig, out, f"{stem}-tflops")
     return written
