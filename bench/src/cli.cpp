@@ -21,8 +21,10 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --model NAME      model family from data/models.json (aliases accepted). Default:
                     bigvgan_v2_44khz_128band_512x
   --frames LIST     mel frames, comma-separated, for a sweep (e.g. 96,384,1536). Default: 96
-  --arms LIST       arms, comma-separated: cpu-f64, cpu-f32, cuda-f64, cuda-f32, ... Default:
-                    every arm available on this machine. A device arm without a GPU is an error.
+  --arms LIST       arms, comma-separated: cpu-f64, cpu-f32, cuda-f64, cuda-f64-fma, cuda-f32,
+                    cudnn-f32, cudnn-tf32, cudnn-f64 (those this build has). Default: every arm
+                    available on this machine. A device arm without a GPU is an error. An arm
+                    named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.
   --staging MODE    device arms: per-call, resident or both. Default: both
   --reps N          interleaved rounds (samples per case; best = min over rounds). Default: 3
   --seed S          seed of the inputs and of each round's case order (unsigned 64-bit). Default: 1
@@ -40,7 +42,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   -h, --help        this text
 
 Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
-NVTX: domain "convbench", one range per timed sample named <stage>/<frames>/<arm>/<staging>/r<round>.
+NVTX: domain "convbench"; each timed sample is the nested push/pop ranges stage > frames > arm >
+staging > r<round>, so ncu --nvtx --nvtx-include "convbench@up0/96/cuda-f32/" selects one case.
 Exit status: 0 ok; 1 runtime error (CUDA failure, result not written); 2 bad usage (nothing run,
 no result); 3 lease refused (no result) or lease void (result written); 4 correctness gate failed
 (result written; the failing arm is not timed).
