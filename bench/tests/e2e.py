@@ -245,6 +245,17 @@ def t_small_run(bench, schema, tmp):
     check(orders[0] == orders[1], "same seed, different interleaving")
     check(orders[0] != orders[2], "different seeds, same interleaving")
 
+    # An arm named twice runs as its A/A twin: both timed, interleaved, gated like the original.
+    # Planted: rejecting repeats in --arms again (exit 2) fails here.
+    q = small_run(bench, tmp, ["--arms", "cpu-f32,cpu-f32", "--reps", "2"], out="aa.json")
+    check(q.returncode == 0, f"A/A run: exit {q.returncode}: {q.stderr[-300:]}")
+    rr = load(os.path.join(tmp, "aa.json"))
+    validate(v, rr, "A/A run")
+    arms = sorted(c["arm"] for c in rr["cases"])
+    check(arms == ["cpu-f32", "cpu-f32#2"], f"A/A arms {arms}")
+    check(all(len(c["samples"]) == 2 and c["gate"]["result"] == "pass" for c in rr["cases"]),
+          "A/A twins timed and gated")
+
 
 def t_atomic_out(bench, schema, tmp):
     """The result appears whole or not at all. Planted: writing the result in place (no temp +
