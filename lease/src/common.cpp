@@ -140,17 +140,11 @@ Resource Resource::this_host(const std::string &gpu_uuid) {
   char buf[256] = {};
   ::gethostname(buf, sizeof buf - 1);
   r.host = buf;
-  r.machine_id = read_first_line("/etc/machine-id");
-  if (r.machine_id.empty())
-    r.machine_id = read_first_line("/var/lib/dbus/machine-id");
-  // Minimal VM images have neither file (seen on the H200 machine): the host name is the
-  // machine's identity then. Every process on the machine sees the same one, which is all the
-  // lock path needs; it is spelled so that it can never collide with a real machine-id (hex).
-  if (r.machine_id.empty() && !r.host.empty()) {
-    r.machine_id = "host-";
-    for (char c : r.host)
-      r.machine_id += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
-  }
+  // Minimal VM images have neither machine-id file (seen on the H200 machine): the host name is
+  // the machine's identity then; every process on the machine sees the same one, which is all
+  // the lock path needs.
+  r.machine_id = machine_identity(read_first_line("/etc/machine-id"),
+                                  read_first_line("/var/lib/dbus/machine-id"), r.host);
   if (r.machine_id.empty())
     throw LeaseRefused("no /etc/machine-id, /var/lib/dbus/machine-id or host name: the lease "
                        "needs a stable machine identity");
@@ -163,6 +157,21 @@ Resource Resource::this_host(const std::string &gpu_uuid) {
         static_cast<char>(i < dash ? std::toupper(static_cast<unsigned char>(r.gpu_uuid[i]))
                                    : std::tolower(static_cast<unsigned char>(r.gpu_uuid[i])));
   return r;
+}
+
+std::string Resource::machine_identity(const std::string &etc_machine_id,
+                                       const std::string &dbus_machine_id,
+                                       const std::string &host) {
+  if (!etc_machine_id.empty())
+    return etc_machine_id;
+  if (!dbus_machine_id.empty())
+    return dbus_machine_id;
+  if (host.empty())
+    return "";
+  std::string id = "host-";
+  for (char c : host)
+    id += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  return id;
 }
 
 json Holder::to_json() const {

@@ -384,3 +384,14 @@ TEST_F(FileLeaseTest, GpuIndexMapsToAUuidOrFailsClearly) {
 }
 
 } // namespace
+
+// The lock path's machine identity where /etc/machine-id is absent (the H200 VM image has
+// neither machine-id file). Planted: returning the host name unprefixed fails the first check.
+TEST(MachineIdentity, FallsBackToThePrefixedHostName) {
+  using convbench::lease::Resource;
+  EXPECT_EQ(Resource::machine_identity("", "", "vm"), "host-vm");
+  EXPECT_EQ(Resource::machine_identity("", "", "a b/c"), "host-a_b_c");  // never a path separator
+  EXPECT_EQ(Resource::machine_identity("0123abcd", "ffff", "vm"), "0123abcd");
+  EXPECT_EQ(Resource::machine_identity("", "ffff", "vm"), "ffff");
+  EXPECT_EQ(Resource::machine_identity("", "", ""), "");
+}

@@ -27,6 +27,11 @@ struct Resource {
   nlohmann::json to_json() const;
   static Resource from_json(const nlohmann::json &j);
   static Resource this_host(const std::string &gpu_uuid);
+  // The machine's identity for the lock path: the first non-empty of /etc/machine-id and
+  // /var/lib/dbus/machine-id, else "host-<host name>" (spelled so it never looks like a hex id);
+  // empty when all three are empty.
+  static std::string machine_identity(const std::string &etc_machine_id,
+                                      const std::string &dbus_machine_id, const std::string &host);
 };
 
 // Who holds a lease; written into the authority so that a refusal can name the holder.
