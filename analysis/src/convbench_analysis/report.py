@@ -152,8 +152,9 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
 def _t(s: float | None) -> str:
     if s is None:
         return "-"
+    # By magnitude: a fitted fixed cost can come out negative (-17.25 us, not -1.725e+04 ns).
     for unit, k in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= k:
+        if abs(s) >= k:
             return f"{s / k:.4g} {unit}"
     return f"{s / 1e-9:.4g} ns"
 
