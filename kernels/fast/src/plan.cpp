@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "configs.hpp"
 #include "convbench/fast_conv.hpp"
 
 namespace convbench::fast {
@@ -34,7 +35,9 @@ std::string unsupported_reason(const ConvShape &s) {
   return "";
 }
 
-Plan make_plan(const ConvShape &s) {
+Plan make_plan(const ConvShape &s) { return make_plan(s, default_fast_config()); }
+
+Plan make_plan(const ConvShape &s, const FastConfig &c) {
   const std::string why = unsupported_reason(s);
   if (!why.empty())
     throw std::invalid_argument("fast conv: " + why);
@@ -67,20 +70,52 @@ Plan make_plan(const ConvShape &s) {
     const int64_t hi = (p.l_out + s.padding - r + s.stride - 1) / s.stride;
     u_max = std::max(u_max, hi - c);
   }
-  p.u_tiles = std::max<int64_t>(1, (u_max + kBu - 1) / kBu);
-  const int64_t bo = kOg * (4 / p.tr);
+  const int64_t bu = int64_t{c.cells_per_thread / 4} * c.u_groups; // u per block
+  p.u_tiles = std::max<int64_t>(1, (u_max + bu - 1) / bu);
+  const int64_t bo = int64_t{c.threads / c.u_groups} * (4 / p.tr); // oc per block
   p.oc_tiles = (s.cout + bo - 1) / bo;
   return p;
 }
 
 } // namespace detail
 
-int64_t fast_issued_macs(const ConvShape &s) {
-  const detail::Plan p = detail::make_plan(s);
-  // Every thread of every block runs every chunk: kBk channels x M taps x 16 cells (TM*TR*kTn).
+int64_t fast_issued_macs(const ConvShape &s) { return fast_issued_macs(s, default_fast_config()); }
+
+int64_t fast_issued_macs(const ConvShape &s, const FastConfig &c) {
+  const detail::Plan p = detail::make_plan(s, c);
+  // Every thread of every block runs every chunk: chunk channels x M taps x its cells.
   const int64_t blocks = int64_t(p.groups) * p.u_tiles * p.oc_tiles * p.batch;
-  const int64_t chunks = (p.cin + detail::kBk - 1) / detail::kBk;
-  return blocks * detail::kThreads * chunks * detail::kBk * p.m * (4 * detail::kTn);
+  const int64_t chunks = (p.cin + c.chunk - 1) / c.chunk;
+  return blocks * c.threads * chunks * c.chunk * p.m * c.cells_per_thread;
+}
+
+std::string FastConfig::name() const {
+  return "t" + std::to_string(threads) + "-c" + std::to_string(cells_per_thread) + "-k" +
+         std::to_string(chunk) + "-u" + std::to_string(u_groups);
+}
+
+FastConfig default_fast_config() { return detail::runtime_config<detail::DefaultConfig>(); }
+
+std::vector<FastConfig> fast_configs() {
+  return std::apply(
+      [](auto... cs) {
+        return std::vector<FastConfig>{detail::runtime_config<decltype(cs)>()...};
+      },
+      detail::CompiledConfigs{});
+}
+
+std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &c) {
+  const std::string why = detail::unsupported_reason(s);
+  if (!why.empty())
+    return why;
+  bool compiled = false;
+  detail::with_config(c, [&](auto) { compiled = true; });
+  if (!compiled)
+    return "block configuration " + c.name() + " is not compiled (see fast_configs())";
+  if (!(c == default_fast_config()) && s.k / s.stride != 2)
+    return "block configuration " + c.name() +
+           " is compiled only for K / stride == 2 taps per phase (the default handles all)";
+  return "";
 }
 
 bool fast_supported(const ConvShape &s, bool /*f64*/) {

@@ -13,10 +13,8 @@
 // it) owns TR consecutive phases that share one c_r (TR divides s and pad % s), so one x window
 // serves all of the thread's phases.
 //
-// Thread block: 64 threads = kOg oc-groups x kUg u-groups. Small blocks on purpose: up0 at 96
-// frames has only ~590k output cells; 64-thread blocks give 576 blocks for 132 SMs (at most 5 on
-// one SM against 4.4 on average), where 128-thread blocks gave 288 (3 against 2.2). A thread owns
-// TM oc x TR phases x kTn consecutive u (TM * TR == 4, so 16 cells). Per input-channel chunk of kBk
+// Thread block (Config below; the default is 64 threads): kOg oc-groups x kUg u-groups. A thread
+// owns TM oc x TR phases x kTn consecutive u (TM * TR == 4, so 4 * kTn cells; 16 by default). Per input-channel chunk of kBk
 // channels the block stages the weights w[ic, oc0.., j*s + r0 ..] and the x window into shared
 // memory (f64 kernel: converted to double once there, since f32->f64 conversions run at 1/4 of the
 // DFMA rate).
@@ -48,14 +46,36 @@
 
 namespace convbench::fast::detail {
 
-constexpr int kThreads = 64;
-constexpr int kTn = 4;              // consecutive u per thread
-constexpr int kUg = 8;              // u-groups per block
-constexpr int kBu = kTn * kUg;      // u per block
-constexpr int kOg = kThreads / kUg; // oc-groups per block
-constexpr int kBk = 16;             // input channels per shared-memory chunk
-constexpr int kXw = kBu + 4;        // x window row: kBu + M - 1 <= kBu + 3, padded to 4 for float4
-constexpr int kXr = kTn + 4;        // x values a thread reads per channel (two aligned 4-vectors)
+// The block shape, a compile-time configuration (issue 7 sweep): Threads = kOg oc-groups x kUg
+// u-groups; each thread owns TM oc x TR phases x Tn consecutive u (TM * TR == 4 always, so
+// 4 * Tn cells); Bk input channels per shared-memory chunk. The block shape never changes the
+// per-cell addition order (chunks ascending, channels ascending inside a chunk = ic ascending),
+// so every configuration keeps the f64 byte-identity contract.
+template <int Threads, int UGroups, int Tn, int Bk> struct Config {
+  static constexpr int kThreads = Threads;
+  static constexpr int kUg = UGroups;          // u-groups per block
+  static constexpr int kTn = Tn;               // consecutive u per thread
+  static constexpr int kBk = Bk;               // input channels per shared-memory chunk
+  static constexpr int kBu = kTn * kUg;        // u per block
+  static constexpr int kOg = kThreads / kUg;   // oc-groups per block
+  static constexpr int kXw = kBu + 4;          // x window row: kBu + M - 1 <= kBu + 3, padded for float4
+  static constexpr int kXr = kTn + 4;          // x values a thread reads per channel (aligned 4-vectors)
+  static constexpr int kCells = 4 * kTn;       // cells per thread
+  static_assert(kThreads % kUg == 0, "u-groups divide the block");
+  static_assert(kUg % 4 == 0, "weight rows (4 * kOg elements) split evenly over the threads");
+  static_assert(kTn % 4 == 0, "a thread's x window is read as aligned 4-vectors");
+};
+
+// Today's block (the default that launch_conv runs): 64 threads = 8 oc-groups x 8 u-groups, 16
+// cells per thread, 16 channels per chunk. Small blocks on purpose: up0 at 96 frames has only
+// ~590k output cells; 64-thread blocks give 576 blocks for 132 SMs.
+using DefaultConfig = Config<64, 8, 4, 16>;
+constexpr int kThreads = DefaultConfig::kThreads;
+constexpr int kTn = DefaultConfig::kTn;
+constexpr int kUg = DefaultConfig::kUg;
+constexpr int kBu = DefaultConfig::kBu;
+constexpr int kOg = DefaultConfig::kOg;
+constexpr int kBk = DefaultConfig::kBk;
 
 // Everything the kernel needs about the shape, computed once on the host.
 struct Plan {
@@ -141,8 +161,18 @@ CB_HD void load4(const double *p, double (&v)[4]) {
 // Fused: each tap is one fma (the f32 arm, and the cuda-f64-fma arm); not fused: __dmul_rn then
 // __dadd_rn, two fp64 instructions per tap (the cuda-f64 arm as issue 2 specifies it, whose
 // counters must show zero DFMA). Both give the same bits for f32 operands (see above).
-template <typename T, int M, int TR, bool Fused = true> struct Tile {
+template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig> struct Tile {
   static_assert(M >= 1 && M <= 4, "taps per phase");
+  // The block shape of this instantiation (these shadow the DefaultConfig names above).
+  using Cfg = C;
+  static constexpr int kThreads = C::kThreads;
+  static constexpr int kTn = C::kTn;
+  static constexpr int kUg = C::kUg;
+  static constexpr int kBu = C::kBu;
+  static constexpr int kOg = C::kOg;
+  static constexpr int kBk = C::kBk;
+  static constexpr int kXw = C::kXw;
+  static constexpr int kXr = C::kXr;
   static_assert(TR == 1 || TR == 2 || TR == 4, "phases per thread");
   static constexpr int TM = 4 / TR;                // oc per thread
   static constexpr int BO = kOg * TM;              // oc per block
@@ -193,8 +223,8 @@ template <typename T, int M, int TR, bool Fused = true> struct Tile {
   // Global -> registers for the chunk starting at channel ic0. Zero outside the tensors.
   // Offsets are int: make_plan() refuses tensors of 2^31 elements or more.
   // Weight element e = tid + i*kThreads of the tile is (ii, j, ol, rr) with rr fastest; since
-  // kThreads is a multiple of TR*BO (= 64), ol and rr are fixed per thread and (ii*M + j) =
-  // tid/64 + 2i.
+  // kThreads is a multiple of TR*BO (= 4 * kOg), ol and rr are fixed per thread and (ii*M + j) =
+  // tid/(TR*BO) + kRowStep*i.
   CB_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid, const float *x,
                                 const float *w, Stage &st) {
     static_assert(kThreads % (TR * BO) == 0, "weight rows split evenly");
@@ -251,7 +281,7 @@ template <typename T, int M, int TR, bool Fused = true> struct Tile {
     return any;
   }
 
-  // One chunk of kBk channels into the thread's 16 accumulators. Skip: the reference's
+  // One chunk of kBk channels into the thread's 4 * kTn accumulators. Skip: the reference's
   // "x == 0 adds nothing" made explicit (needed only with non-finite weights, see above).
   template <bool Skip> CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
     const int ug = tid % kUg;
@@ -261,13 +291,13 @@ template <typename T, int M, int TR, bool Fused = true> struct Tile {
 #endif
     for (int ii = 0; ii < kBk; ++ii) {
       T xr[kXr];
-      T lo[4], hi[4];
-      load4(&sm.x[ii * kXw + ug * kTn], lo);
-      load4(&sm.x[ii * kXw + ug * kTn + 4], hi);
       CB_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        xr[i] = lo[i];
-        xr[i + 4] = hi[i];
+      for (int v = 0; v < kXr / 4; ++v) {
+        T q[4];
+        load4(&sm.x[ii * kXw + ug * kTn + 4 * v], q);
+        CB_UNROLL
+        for (int i = 0; i < 4; ++i)
+          xr[4 * v + i] = q[i];
       }
       T wr[M][4];
       CB_UNROLL

@@ -11,6 +11,11 @@
 //  - the x window read one column to the right: 5 of 6 tests failed.
 //  - the x == 0 skip removed: F64SkipsZeroInputsAgainstInfiniteWeights failed (NaN cells); the
 //    other gates cannot see it, since with finite weights the skip never changes a bit.
+// Every gate runs for every compiled block configuration (fast_configs(), issue 7 sweep):
+//  - t_base one column right in the 32-cell config only (t128-c32-k16-u8): all 6 f64/f32 gates
+//    failed, each naming t128-c32-k16-u8 and no other config.
+//  - channels descending inside a chunk in t128-c16-k32-u16 only: both cancellation tests
+//    failed naming it; the random-shape gates did not see it (as with the j-order plant).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,29 +23,33 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "convbench/cpu_conv.hpp"
 #include "convbench/fast_conv.hpp"
 #include "fast_support.hpp"
+#include "configs.hpp"
 #include "plan.hpp"
 #include "polyphase_tile.hpp"
 
 namespace convbench::fast {
 namespace {
 
-using detail::kThreads;
 using detail::Plan;
 using peer_testing::differing_cells;
 using peer_testing::Problem;
 
-template <typename T, int M, int TR>
+template <typename T, int M, int TR, class C>
 void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b, float *y) {
-  using TL = detail::Tile<T, M, TR>;
+  using TL = detail::Tile<T, M, TR, true, C>;
+  constexpr int kThreads = C::kThreads;
   auto sm = std::make_unique<typename TL::Smem>();
   std::vector<typename TL::Stage> st(kThreads);
   std::vector<typename TL::Acc> acc(kThreads);
-  const int64_t chunks = (P.cin + detail::kBk - 1) / detail::kBk;
+  const int64_t chunks = (P.cin + C::kBk - 1) / C::kBk;
   for (int64_t bz = 0; bz < P.batch; ++bz)
     for (int64_t by = 0; by < P.oc_tiles; ++by)
       for (int64_t bx = 0; bx < P.groups * P.u_tiles; ++bx) {
@@ -65,7 +74,7 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
           const bool more = chunk + 1 < chunks;
           if (more)
             for (int t = 0; t < kThreads; ++t)
-              TL::load_global(P, blk, (chunk + 1) * detail::kBk, t, x, w, st[t]);
+              TL::load_global(P, blk, (chunk + 1) * C::kBk, t, x, w, st[t]);
           for (int t = 0; t < kThreads; ++t) {
             if (skip)
               TL::template compute<true>(t, *sm, acc[t]);
@@ -83,39 +92,48 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
       }
 }
 
-template <typename T, int M>
+template <typename T, int M, class C>
 void emulate_m(const Plan &P, const float *x, const float *w, const float *b, float *y) {
   switch (P.tr) {
   case 4:
-    return emulate_tiles<T, M, 4>(P, x, w, b, y);
+    return emulate_tiles<T, M, 4, C>(P, x, w, b, y);
   case 2:
-    return emulate_tiles<T, M, 2>(P, x, w, b, y);
+    return emulate_tiles<T, M, 2, C>(P, x, w, b, y);
   default:
-    return emulate_tiles<T, M, 1>(P, x, w, b, y);
+    return emulate_tiles<T, M, 1, C>(P, x, w, b, y);
   }
 }
 
-// The host twin of launch_fast_f32 / launch_fast_f64. Output starts as NaN: every cell must be
-// written.
-template <typename T> std::vector<float> emulate(const Problem &pr) {
-  const Plan P = detail::make_plan(pr.shape);
+// The host twin of launch_fast_f32 / launch_fast_f64 with block configuration `cfg`: the same
+// refusal (fast_config_unsupported_reason), the same instantiations (the default for every M,
+// the others for M == 2 only). Output starts as NaN: every cell must be written.
+template <typename T>
+std::vector<float> emulate(const Problem &pr, const FastConfig &cfg = default_fast_config()) {
+  const std::string why = fast_config_unsupported_reason(pr.shape, cfg);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  const Plan P = detail::make_plan(pr.shape, cfg);
   std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()),
                        std::numeric_limits<float>::quiet_NaN());
   const float *b = pr.bias();
-  switch (P.m) {
-  case 1:
-    emulate_m<T, 1>(P, pr.x.data(), pr.w.data(), b, y.data());
-    break;
-  case 2:
-    emulate_m<T, 2>(P, pr.x.data(), pr.w.data(), b, y.data());
-    break;
-  case 3:
-    emulate_m<T, 3>(P, pr.x.data(), pr.w.data(), b, y.data());
-    break;
-  default:
-    emulate_m<T, 4>(P, pr.x.data(), pr.w.data(), b, y.data());
-    break;
-  }
+  const float *x = pr.x.data(), *w = pr.w.data();
+  detail::with_config(cfg, [&](auto c) {
+    using C = decltype(c);
+    if constexpr (std::is_same_v<C, detail::DefaultConfig>) {
+      switch (P.m) {
+      case 1:
+        return emulate_m<T, 1, C>(P, x, w, b, y.data());
+      case 2:
+        return emulate_m<T, 2, C>(P, x, w, b, y.data());
+      case 3:
+        return emulate_m<T, 3, C>(P, x, w, b, y.data());
+      default:
+        return emulate_m<T, 4, C>(P, x, w, b, y.data());
+      }
+    } else {
+      emulate_m<T, 2, C>(P, x, w, b, y.data());
+    }
+  });
   return y;
 }
 
@@ -136,7 +154,10 @@ std::string describe(const ConvShape &s) {
 
 // A random shape the fast path supports: K = M * stride, any padding that leaves an output,
 // output_padding < stride, odd lengths, channel counts that are not multiples of any tile.
-ConvShape random_supported_shape(std::mt19937_64 &rng) {
+// Non-default block configurations are compiled for M == 2 taps per phase only: their shapes
+// keep K == 2 * stride (every vocoder stage), the rest as above.
+ConvShape random_supported_shape(std::mt19937_64 &rng,
+                                 const FastConfig &cfg = default_fast_config()) {
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
@@ -147,12 +168,12 @@ ConvShape random_supported_shape(std::mt19937_64 &rng) {
     s.cin = pick(1, 40);
     s.cout = pick(1, 70);
     s.stride = pick(1, 8);
-    s.k = pick(1, 4) * s.stride;
+    s.k = (cfg == default_fast_config() ? pick(1, 4) : 2) * s.stride;
     s.padding = pick(0, s.k);
     s.output_padding = pick(0, s.stride - 1);
     s.l_in = pick(1, 75);
     s.bias = pick(0, 3) != 0;
-    if (fast_supported(s, true))
+    if (fast_config_unsupported_reason(s, cfg).empty())
       return s;
   }
 }
@@ -182,35 +203,61 @@ TEST(FastEmulation, SupportCoversEveryVocoderStageAndRefusesForward) {
                std::invalid_argument);
 }
 
+// Every compiled block configuration (the sweep's candidates) keeps the contract.
 TEST(FastEmulation, F64BitwiseEqualToReferenceOnRandomSupportedShapes) {
-  std::mt19937_64 rng(20261129);
   int cases = 0;
-  for (int i = 0; i < 120; ++i) {
-    const ConvShape s = random_supported_shape(rng);
-    const Problem pr = peer_testing::random_problem(s, 1000 + i);
-    const auto ref = reference(pr);
-    const auto got = emulate<double>(pr);
-    ASSERT_EQ(differing_cells(got, ref), 0) << describe(s);
-    ++cases;
+  for (const FastConfig &cfg : fast_configs()) {
+    std::mt19937_64 rng(20261129);
+    for (int i = 0; i < 120; ++i) {
+      const ConvShape s = random_supported_shape(rng, cfg);
+      const Problem pr = peer_testing::random_problem(s, 1000 + i);
+      const auto ref = reference(pr);
+      const auto got = emulate<double>(pr, cfg);
+      ASSERT_EQ(differing_cells(got, ref), 0) << cfg.name() << ": " << describe(s);
+      ++cases;
+    }
   }
-  EXPECT_EQ(cases, 120);
+  EXPECT_EQ(cases, 120 * static_cast<int>(fast_configs().size()));
+}
+
+TEST(FastEmulation, ConfigsAreTheDocumentedSetDefaultFirst) {
+  const auto cfgs = fast_configs();
+  ASSERT_EQ(cfgs.size(), 8u);
+  EXPECT_EQ(cfgs.front(), default_fast_config());
+  EXPECT_EQ(cfgs.front().name(), "t64-c16-k16-u8"); // launch_conv's kernel, unchanged
+  ConvShape up0 = peer_testing::all_stages(96).front().shape;
+  for (const auto &cfg : cfgs) {
+    EXPECT_EQ(fast_config_unsupported_reason(up0, cfg), "") << cfg.name();
+    // Issued MACs cover the valid ones (tile remainders add, never drop).
+    EXPECT_GE(fast_issued_macs(up0, cfg), up0.valid_macs()) << cfg.name();
+  }
+  EXPECT_EQ(fast_issued_macs(up0), fast_issued_macs(up0, default_fast_config()));
+  ConvShape m3 = up0;
+  m3.k = 3 * m3.stride;
+  EXPECT_EQ(fast_config_unsupported_reason(m3, cfgs.front()), "");
+  EXPECT_NE(fast_config_unsupported_reason(m3, cfgs.back()), "");
+  EXPECT_THROW(emulate<double>(peer_testing::random_problem(m3, 1), cfgs.back()),
+               std::invalid_argument);
+  FastConfig odd{96, 16, 16, 8};
+  EXPECT_NE(fast_config_unsupported_reason(up0, odd).find("not compiled"), std::string::npos);
 }
 
 // The vocoder stages with their strides, kernels and paddings, channels cut by 16 and 5 frames,
 // so the host emulation stays fast; the full shapes run in fast_gpu_test.
 TEST(FastEmulation, F64BitwiseEqualOnScaledVocoderStages) {
   int cases = 0;
-  for (auto st : peer_testing::all_stages(5)) {
-    st.shape.cin = std::max<int64_t>(1, st.shape.cin / 16 + 3); // + 3: not a tile multiple
-    st.shape.cout = std::max<int64_t>(1, st.shape.cout / 16 + 1);
-    if (st.shape.l_in > 700)
-      continue; // the late stages add nothing new at this size
-    const Problem pr = peer_testing::random_problem(st.shape, 7);
-    ASSERT_EQ(differing_cells(emulate<double>(pr), reference(pr)), 0)
-        << st.model << " " << st.name << ": " << describe(st.shape);
-    ++cases;
-  }
-  EXPECT_GE(cases, 10);
+  for (const FastConfig &cfg : fast_configs())
+    for (auto st : peer_testing::all_stages(5)) {
+      st.shape.cin = std::max<int64_t>(1, st.shape.cin / 16 + 3); // + 3: not a tile multiple
+      st.shape.cout = std::max<int64_t>(1, st.shape.cout / 16 + 1);
+      if (st.shape.l_in > 700)
+        continue; // the late stages add nothing new at this size
+      const Problem pr = peer_testing::random_problem(st.shape, 7);
+      ASSERT_EQ(differing_cells(emulate<double>(pr, cfg), reference(pr)), 0)
+          << cfg.name() << " " << st.model << " " << st.name << ": " << describe(st.shape);
+      ++cases;
+    }
+  EXPECT_GE(cases, 10 * static_cast<int>(fast_configs().size()));
 }
 
 // The gate's teeth on an order change: with a +2^40 / -2^40 pair of channels, summing the
@@ -248,7 +295,8 @@ TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
                 rev.w.begin() + (s.cin - 1 - ic) * s.cout * s.k);
   const int64_t moved = differing_cells(reference(rev), ref);
   EXPECT_GT(moved, 0) << "the cancellation problem cannot see an order change";
-  EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
+  for (const FastConfig &cfg : fast_configs())
+    EXPECT_EQ(differing_cells(emulate<double>(pr, cfg), ref), 0) << cfg.name();
 }
 
 // Per cell the reference adds (ic, t) with t ascending. One channel holds a +2^40 / -2^40 pair
@@ -298,7 +346,8 @@ TEST(FastEmulation, F64KeepsTapOrderUnderCancellation) {
   const auto ref = reference(pr);
   ASSERT_EQ(differing_cells(naive_f64(pr, false), ref), 0) << "naive twin disagrees";
   EXPECT_GT(differing_cells(naive_f64(pr, true), ref), 0) << "the problem cannot see tap order";
-  EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
+  for (const FastConfig &cfg : fast_configs())
+    EXPECT_EQ(differing_cells(emulate<double>(pr, cfg), ref), 0) << cfg.name();
 }
 
 // A channel whose inputs are all 0 while its weights are infinite: the reference skips those
@@ -320,20 +369,23 @@ TEST(FastEmulation, F64SkipsZeroInputsAgainstInfiniteWeights) {
     pr.w[size_t(dead * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
   const auto ref = reference(pr);
   ASSERT_EQ(peer_testing::nan_cells(ref), 0);
-  EXPECT_EQ(differing_cells(emulate<double>(pr), ref), 0);
+  for (const FastConfig &cfg : fast_configs())
+    EXPECT_EQ(differing_cells(emulate<double>(pr, cfg), ref), 0) << cfg.name();
 }
 
 TEST(FastEmulation, F32WithinBoundOfReference) {
-  std::mt19937_64 rng(7);
   int cases = 0;
-  for (int i = 0; i < 60; ++i) {
-    const ConvShape s = random_supported_shape(rng);
-    const Problem pr = peer_testing::random_problem(s, 500 + i);
-    const double err = peer_testing::relative_l2(emulate<float>(pr), reference(pr));
-    ASSERT_LT(err, peer_testing::kF32RelativeL2Bound) << describe(s); // NaN fails too
-    ++cases;
+  for (const FastConfig &cfg : fast_configs()) {
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 60; ++i) {
+      const ConvShape s = random_supported_shape(rng, cfg);
+      const Problem pr = peer_testing::random_problem(s, 500 + i);
+      const double err = peer_testing::relative_l2(emulate<float>(pr, cfg), reference(pr));
+      ASSERT_LT(err, peer_testing::kF32RelativeL2Bound) << cfg.name() << ": " << describe(s);
+      ++cases; // NaN (an unwritten cell) fails the bound too
+    }
   }
-  EXPECT_EQ(cases, 60);
+  EXPECT_EQ(cases, 60 * static_cast<int>(fast_configs().size()));
 }
 
 TEST(FastEmulation, WidthProbeF32GivesZeroF64GivesTwoPointFive) {

@@ -5,10 +5,41 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "convbench/shape.hpp"
 
 namespace convbench::fast {
+
+// The block shape of the polyphase tile (issue 7 sweep). threads = (threads / u_groups)
+// oc-groups x u_groups u-groups; each thread owns cells_per_thread output cells (4 oc-phase
+// pairs x cells_per_thread / 4 consecutive positions); chunk input channels are staged through
+// shared memory per pair of barriers. Every configuration performs the same f64 additions in
+// the same order per cell, so all of them are byte-identical to conv_cpu_f64.
+struct FastConfig {
+  int threads = 64;
+  int cells_per_thread = 16;
+  int chunk = 16;
+  int u_groups = 8;
+  // e.g. "t64-c16-k16-u8": threads, cells per thread, chunk, u-groups.
+  std::string name() const;
+  bool operator==(const FastConfig &o) const {
+    return threads == o.threads && cells_per_thread == o.cells_per_thread && chunk == o.chunk &&
+           u_groups == o.u_groups;
+  }
+};
+
+// The configuration launch_conv runs (64 threads, 16 cells, 16 channels): fast_configs()[0].
+FastConfig default_fast_config();
+
+// Every compiled configuration, the default first. The default handles every fast_supported
+// shape; the others are compiled only for M = K / stride == 2 taps per phase (every vocoder
+// stage of facts.md), to keep nvcc time down -- see fast_config_supported().
+std::vector<FastConfig> fast_configs();
+
+// Empty when `config` is compiled and can run shape `s`, otherwise why not (one line).
+std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &config);
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
 // of the stride with K / stride in [1, 4], padding >= 0, any output_padding, batch, cin, cout,
@@ -21,6 +52,10 @@ bool fast_supported(const ConvShape &s, bool f64);
 // shape is not fast_supported, std::runtime_error (naming the call) when a launch fails.
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream);
+// The same with a chosen block shape; throws std::invalid_argument (with
+// fast_config_unsupported_reason) when the config is not compiled for the shape.
+void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream, const FastConfig &config);
 
 // Same tiling, f64 accumulator; per output cell the same sequence of f64 additions as
 // conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias last), so its f32 output is
@@ -29,9 +64,12 @@ void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, con
 // two f32 values is exact in f64, at half the fp64 instructions.
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream, bool fused = false);
+void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream, bool fused, const FastConfig &config);
 
 // Multiply-adds the fast kernel issues for a shape (it also issues the taps that padding and the
 // chunk/tile remainders cut off, with x staged as 0): what the fp64/fp32 counters must show.
 int64_t fast_issued_macs(const ConvShape &s);
+int64_t fast_issued_macs(const ConvShape &s, const FastConfig &config);
 
 } // namespace convbench::fast

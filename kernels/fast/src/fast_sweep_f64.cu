@@ -1,0 +1,23 @@
+// The non-default block configurations of the f64 polyphase kernels (dmul+dadd and fma), M == 2
+// only (see configs.hpp).
+#include <type_traits>
+
+#include "configs.hpp"
+#include "fast_kernel.cuh"
+
+namespace convbench::fast::detail {
+
+void launch_sweep_f64(const FastConfig &config, bool fused, const Plan &P, const float *x,
+                      const float *w, const float *b, float *y, cudaStream_t st) {
+  with_config(config, [&](auto cfg) {
+    using C = decltype(cfg);
+    if constexpr (!std::is_same_v<C, DefaultConfig>) { // fast_conv.cu compiles the default
+      if (fused)
+        launch_m<double, 2, true, C>(P, x, w, b, y, st);
+      else
+        launch_m<double, 2, false, C>(P, x, w, b, y, st);
+    }
+  });
+}
+
+} // namespace convbench::fast::detail
