@@ -14,10 +14,10 @@
 // serves all of the thread's phases.
 //
 // Thread block (Config below; the default is 64 threads): kOg oc-groups x kUg u-groups. A thread
-// owns TM oc x TR phases x kTn consecutive u (TM * TR == 4, so 4 * kTn cells; 16 by default). Per input-channel chunk of kBk
-// channels the block stages the weights w[ic, oc0.., j*s + r0 ..] and the x window into shared
-// memory (f64 kernel: converted to double once there, since f32->f64 conversions run at 1/4 of the
-// DFMA rate).
+// owns TM oc x TR phases x kTn consecutive u (TM * TR == 4, so 4 * kTn cells; 16 by default). Per
+// input-channel chunk of kBk channels the block stages the weights w[ic, oc0.., j*s + r0 ..] and
+// the x window into shared memory (f64 kernel: converted to double once there, since f32->f64
+// conversions run at 1/4 of the DFMA rate).
 //
 // f64 order (the byte-identity contract): per cell, ic ascending (chunks ascending, channels
 // ascending within a chunk), then t ascending, i.e. j DESCENDING since t = q - j; x == 0 skipped;
@@ -53,14 +53,14 @@ namespace convbench::fast::detail {
 // so every configuration keeps the f64 byte-identity contract.
 template <int Threads, int UGroups, int Tn, int Bk> struct Config {
   static constexpr int kThreads = Threads;
-  static constexpr int kUg = UGroups;          // u-groups per block
-  static constexpr int kTn = Tn;               // consecutive u per thread
-  static constexpr int kBk = Bk;               // input channels per shared-memory chunk
-  static constexpr int kBu = kTn * kUg;        // u per block
-  static constexpr int kOg = kThreads / kUg;   // oc-groups per block
-  static constexpr int kXw = kBu + 4;          // x window row: kBu + M - 1 <= kBu + 3, padded for float4
-  static constexpr int kXr = kTn + 4;          // x values a thread reads per channel (aligned 4-vectors)
-  static constexpr int kCells = 4 * kTn;       // cells per thread
+  static constexpr int kUg = UGroups;        // u-groups per block
+  static constexpr int kTn = Tn;             // consecutive u per thread
+  static constexpr int kBk = Bk;             // input channels per shared-memory chunk
+  static constexpr int kBu = kTn * kUg;      // u per block
+  static constexpr int kOg = kThreads / kUg; // oc-groups per block
+  static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4
+  static constexpr int kXr = kTn + 4;    // x values a thread reads per channel (aligned 4-vectors)
+  static constexpr int kCells = 4 * kTn; // cells per thread
   static_assert(kThreads % kUg == 0, "u-groups divide the block");
   static_assert(kUg % 4 == 0, "weight rows (4 * kOg elements) split evenly over the threads");
   static_assert(kTn % 4 == 0, "a thread's x window is read as aligned 4-vectors");

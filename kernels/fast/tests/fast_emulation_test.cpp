@@ -28,10 +28,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "configs.hpp"
 #include "convbench/cpu_conv.hpp"
 #include "convbench/fast_conv.hpp"
 #include "fast_support.hpp"
-#include "configs.hpp"
 #include "plan.hpp"
 #include "polyphase_tile.hpp"
 

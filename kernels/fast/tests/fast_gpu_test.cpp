@@ -116,6 +116,46 @@ TEST(FastGpu, F64BitwiseEqualOnEveryVocoderStageAt96Frames) {
   EXPECT_EQ(cases, 16);
 }
 
+// Uploads, poisons, launches block configuration `cfg` once, downloads.
+std::vector<float> run_config_once(const Problem &pr, const FastConfig &cfg, bool f64, bool fused) {
+  peer_testing::Stream st;
+  DeviceFloats x(pr.x), w(pr.w), b(pr.shape.bias ? pr.b : std::vector<float>{0.0f});
+  DeviceFloats y(static_cast<size_t>(pr.shape.output_elems()));
+  y.poison(st.get());
+  if (f64)
+    launch_fast_f64(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), fused, cfg);
+  else
+    launch_fast_f32(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), cfg);
+  st.sync();
+  return y.download();
+}
+
+// Every compiled block configuration (the sweep's candidates, fast_configs()) on every stage at
+// 96 frames: f64 dmul+dadd and f64 fma bitwise equal to cpu-f64, f32 within the bound. The
+// emulation test records the per-config faults this gate's host twin caught.
+TEST(FastGpu, EveryConfigKeepsTheContractsOnEveryVocoderStageAt96Frames) {
+  SKIP_WITHOUT_GPU();
+  int cases = 0;
+  for (const auto &st : peer_testing::all_stages(96)) {
+    const Problem pr = peer_testing::random_problem(st.shape, 44);
+    const auto ref = reference(pr);
+    for (const FastConfig &cfg : fast_configs()) {
+      const std::string where = cfg.name() + " " + st.model + " " + st.name;
+      for (bool fused : {false, true}) {
+        const auto got = run_config_once(pr, cfg, true, fused);
+        ASSERT_EQ(nan_cells(got), 0) << where << (fused ? " f64-fma" : " f64") << ": unwritten";
+        ASSERT_EQ(differing_cells(got, ref), 0) << where << (fused ? " f64-fma" : " f64");
+      }
+      const auto got32 = run_config_once(pr, cfg, false, true);
+      ASSERT_EQ(nan_cells(got32), 0) << where << " f32: unwritten";
+      EXPECT_LT(peer_testing::relative_l2(got32, ref), peer_testing::kF32RelativeL2Bound)
+          << where << " f32";
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 16 * static_cast<int>(fast_configs().size()));
+}
+
 TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(99);
@@ -152,6 +192,83 @@ TEST(FastGpu, F64KeepsTapOrderUnderCancellation) {
     for (int64_t k = 0; k < s.k; ++k)
       pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
   EXPECT_EQ(differing_cells(run_fast(pr, true), reference(pr)), 0);
+}
+
+// The exact-property problems (tap order, channel order across chunks, zero skip) on every
+// compiled block configuration, both f64 variants. Small shapes, so scripts/h200.sh's
+// compute-sanitizer filter (*Cancellation*) runs racecheck and memcheck over every config's
+// shared-memory layout.
+TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
+  SKIP_WITHOUT_GPU();
+  const float big = std::ldexp(1.0f, 40);
+  std::vector<Problem> problems;
+  { // tap order: a +2^40 / -2^40 pair of taps over a constant row in the last channel
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.cin = 21;
+    s.cout = 3;
+    s.k = 8;
+    s.stride = 4;
+    s.padding = 2;
+    s.l_in = 13;
+    Problem pr = peer_testing::random_problem(s, 3);
+    for (int64_t t = 0; t < s.l_in; ++t)
+      pr.x[size_t((s.cin - 1) * s.l_in + t)] = 1.0f;
+    for (int64_t oc = 0; oc < s.cout; ++oc)
+      for (int64_t k = 0; k < s.k; ++k)
+        pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
+    problems.push_back(pr);
+  }
+  { // channel order: +2^40 / -2^40 channels 35 and 36, across the chunk boundaries of 16 and 32
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.batch = 2;
+    s.cin = 37;
+    s.cout = 5;
+    s.k = 4;
+    s.stride = 2;
+    s.padding = 1;
+    s.l_in = 19;
+    Problem pr = peer_testing::random_problem(s, 11);
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t t = 0; t < s.l_in; ++t)
+        pr.x[size_t((b * s.cin + s.cin - 1) * s.l_in + t)] =
+            pr.x[size_t((b * s.cin + s.cin - 2) * s.l_in + t)];
+    for (int64_t oc = 0; oc < s.cout; ++oc)
+      for (int64_t k = 0; k < s.k; ++k) {
+        pr.w[size_t(((s.cin - 2) * s.cout + oc) * s.k + k)] = big;
+        pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = -big;
+      }
+    problems.push_back(pr);
+  }
+  { // zero inputs against infinite weights: the reference skips them
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.cin = 19;
+    s.cout = 6;
+    s.k = 4;
+    s.stride = 2;
+    s.padding = 1;
+    s.l_in = 9;
+    Problem pr = peer_testing::random_problem(s, 5);
+    for (int64_t t = 0; t < s.l_in; ++t)
+      pr.x[size_t(17 * s.l_in + t)] = 0.0f;
+    for (int64_t i = 0; i < s.cout * s.k; ++i)
+      pr.w[size_t(17 * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
+    problems.push_back(pr);
+  }
+  int cases = 0;
+  for (const Problem &pr : problems) {
+    const auto ref = reference(pr);
+    ASSERT_EQ(nan_cells(ref), 0);
+    for (const FastConfig &cfg : fast_configs())
+      for (bool fused : {false, true}) {
+        EXPECT_EQ(differing_cells(run_config_once(pr, cfg, true, fused), ref), 0)
+            << cfg.name() << (fused ? " f64-fma " : " f64 ") << describe(pr.shape);
+        ++cases;
+      }
+  }
+  EXPECT_EQ(cases, 3 * 2 * static_cast<int>(fast_configs().size()));
 }
 
 TEST(FastGpu, F64SkipsZeroInputsAgainstInfiniteWeights) {
