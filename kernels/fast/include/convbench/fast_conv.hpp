@@ -35,7 +35,7 @@ FastConfig default_fast_config();
 
 // Every compiled configuration, the default first. The default handles every fast_supported
 // shape; the others are compiled only for M = K / stride == 2 taps per phase (every vocoder
-// stage of facts.md), to keep nvcc time down -- see fast_config_supported().
+// stage of facts.md), to keep nvcc time down -- see fast_config_unsupported_reason().
 std::vector<FastConfig> fast_configs();
 
 // Empty when `config` is compiled and can run shape `s`, otherwise why not (one line).
