@@ -3,8 +3,9 @@
 # ones included), the sanitizers, the benchmarks and the performance comparison, and leave logs
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
-#   steps: build tests tests-bench sanitize bench counters lease ncu perf compare
-#   (default: all but tests-bench, the bench and lease subset of tests)
+#   steps: build tests tests-bench sanitize bench counters lease ncu perf compare sweep
+#   (default: all but tests-bench, the bench and lease subset of tests, and sweep, the fast
+#   kernels' block-shape sweep)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -129,6 +130,17 @@ if has compare; then
   t0=$(date +%s)
   timeout "${COMPARE_TIMEOUT:-1200}" bash scripts/compare_h200.sh $B "$W/results/compare" 2>&1 | tee -a "$W/logs/summary.txt" >&2
   log "compare: $(( $(date +%s) - t0 )) s"
+fi
+
+if has sweep; then
+  # Every compiled block shape of the fast kernels, checked against the default on the device and
+  # timed on every vocoder stage: which configuration should become the default.
+  timeout 120 $B/bin/fast_gpu_tests --gtest_filter='*EveryConfig*' >"$W/logs/fast-configs.txt" 2>&1
+  log "fast_gpu_tests EveryConfig rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$W/logs/fast-configs.txt" | tr '\n' ' ')"
+  timeout 300 $B/bin/fast_kernels_bench --sweep --frames 96,384,1536 --reps 20 \
+    --json "$W/results/sweep.json" >"$W/logs/sweep.txt" 2>&1
+  log "fast_kernels_bench --sweep rc=$? (3 = some config wrong)"
+  grep -iE "best|speedup" "$W/logs/sweep.txt" | tail -30 >&2
 fi
 
 tar -C "$W" -czf "$OUT/h200.tgz" logs results
