@@ -102,6 +102,46 @@ ConvShape random_supported_shape(std::mt19937_64 &rng) {
   }
 }
 
+// Tap order inside one channel: a +2^40 / -2^40 pair of taps over a constant row in the last
+// channel; any other order of the taps moves cells.
+Problem tap_order_problem() {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 21;
+  s.cout = 3;
+  s.k = 8;
+  s.stride = 4;
+  s.padding = 2;
+  s.l_in = 13;
+  Problem pr = peer_testing::random_problem(s, 3);
+  const float big = std::ldexp(1.0f, 40);
+  const int64_t last = s.cin - 1;
+  for (int64_t t = 0; t < s.l_in; ++t)
+    pr.x[size_t(last * s.l_in + t)] = 1.0f;
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k)
+      pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
+  return pr;
+}
+
+// Zero inputs against infinite weights: the reference skips x == 0, so no NaN may appear.
+Problem infinite_weight_problem() {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 19;
+  s.cout = 6;
+  s.k = 4;
+  s.stride = 2;
+  s.padding = 1;
+  s.l_in = 9;
+  Problem pr = peer_testing::random_problem(s, 5);
+  for (int64_t t = 0; t < s.l_in; ++t)
+    pr.x[size_t(17 * s.l_in + t)] = 0.0f;
+  for (int64_t i = 0; i < s.cout * s.k; ++i)
+    pr.w[size_t(17 * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
+  return pr;
+}
+
 TEST(FastGpu, F64BitwiseEqualOnEveryVocoderStageAt96Frames) {
   SKIP_WITHOUT_GPU();
   int cases = 0;
@@ -175,22 +215,7 @@ TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
 // test, where reversing the tap order was planted and caught).
 TEST(FastGpu, F64KeepsTapOrderUnderCancellation) {
   SKIP_WITHOUT_GPU();
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 21;
-  s.cout = 3;
-  s.k = 8;
-  s.stride = 4;
-  s.padding = 2;
-  s.l_in = 13;
-  Problem pr = peer_testing::random_problem(s, 3);
-  const float big = std::ldexp(1.0f, 40);
-  const int64_t last = s.cin - 1;
-  for (int64_t t = 0; t < s.l_in; ++t)
-    pr.x[size_t(last * s.l_in + t)] = 1.0f;
-  for (int64_t oc = 0; oc < s.cout; ++oc)
-    for (int64_t k = 0; k < s.k; ++k)
-      pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
+  const Problem pr = tap_order_problem();
   EXPECT_EQ(differing_cells(run_fast(pr, true), reference(pr)), 0);
 }
 
@@ -202,23 +227,7 @@ TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
   SKIP_WITHOUT_GPU();
   const float big = std::ldexp(1.0f, 40);
   std::vector<Problem> problems;
-  { // tap order: a +2^40 / -2^40 pair of taps over a constant row in the last channel
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.cin = 21;
-    s.cout = 3;
-    s.k = 8;
-    s.stride = 4;
-    s.padding = 2;
-    s.l_in = 13;
-    Problem pr = peer_testing::random_problem(s, 3);
-    for (int64_t t = 0; t < s.l_in; ++t)
-      pr.x[size_t((s.cin - 1) * s.l_in + t)] = 1.0f;
-    for (int64_t oc = 0; oc < s.cout; ++oc)
-      for (int64_t k = 0; k < s.k; ++k)
-        pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
-    problems.push_back(pr);
-  }
+  problems.push_back(tap_order_problem());
   { // channel order: +2^40 / -2^40 channels 35 and 36, across the chunk boundaries of 16 and 32
     ConvShape s;
     s.op = ConvOp::transposed;
@@ -241,22 +250,7 @@ TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
       }
     problems.push_back(pr);
   }
-  { // zero inputs against infinite weights: the reference skips them
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.cin = 19;
-    s.cout = 6;
-    s.k = 4;
-    s.stride = 2;
-    s.padding = 1;
-    s.l_in = 9;
-    Problem pr = peer_testing::random_problem(s, 5);
-    for (int64_t t = 0; t < s.l_in; ++t)
-      pr.x[size_t(17 * s.l_in + t)] = 0.0f;
-    for (int64_t i = 0; i < s.cout * s.k; ++i)
-      pr.w[size_t(17 * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
-    problems.push_back(pr);
-  }
+  problems.push_back(infinite_weight_problem());
   int cases = 0;
   for (const Problem &pr : problems) {
     const auto ref = reference(pr);
@@ -273,19 +267,7 @@ TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
 
 TEST(FastGpu, F64SkipsZeroInputsAgainstInfiniteWeights) {
   SKIP_WITHOUT_GPU();
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 19;
-  s.cout = 6;
-  s.k = 4;
-  s.stride = 2;
-  s.padding = 1;
-  s.l_in = 9;
-  Problem pr = peer_testing::random_problem(s, 5);
-  for (int64_t t = 0; t < s.l_in; ++t)
-    pr.x[size_t(17 * s.l_in + t)] = 0.0f;
-  for (int64_t i = 0; i < s.cout * s.k; ++i)
-    pr.w[size_t(17 * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
+  const Problem pr = infinite_weight_problem();
   const auto ref = reference(pr);
   ASSERT_EQ(nan_cells(ref), 0);
   EXPECT_EQ(differing_cells(run_fast(pr, true), ref), 0);
