@@ -145,6 +145,15 @@ long long generation_of(const json &rec) {
   return it != rec.end() && it->is_number_integer() ? it->get<long long>() : 0;
 }
 
+// A record naming a holder whose process is alive (the record of the lock's current holder).
+bool names_live_holder(const json &rec) {
+  auto h = rec.find("holder");
+  if (h == rec.end() || !h->is_object())
+    return false;
+  auto pid = h->find("pid");
+  return pid != h->end() && pid->is_number_integer() && pid_alive(pid->get<long>());
+}
+
 std::string describe_record(const json &rec) {
   if (rec.contains("unreadable"))
     return "a holder whose record is unreadable";
@@ -351,15 +360,26 @@ public:
                                            ttl, false);
       }
       int err = errno;
-      json rec = read_record_fd(fd);
-      ::close(fd);
-      if (err != EWOULDBLOCK)
+      if (err != EWOULDBLOCK) {
+        ::close(fd);
         throw LeaseRefused("flock " + path + " failed: " + std::strerror(err));
-      if (std::chrono::steady_clock::now() >= deadline)
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        // The winner writes its record just after taking the lock: read in between, the file
+        // holds no record yet or the previous holder's (seen on CI: "an unknown holder"). A held
+        // lock always gets a live holder's record within moments, so wait briefly for it.
+        json rec = read_record_fd(fd);
+        for (int i = 0; i < 50 && !names_live_holder(rec); ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          rec = read_record_fd(fd);
+        }
+        ::close(fd);
         throw LeaseRefused(req.resource.name() + " on " + req.resource.host + " is busy: lock " +
                            path + " is held by " + describe_record(rec) +
                            (req.wait_s > 0 ? " (waited " + std::to_string(req.wait_s) + " s)"
                                            : "; wait for it with --wait S"));
+      }
+      ::close(fd);
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(250));
     }
