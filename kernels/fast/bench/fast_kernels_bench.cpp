@@ -9,7 +9,8 @@
 //                      [--warmup 5]
 //
 // --sweep (issue 7): for every selected stage and frames count, every compiled block
-// configuration of the fast kernels (fast_configs()) on the arms fast-f32, fast-f64 (dmul+dadd),
+// configuration of the fast kernels (fast_configs(); for fast-f32 also the cluster splits of
+// fast_f32_configs()) on the arms fast-f32, fast-f64 (dmul+dadd),
 // fast-f64-fma: timed as above, and its output checked on the device against the default
 // configuration's output on the same inputs (f64 arms: memcmp, every byte; f32: relative L2
 // <= 1e-5), plus a NaN-poison check that every cell was written. One row per (stage, arm,
@@ -128,7 +129,7 @@ Options parse(int argc, char **argv) {
                   "[--stages ..] [--arms fast-f32,fast-f64,fast-f64-fma] [--configs NAME,..] "
                   "[--reps 20] [--warmup 5] [--json PATH]\n"
                   "compiled block configurations:");
-      for (const auto &c : convbench::fast::fast_configs())
+      for (const auto &c : convbench::fast::fast_f32_configs())
         std::printf(" %s", c.name().c_str());
       std::printf("\n");
       std::exit(0);
@@ -149,7 +150,7 @@ Options parse(int argc, char **argv) {
         usage_error("--sweep times fast-f32, fast-f64, fast-f64-fma only, not '" + arm + "'");
     for (const auto &name : o.configs) {
       bool known = false;
-      for (const auto &c : convbench::fast::fast_configs())
+      for (const auto &c : convbench::fast::fast_f32_configs())
         known |= c.name() == name;
       if (!known)
         usage_error("unknown block configuration '" + name + "' (see --help)");
@@ -290,7 +291,9 @@ void sweep_arm(const peer_testing::Stage &st, int64_t frames, const std::string 
     r.config = cfg.name();
     r.frames = frames;
     r.floor_us = floor_us;
-    const std::string why = fast::fast_config_unsupported_reason(st.shape, cfg);
+    if (f64 && cfg.split != 1)
+      continue; // the split is an f32-only candidate (it changes the addition order)
+    const std::string why = fast::fast_config_unsupported_reason(st.shape, cfg, f64);
     if (!why.empty()) {
       r.check = "not run: " + why;
       std::printf("%-30s %6lld %-4s %-12s %-16s  %s\n", st.model.c_str(),
@@ -358,7 +361,7 @@ std::string case_key(const SweepRow &r) {
 
 int run_sweep(const Options &o) {
   std::vector<fast::FastConfig> configs;
-  for (const auto &c : fast::fast_configs()) // default first: it is the yardstick
+  for (const auto &c : fast::fast_f32_configs()) // default first: it is the yardstick
     if (o.configs.empty() || c == fast::default_fast_config() ||
         std::find(o.configs.begin(), o.configs.end(), c.name()) != o.configs.end())
       configs.push_back(c);

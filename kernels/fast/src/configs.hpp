@@ -11,37 +11,44 @@
 
 namespace convbench::fast::detail {
 
-// Config<threads, u_groups, u per thread, channels per chunk>. The default comes first. The set
-// is kept to 8: each non-default config adds 9 kernels (f32, f64, f64-fma x TR 1, 2, 4; M == 2
-// only) to nvcc's time. Shared memory (f64, M == 2) stays under the 48 KiB static limit (the
-// largest is t128-c16-k32-u8, 41 KiB). Why these: 64-thread blocks with 166+ registers cap an SM
-// at 6 blocks (12 warps); bigger blocks trade block count at 96 frames for more warps per SM
-// and, with chunk 32, half the barriers per channel; 32 cells per thread trade registers for
-// fewer shared-memory reads per FMA.
-// Dropped because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255 registers:
-//   Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
-//   Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
+// Config<threads, u_groups, u per thread, channels per chunk, rows per thread>. The default
+// comes first. Each non-default config adds 9 kernels (f32, f64, f64-fma x TR 1, 2, 4; M == 2
+// only) to nvcc's time, so the set is kept small. Shared memory (f64, M == 2) stays under the
+// 48 KiB static limit.
+// Kept from the first H200 sweep (results/examples/sweep-4row.json, geomean over 48 cases vs
+// the default; f32 / f64 / f64-fma): t128-c16-k16-u16 1.09 / 1.09 / 0.99, t256-c16-k16-u16
+// 0.93 / 0.92 / 0.83 (best on the 1536-frame f64 cases), t128-c16-k16-u8 0.92 / 0.95 / 0.91
+// (best f64-fma at 384 and 1536 frames). Dropped there: t128-c16-k32-u16 (0.86 / 1.00 / 0.84),
+// t128-c16-k32-u8 (0.69 / 0.82 / 0.77), t256-c16-k16-u8 (0.77 / 0.60 / 0.63), t128-c32-k16-u8
+// (0.88 / 0.75 / 0.60). The counters of those runs said why 4x4 thread tiles stall: per 16 (f32)
+// multiply-adds a thread reads 2 x 16 bytes of shared memory, so shared-memory bandwidth, not
+// the FMA pipe, is the limit (fp32 at 23-29% of peak). The 8-row configs (8 x 8 or 8 x 4 cells
+// per thread) halve the shared-memory reads per multiply-add; with f32 they also split the input
+// channels over a cluster (fast_f32_configs()), which is what gives small stages enough blocks.
+// Dropped earlier because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255
+// registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
+// Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
 using CompiledConfigs =
-    std::tuple<DefaultConfig,          // t64-c16-k16-u8: today's kernel
-               Config<128, 16, 4, 32>, // 8 oc-groups x 16 u-groups, half the barriers
-               Config<128, 8, 4, 16>,  // 16 oc-groups: twice the oc per block
-               Config<128, 16, 4, 16>, // 16 u-groups: twice the positions per block
-               Config<128, 8, 4, 32>,  // bigger oc tile and half the barriers
-               Config<256, 16, 4, 16>, // 16 x 16
-               Config<256, 8, 4, 16>,  // 32 oc-groups x 8 u-groups: wide oc tiles, early stages
-               Config<128, 8, 8, 16>>; // 32 cells per thread (8 positions), 16 oc-groups
+    std::tuple<DefaultConfig,              // t64-c16-k16-u8: the first kernel
+               Config<128, 16, 4, 16>,     // t128-c16-k16-u16
+               Config<256, 16, 4, 16>,     // t256-c16-k16-u16
+               Config<128, 8, 4, 16>,      // t128-c16-k16-u8
+               Config<256, 16, 8, 8, 8>,   // 128 rows x 128 positions, 8 x 8 cells per thread
+               Config<128, 16, 8, 8, 8>,   // 64 rows x 128 positions
+               Config<64, 8, 8, 8, 8>,     // 64 rows x 64 positions (small stages, split)
+               Config<128, 16, 4, 16, 8>>; // 64 rows x 64 positions, 8 x 4 cells (f64)
 
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg};
+  return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, 1};
 }
 
-// Calls f(C{}) for the compiled Config type equal to `c`; returns false when none is.
+// Calls f(C{}) for the compiled Config type of `c`'s block shape; returns false when none is.
 template <class F> bool with_config(const FastConfig &c, F &&f) {
   return std::apply(
       [&](auto... cs) {
         return ([&](auto cfg) {
           using C = decltype(cfg);
-          if (!(runtime_config<C>() == c))
+          if (!(runtime_config<C>() == c.block()))
             return false;
           f(cfg);
           return true;

@@ -17,7 +17,7 @@ namespace {
 template <typename T, bool Fused>
 void launch(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
             void *stream, const FastConfig &config, const char *name) {
-  const std::string why = fast_config_unsupported_reason(s, config);
+  const std::string why = fast_config_unsupported_reason(s, config, sizeof(T) == sizeof(double));
   if (!why.empty())
     throw std::invalid_argument(std::string(name) + ": " + why);
   const Plan P = make_plan(s, config);
@@ -26,7 +26,7 @@ void launch(const ConvShape &s, const float *x, const float *w, const float *b, 
   if (P.bias && b == nullptr)
     throw std::invalid_argument(std::string(name) + ": bias is null");
   auto st = static_cast<cudaStream_t>(stream);
-  if (config == default_fast_config())
+  if (config.block() == default_fast_config())
     launch_all_m<T, Fused, DefaultConfig>(P, x, w, b, y, st);
   else if constexpr (sizeof(T) == sizeof(float))
     launch_sweep_f32(config, P, x, w, b, y, st);
@@ -43,7 +43,7 @@ void launch(const ConvShape &s, const float *x, const float *w, const float *b, 
 
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream) {
-  launch_fast_f32(s, d_x, d_w, d_b, d_y, stream, default_fast_config());
+  launch_fast_f32(s, d_x, d_w, d_b, d_y, stream, choose_fast_config(s, false, true));
 }
 
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
@@ -53,7 +53,7 @@ void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, con
 
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream, bool fused) {
-  launch_fast_f64(s, d_x, d_w, d_b, d_y, stream, fused, default_fast_config());
+  launch_fast_f64(s, d_x, d_w, d_b, d_y, stream, fused, choose_fast_config(s, true, fused));
 }
 
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,

@@ -3,7 +3,11 @@
 // M == 2 only; separate translation units so ninja compiles them side by side).
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
 
 #include "polyphase_tile.hpp"
 
@@ -12,6 +16,8 @@ namespace convbench::fast::detail {
 // The f64 kernel keeps the reference's x == 0 skip exactly; the f32 kernel promises a tolerance
 // only and never skips.
 template <typename T> constexpr bool kExactSkip = sizeof(T) == sizeof(double);
+// Only the f32 kernel may split the input channels over a cluster (it changes the order).
+template <typename T> constexpr bool kCanSplit = sizeof(T) == sizeof(float);
 
 // One chunk of C::kBk channels is staged while the previous one computes (global loads into
 // registers before compute(), stored to shared memory after the barrier).
@@ -27,15 +33,14 @@ __global__ void __launch_bounds__(C::kThreads)
   typename TL::Acc acc;
   TL::zero(acc);
   typename TL::Stage st;
-  const int64_t chunks = (P.cin + C::kBk - 1) / C::kBk;
-  TL::load_global(P, blk, 0, tid, x, w, st);
+  TL::load_global(P, blk, blk.chunk0 * C::kBk, tid, x, w, st);
   TL::store_smem(tid, st, sm);
   // f64 only: does the chunk in shared memory need the explicit x == 0 skip?
   bool skip = kExactSkip<T> && __syncthreads_or(TL::nonfinite_weights(st));
   if (!kExactSkip<T>)
     __syncthreads();
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const bool more = chunk + 1 < chunks;
+  for (int64_t chunk = blk.chunk0; chunk < blk.chunk1; ++chunk) {
+    const bool more = chunk + 1 < blk.chunk1;
     if (more)
       TL::load_global(P, blk, (chunk + 1) * C::kBk, tid, x, w, st);
     if (skip)
@@ -51,6 +56,24 @@ __global__ void __launch_bounds__(C::kThreads)
         __syncthreads();
     }
   }
+  if constexpr (kCanSplit<T>) {
+    if (P.split > 1) {
+      // Partial sums through distributed shared memory: every rank publishes its tile, the
+      // cluster waits, each rank adds its slice of cells over ranks 0..split-1 in order, and the
+      // cluster waits again so no rank exits while another still reads its shared memory.
+      extern __shared__ float4 partial_storage[];
+      T *partial = reinterpret_cast<T *>(partial_storage);
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      TL::store_partial(tid, acc, partial);
+      cluster.sync();
+      TL::reduce_store(
+          P, blk, tid,
+          [&](int r) -> const T * { return cluster.map_shared_rank(partial, r); }, bias, y);
+      cluster.sync();
+      return;
+    }
+  }
   TL::store_output(P, blk, tid, acc, bias, y);
 }
 
@@ -58,8 +81,38 @@ template <typename T, int M, int TR, bool Fused, class C>
 void launch_tr(const Plan &P, const float *x, const float *w, const float *b, float *y,
                cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(P.groups * P.u_tiles), static_cast<unsigned>(P.oc_tiles),
-                  static_cast<unsigned>(P.batch));
-  polyphase_kernel<T, M, TR, Fused, C><<<grid, C::kThreads, 0, stream>>>(P, x, w, b, y);
+                  static_cast<unsigned>(P.batch * P.split));
+  auto kernel = polyphase_kernel<T, M, TR, Fused, C>;
+  if (P.split == 1) {
+    kernel<<<grid, C::kThreads, 0, stream>>>(P, x, w, b, y);
+    return;
+  }
+  // A cluster of `split` blocks along z (one batch item's split ranges), with the partial tile
+  // in dynamic shared memory.
+  const size_t partial_bytes = sizeof(T) * C::kThreads * C::kCells;
+  if (partial_bytes + sizeof(typename Tile<T, M, TR, Fused, C>::Smem) > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(partial_bytes));
+    if (e != cudaSuccess)
+      throw std::runtime_error(std::string("fast kernel: shared memory for the split: ") +
+                               cudaGetErrorString(e));
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(C::kThreads);
+  cfg.dynamicSmemBytes = partial_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = static_cast<unsigned>(P.split);
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, P, x, w, b, y);
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("fast kernel: cluster launch (split ") +
+                             std::to_string(P.split) + "): " + cudaGetErrorString(e));
 }
 
 template <typename T, int M, bool Fused, class C>

@@ -71,29 +71,41 @@ Plan make_plan(const ConvShape &s, const FastConfig &c) {
     const int64_t hi = (p.l_out + s.padding - r + s.stride - 1) / s.stride;
     u_max = std::max(u_max, hi - c);
   }
-  const int64_t bu = int64_t{c.cells_per_thread / 4} * c.u_groups; // u per block
+  const int64_t bu = int64_t{c.cells_per_thread / c.rows_per_thread} * c.u_groups; // u per block
   p.u_tiles = std::max<int64_t>(1, (u_max + bu - 1) / bu);
-  const int64_t bo = int64_t{c.threads / c.u_groups} * (4 / p.tr); // oc per block
+  const int64_t bo = int64_t{c.threads / c.u_groups} * (c.rows_per_thread / p.tr); // oc per block
   p.oc_tiles = (s.cout + bo - 1) / bo;
+  p.split = c.split;
+  p.chunks = (s.cin + c.chunk - 1) / c.chunk;
   return p;
 }
 
 } // namespace detail
 
-int64_t fast_issued_macs(const ConvShape &s) { return fast_issued_macs(s, default_fast_config()); }
+FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused) {
+  (void)f64;
+  (void)fused;
+  (void)s;
+  return default_fast_config();
+}
 
 int64_t fast_issued_macs(const ConvShape &s, const FastConfig &c) {
   const detail::Plan p = detail::make_plan(s, c);
-  // Every thread of every block runs every chunk: chunk channels x M taps x its cells.
+  // Every thread of every block runs every chunk of its split's range (the ranges of a cluster
+  // cover the chunks once): chunk channels x M taps x its cells.
   const int64_t blocks = int64_t(p.groups) * p.u_tiles * p.oc_tiles * p.batch;
-  const int64_t chunks = (p.cin + c.chunk - 1) / c.chunk;
-  return blocks * c.threads * chunks * c.chunk * p.m * c.cells_per_thread;
+  return blocks * c.threads * p.chunks * c.chunk * p.m * c.cells_per_thread;
 }
 
 std::string FastConfig::name() const {
   // snprintf, not "t" + std::to_string(..): GCC 12 at -O3 warns falsely on the latter (-Wrestrict).
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "t%d-c%d-k%d-u%d", threads, cells_per_thread, chunk, u_groups);
+  char buf[96];
+  int n = std::snprintf(buf, sizeof buf, "t%d-c%d-k%d-u%d", threads, cells_per_thread, chunk,
+                        u_groups);
+  if (rows_per_thread != 4 && n > 0 && n < int(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "-r%d", rows_per_thread);
+  if (split != 1 && n > 0 && n < int(sizeof buf))
+    std::snprintf(buf + n, sizeof buf - size_t(n), "-s%d", split);
   return buf;
 }
 
@@ -105,10 +117,32 @@ std::vector<FastConfig> fast_configs() {
       detail::CompiledConfigs{});
 }
 
-std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &c) {
+std::vector<FastConfig> fast_f32_configs() {
+  std::vector<FastConfig> all = fast_configs();
+  for (const FastConfig &c : fast_configs())
+    if (c.rows_per_thread == 8)
+      for (int split : {2, 4, 8}) {
+        FastConfig s = c;
+        s.split = split;
+        all.push_back(s);
+      }
+  return all;
+}
+
+std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &c, bool f64) {
   const std::string why = detail::unsupported_reason(s);
   if (!why.empty())
     return why;
+  if (c.split != 1) {
+    if (f64)
+      return "split " + std::to_string(c.split) +
+             " changes the f64 addition order (the byte-identity contract): f32 only";
+    // A portable cluster has at most 8 blocks; every rank adds an equal slice of the tile.
+    if (c.split < 1 || c.split > 8 || (c.threads * c.cells_per_thread) % c.split != 0)
+      return "split " + std::to_string(c.split) + " is not one of 1, 2, 4, 8";
+    if (s.batch * c.split > 65535)
+      return "batch x split exceeds the grid's z limit";
+  }
   bool compiled = false;
   detail::with_config(c, [&](auto) { compiled = true; });
   if (!compiled)

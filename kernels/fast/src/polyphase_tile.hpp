@@ -14,7 +14,7 @@
 // serves all of the thread's phases.
 //
 // Thread block (Config below; the default is 64 threads): kOg oc-groups x kUg u-groups. A thread
-// owns TM oc x TR phases x kTn consecutive u (TM * TR == 4, so 4 * kTn cells; 16 by default). Per
+// owns TM oc x TR phases x kTn consecutive u (TM * TR == Rows, 4 or 8; 16 cells by default). Per
 // input-channel chunk of kBk channels the block stages the weights w[ic, oc0.., j*s + r0 ..] and
 // the x window into shared memory (f64 kernel: converted to double once there, since f32->f64
 // conversions run at 1/4 of the DFMA rate).
@@ -47,22 +47,24 @@
 namespace convbench::fast::detail {
 
 // The block shape, a compile-time configuration (issue 7 sweep): Threads = kOg oc-groups x kUg
-// u-groups; each thread owns TM oc x TR phases x Tn consecutive u (TM * TR == 4 always, so
-// 4 * Tn cells); Bk input channels per shared-memory chunk. The block shape never changes the
-// per-cell addition order (chunks ascending, channels ascending inside a chunk = ic ascending),
-// so every configuration keeps the f64 byte-identity contract.
-template <int Threads, int UGroups, int Tn, int Bk> struct Config {
+// u-groups; each thread owns Rows (oc, phase) rows (TM oc x TR phases, TM * TR == Rows, 4 or 8)
+// x Tn consecutive u, i.e. Rows * Tn cells; Bk input channels per shared-memory chunk. The block
+// shape never changes the per-cell addition order (chunks ascending, channels ascending inside a
+// chunk = ic ascending), so every configuration keeps the f64 byte-identity contract.
+template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4> struct Config {
   static constexpr int kThreads = Threads;
   static constexpr int kUg = UGroups;        // u-groups per block
   static constexpr int kTn = Tn;             // consecutive u per thread
   static constexpr int kBk = Bk;             // input channels per shared-memory chunk
+  static constexpr int kRows = Rows;         // (oc, phase) rows per thread
   static constexpr int kBu = kTn * kUg;      // u per block
   static constexpr int kOg = kThreads / kUg; // oc-groups per block
   static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4
   static constexpr int kXr = kTn + 4;    // x values a thread reads per channel (aligned 4-vectors)
-  static constexpr int kCells = 4 * kTn; // cells per thread
+  static constexpr int kCells = kRows * kTn; // cells per thread
   static_assert(kThreads % kUg == 0, "u-groups divide the block");
-  static_assert(kUg % 4 == 0, "weight rows (4 * kOg elements) split evenly over the threads");
+  static_assert(kRows == 4 || kRows == 8, "rows per thread");
+  static_assert(kUg % kRows == 0, "weight rows (Rows * kOg elements) split evenly over the threads");
   static_assert(kTn % 4 == 0, "a thread's x window is read as aligned 4-vectors");
 };
 
@@ -80,6 +82,8 @@ constexpr int kBk = DefaultConfig::kBk;
 // Everything the kernel needs about the shape, computed once on the host.
 struct Plan {
   int64_t batch, cin, cout, l_in, l_out, k, s, pad;
+  int split;        // input-channel ranges per cluster (f32 only; 1 = no split)
+  int64_t chunks;   // channel chunks of the block's Bk
   int m;            // taps per phase, K / s
   int tr;           // phases per thread (and per block)
   int groups;       // s / tr phase groups
@@ -173,8 +177,10 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   static constexpr int kBk = C::kBk;
   static constexpr int kXw = C::kXw;
   static constexpr int kXr = C::kXr;
+  static constexpr int kRows = C::kRows;
+  static constexpr int kCells = C::kCells;
   static_assert(TR == 1 || TR == 2 || TR == 4, "phases per thread");
-  static constexpr int TM = 4 / TR;                // oc per thread
+  static constexpr int TM = kRows / TR;            // oc per thread
   static constexpr int BO = kOg * TM;              // oc per block
   static constexpr int kWTile = kBk * M * BO * TR; // layout [ic][j][oc][rr], rr fastest
   static constexpr int kXTile = kBk * kXw;         // layout [ic][n]
@@ -196,6 +202,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   struct Block {
     int64_t b, oc0, u0, t_base;
     int64_t r0, c;
+    int64_t chunk0, chunk1; // this block's channel chunks [chunk0, chunk1): its split's range
+    int sp;                 // split index (the block's rank in its cluster)
   };
 
   CB_HD static Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
@@ -205,7 +213,10 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     k.r0 = g * TR;
     k.c = (P.pad - k.r0 + P.s - 1) / P.s; // ceil((pad - r0) / s); numerator >= 0
     k.oc0 = by * BO;
-    k.b = bz;
+    k.b = bz / P.split;
+    k.sp = static_cast<int>(bz % P.split);
+    k.chunk0 = k.sp * P.chunks / P.split;
+    k.chunk1 = (k.sp + 1) * P.chunks / P.split;
     k.t_base = k.u0 + k.c - (M - 1); // x index held at window column 0
     return k;
   }
@@ -281,7 +292,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     return any;
   }
 
-  // One chunk of kBk channels into the thread's 4 * kTn accumulators. Skip: the reference's
+  // One chunk of kBk channels into the thread's kRows * kTn accumulators. Skip: the reference's
   // "x == 0 adds nothing" made explicit (needed only with non-finite weights, see above).
   template <bool Skip> CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
     const int ug = tid % kUg;
@@ -299,10 +310,17 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
         for (int i = 0; i < 4; ++i)
           xr[4 * v + i] = q[i];
       }
-      T wr[M][4];
+      T wr[M][kRows];
       CB_UNROLL
       for (int j = 0; j < M; ++j)
-        load4(&sm.w[((ii * M + j) * BO + og * TM) * TR], wr[j]);
+        CB_UNROLL
+      for (int q = 0; q < kRows / 4; ++q) {
+        T v[4];
+        load4(&sm.w[((ii * M + j) * BO + og * TM) * TR + 4 * q], v);
+        CB_UNROLL
+        for (int i = 0; i < 4; ++i)
+          wr[j][4 * q + i] = v[i];
+      }
       // t ascending == j descending: the reference's per-cell order.
       CB_UNROLL
       for (int j = M - 1; j >= 0; --j) {
@@ -323,29 +341,59 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     }
   }
 
+  // One finished cell (tm, rr, n) of thread (og, ug): bias LAST, as the reference.
+  CB_HD static void store_cell(const Plan &P, const Block &k, int og, int ug, int tm, int rr,
+                               int n, T v, const float *bias, float *y) {
+    const int64_t oc = k.oc0 + og * TM + tm;
+    if (oc >= P.cout)
+      return;
+    const int64_t u = k.u0 + ug * kTn + n;
+    const int64_t p = (u + k.c) * P.s + k.r0 + rr - P.pad; // >= 0 by the choice of c
+    if (p >= P.l_out)
+      return;
+    if (P.bias)
+      v = add_rn(v, T(bias[oc]));
+    y[(k.b * P.cout + oc) * P.l_out + p] = static_cast<float>(v);
+  }
+
   CB_HD static void store_output(const Plan &P, const Block &k, int tid, const Acc &a,
                                  const float *bias, float *y) {
     const int ug = tid % kUg;
     const int og = tid / kUg;
     CB_UNROLL
-    for (int tm = 0; tm < TM; ++tm) {
-      const int64_t oc = k.oc0 + og * TM + tm;
-      if (oc >= P.cout)
-        continue;
+    for (int tm = 0; tm < TM; ++tm)
       CB_UNROLL
-      for (int rr = 0; rr < TR; ++rr) {
-        CB_UNROLL
-        for (int n = 0; n < kTn; ++n) {
-          const int64_t u = k.u0 + ug * kTn + n;
-          const int64_t p = (u + k.c) * P.s + k.r0 + rr - P.pad; // >= 0 by the choice of c
-          if (p >= P.l_out)
-            continue;
-          T v = a.v[tm][rr][n];
-          if (P.bias)
-            v = add_rn(v, T(bias[oc])); // bias LAST, as the reference
-          y[(k.b * P.cout + oc) * P.l_out + p] = static_cast<float>(v);
-        }
-      }
+    for (int rr = 0; rr < TR; ++rr)
+      CB_UNROLL
+    for (int n = 0; n < kTn; ++n)
+      store_cell(P, k, og, ug, tm, rr, n, a.v[tm][rr][n], bias, y);
+  }
+
+  // Split (f32): the partial sums of a block live in partial[cell * kThreads + tid] (dynamic
+  // shared memory, kThreads * kCells values); every rank of the cluster adds the same cells of
+  // all ranks in rank order, each rank owning a 1/split slice of the tile.
+  CB_HD static void store_partial(int tid, const Acc &a, T *partial) {
+    CB_UNROLL
+    for (int tm = 0; tm < TM; ++tm)
+      CB_UNROLL
+    for (int rr = 0; rr < TR; ++rr)
+      CB_UNROLL
+    for (int n = 0; n < kTn; ++n)
+      partial[((tm * TR + rr) * kTn + n) * kThreads + tid] = a.v[tm][rr][n];
+  }
+  // partials[r] is rank r's partial array (distributed shared memory on the device).
+  template <class Partials>
+  CB_HD static void reduce_store(const Plan &P, const Block &k, int tid, const Partials &partials,
+                                 const float *bias, float *y) {
+    constexpr int kN = kThreads * kCells;
+    const int lo = k.sp * (kN / P.split), hi = lo + kN / P.split;
+    for (int e = lo + tid; e < hi; e += kThreads) {
+      T v = partials(0)[e];
+      for (int r = 1; r < P.split; ++r)
+        v = add_rn(v, partials(r)[e]);
+      const int t = e % kThreads, cell = e / kThreads;
+      store_cell(P, k, t / kUg, t % kUg, cell / (TR * kTn), (cell / kTn) % TR, cell % kTn, v,
+                 bias, y);
     }
   }
 };

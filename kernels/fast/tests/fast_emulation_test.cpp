@@ -16,6 +16,8 @@
 //    failed, each naming t128-c32-k16-u8 and no other config.
 //  - channels descending inside a chunk in t128-c16-k32-u16 only: both cancellation tests
 //    failed naming it; the random-shape gates did not see it (as with the j-order plant).
+//  - the cluster reduction dropping the last rank's partial (r < split - 1): F32WithinBound
+//    failed on the first split config (t256-c64-k8-u16-r8-s2).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,46 +51,65 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
   auto sm = std::make_unique<typename TL::Smem>();
   std::vector<typename TL::Stage> st(kThreads);
   std::vector<typename TL::Acc> acc(kThreads);
-  const int64_t chunks = (P.cin + C::kBk - 1) / C::kBk;
-  for (int64_t bz = 0; bz < P.batch; ++bz)
+  // Split (f32): one cluster's ranks run one after another; their partial tiles are then added
+  // by reduce_store exactly as the device's ranks do through distributed shared memory.
+  std::vector<std::vector<T>> partial(size_t(P.split), std::vector<T>(size_t(kThreads * C::kCells)));
+  for (int64_t b_item = 0; b_item < P.batch; ++b_item)
     for (int64_t by = 0; by < P.oc_tiles; ++by)
       for (int64_t bx = 0; bx < P.groups * P.u_tiles; ++bx) {
-        const auto blk = TL::block_coords(P, bx, by, bz);
-        // Poison shared memory per block, so a read of a slot no thread wrote shows up.
-        std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), sizeof(*sm), 0xFF);
-        for (int t = 0; t < kThreads; ++t)
-          TL::zero(acc[t]);
-        for (int t = 0; t < kThreads; ++t)
-          TL::load_global(P, blk, 0, t, x, w, st[t]);
-        // __syncthreads_or of the device kernel: any thread's staged weights non-finite.
-        auto any_nonfinite = [&] {
-          bool any = false;
+        for (int sp = 0; sp < P.split; ++sp) {
+          const auto blk = TL::block_coords(P, bx, by, b_item * P.split + sp);
+          // Poison shared memory per block, so a read of a slot no thread wrote shows up.
+          std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), sizeof(*sm), 0xFF);
           for (int t = 0; t < kThreads; ++t)
-            any |= TL::nonfinite_weights(st[t]);
-          return any && sizeof(T) == sizeof(double);
-        };
-        for (int t = 0; t < kThreads; ++t)
-          TL::store_smem(t, st[t], *sm);
-        bool skip = any_nonfinite();
-        for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-          const bool more = chunk + 1 < chunks;
-          if (more)
+            TL::zero(acc[t]);
+          for (int t = 0; t < kThreads; ++t)
+            TL::load_global(P, blk, blk.chunk0 * C::kBk, t, x, w, st[t]);
+          // __syncthreads_or of the device kernel: any thread's staged weights non-finite.
+          auto any_nonfinite = [&] {
+            bool any = false;
             for (int t = 0; t < kThreads; ++t)
-              TL::load_global(P, blk, (chunk + 1) * C::kBk, t, x, w, st[t]);
-          for (int t = 0; t < kThreads; ++t) {
-            if (skip)
-              TL::template compute<true>(t, *sm, acc[t]);
-            else
-              TL::template compute<false>(t, *sm, acc[t]);
+              any |= TL::nonfinite_weights(st[t]);
+            return any && sizeof(T) == sizeof(double);
+          };
+          for (int t = 0; t < kThreads; ++t)
+            TL::store_smem(t, st[t], *sm);
+          bool skip = any_nonfinite();
+          for (int64_t chunk = blk.chunk0; chunk < blk.chunk1; ++chunk) {
+            const bool more = chunk + 1 < blk.chunk1;
+            if (more)
+              for (int t = 0; t < kThreads; ++t)
+                TL::load_global(P, blk, (chunk + 1) * C::kBk, t, x, w, st[t]);
+            for (int t = 0; t < kThreads; ++t) {
+              if (skip)
+                TL::template compute<true>(t, *sm, acc[t]);
+              else
+                TL::template compute<false>(t, *sm, acc[t]);
+            }
+            if (more) {
+              for (int t = 0; t < kThreads; ++t)
+                TL::store_smem(t, st[t], *sm);
+              skip = any_nonfinite();
+            }
           }
-          if (more) {
+          if (P.split == 1) {
             for (int t = 0; t < kThreads; ++t)
-              TL::store_smem(t, st[t], *sm);
-            skip = any_nonfinite();
+              TL::store_output(P, blk, t, acc[t], b, y);
+          } else {
+            // Poisoned first: a cell the partial store misses shows up as NaN.
+            std::fill(partial[size_t(sp)].begin(), partial[size_t(sp)].end(),
+                      std::numeric_limits<T>::quiet_NaN());
+            for (int t = 0; t < kThreads; ++t)
+              TL::store_partial(t, acc[t], partial[size_t(sp)].data());
           }
         }
-        for (int t = 0; t < kThreads; ++t)
-          TL::store_output(P, blk, t, acc[t], b, y);
+        if (P.split > 1)
+          for (int sp = 0; sp < P.split; ++sp) {
+            const auto blk = TL::block_coords(P, bx, by, b_item * P.split + sp);
+            for (int t = 0; t < kThreads; ++t)
+              TL::reduce_store(
+                  P, blk, t, [&](int r) -> const T * { return partial[size_t(r)].data(); }, b, y);
+          }
       }
 }
 
@@ -109,7 +130,8 @@ void emulate_m(const Plan &P, const float *x, const float *w, const float *b, fl
 // the others for M == 2 only). Output starts as NaN: every cell must be written.
 template <typename T>
 std::vector<float> emulate(const Problem &pr, const FastConfig &cfg = default_fast_config()) {
-  const std::string why = fast_config_unsupported_reason(pr.shape, cfg);
+  const std::string why =
+      fast_config_unsupported_reason(pr.shape, cfg, sizeof(T) == sizeof(double));
   if (!why.empty())
     throw std::invalid_argument(why);
   const Plan P = detail::make_plan(pr.shape, cfg);
@@ -168,7 +190,7 @@ ConvShape random_supported_shape(std::mt19937_64 &rng,
     s.cin = pick(1, 40);
     s.cout = pick(1, 70);
     s.stride = pick(1, 8);
-    s.k = (cfg == default_fast_config() ? pick(1, 4) : 2) * s.stride;
+    s.k = (cfg.block() == default_fast_config() ? pick(1, 4) : 2) * s.stride;
     s.padding = pick(0, s.k);
     s.output_padding = pick(0, s.stride - 1);
     s.l_in = pick(1, 75);
@@ -231,7 +253,6 @@ TEST(FastEmulation, ConfigsAreTheDocumentedSetDefaultFirst) {
     // Issued MACs cover the valid ones (tile remainders add, never drop).
     EXPECT_GE(fast_issued_macs(up0, cfg), up0.valid_macs()) << cfg.name();
   }
-  EXPECT_EQ(fast_issued_macs(up0), fast_issued_macs(up0, default_fast_config()));
   ConvShape m3 = up0;
   m3.k = 3 * m3.stride;
   EXPECT_EQ(fast_config_unsupported_reason(m3, cfgs.front()), "");
@@ -373,9 +394,10 @@ TEST(FastEmulation, F64SkipsZeroInputsAgainstInfiniteWeights) {
     EXPECT_EQ(differing_cells(emulate<double>(pr, cfg), ref), 0) << cfg.name();
 }
 
+// Every f32 candidate, the cluster splits included (their partial tiles added in rank order).
 TEST(FastEmulation, F32WithinBoundOfReference) {
   int cases = 0;
-  for (const FastConfig &cfg : fast_configs()) {
+  for (const FastConfig &cfg : fast_f32_configs()) {
     std::mt19937_64 rng(7);
     for (int i = 0; i < 60; ++i) {
       const ConvShape s = random_supported_shape(rng, cfg);
@@ -385,7 +407,30 @@ TEST(FastEmulation, F32WithinBoundOfReference) {
       ++cases; // NaN (an unwritten cell) fails the bound too
     }
   }
-  EXPECT_EQ(cases, 60 * static_cast<int>(fast_configs().size()));
+  EXPECT_EQ(cases, 60 * static_cast<int>(fast_f32_configs().size()));
+}
+
+// The split is an f32-only device: f64 refuses it (its order is the contract), and only the
+// cluster sizes the reduction divides evenly are accepted.
+TEST(FastEmulation, SplitIsF32OnlyAndPortableClusterSizes) {
+  const ConvShape up0 = peer_testing::all_stages(96).front().shape;
+  int splits = 0;
+  for (const FastConfig &cfg : fast_f32_configs()) {
+    if (cfg.split == 1)
+      continue;
+    ++splits;
+    EXPECT_EQ(fast_config_unsupported_reason(up0, cfg, false), "") << cfg.name();
+    EXPECT_NE(fast_config_unsupported_reason(up0, cfg, true).find("f32 only"), std::string::npos)
+        << cfg.name();
+    EXPECT_EQ(fast_issued_macs(up0, cfg), fast_issued_macs(up0, cfg.block())) << cfg.name();
+  }
+  EXPECT_GE(splits, 3);
+  FastConfig three = fast_f32_configs().back();
+  three.split = 3;
+  EXPECT_NE(fast_config_unsupported_reason(up0, three, false), "");
+  FastConfig sixteen = three;
+  sixteen.split = 16;
+  EXPECT_NE(fast_config_unsupported_reason(up0, sixteen, false), "");
 }
 
 TEST(FastEmulation, WidthProbeF32GivesZeroF64GivesTwoPointFive) {

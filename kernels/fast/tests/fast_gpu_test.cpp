@@ -196,6 +196,51 @@ TEST(FastGpu, EveryConfigKeepsTheContractsOnEveryVocoderStageAt96Frames) {
   EXPECT_EQ(cases, 16 * static_cast<int>(fast_configs().size()));
 }
 
+// The f32 cluster splits (fast_f32_configs()) on every stage at 1 and 96 frames, and on random
+// supported shapes (odd channels: empty split ranges when chunks < split), each against cpu-f64
+// within the f32 bound; a split that dropped a rank's partial, or read a rank's shared memory
+// after it exited, fails here (the emulation test's twin failed on a dropped last rank).
+TEST(FastGpu, F32ClusterSplitsKeepTheBoundOnStagesAndRandomShapes) {
+  SKIP_WITHOUT_GPU();
+  int cases = 0;
+  std::vector<Problem> problems;
+  for (int64_t frames : {1, 96})
+    for (const auto &st : peer_testing::all_stages(frames))
+      problems.push_back(peer_testing::random_problem(st.shape, 45));
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 12; ++i) {
+    ConvShape s = peer_testing::all_stages(1).front().shape;
+    auto pick = [&](int64_t lo, int64_t hi) {
+      return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+    };
+    s.batch = pick(1, 3);
+    s.cin = pick(1, 300);
+    s.cout = pick(1, 150);
+    s.stride = pick(1, 8);
+    s.k = 2 * s.stride;
+    s.padding = pick(0, s.k);
+    s.output_padding = pick(0, s.stride - 1);
+    s.l_in = pick(1, 200);
+    s.bias = pick(0, 3) != 0;
+    if (s.l_out() > 0)
+      problems.push_back(peer_testing::random_problem(s, 46 + i));
+  }
+  for (const Problem &pr : problems) {
+    const auto ref = reference(pr);
+    for (const FastConfig &cfg : fast_f32_configs()) {
+      if (cfg.split == 1)
+        continue;
+      const auto got = run_config_once(pr, cfg, false, true);
+      ASSERT_EQ(nan_cells(got), 0) << cfg.name() << ": unwritten";
+      EXPECT_LT(peer_testing::relative_l2(got, ref), peer_testing::kF32RelativeL2Bound)
+          << cfg.name() << " cin " << pr.shape.cin << " cout " << pr.shape.cout << " l_in "
+          << pr.shape.l_in;
+      ++cases;
+    }
+  }
+  EXPECT_GE(cases, 32 * 3);
+}
+
 TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(99);

@@ -140,13 +140,15 @@ std::string kernel_name(const ConvShape& s, Accum acc, Kernel k) {
   const bool f64 = acc == Accum::f64;
   if (k != Kernel::simple && fast::fast_supported(s, f64))
     return std::string("polyphase-tile ") +
-           (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma");
+           (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " +
+           fast::choose_fast_config(s, f64, k == Kernel::fused).name();
   return std::string("simple one-thread-per-cell ") + (f64 ? "f64 dmul+dadd" : "f32");
 }
 
 int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k) {
   if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64))
-    return fast::fast_issued_macs(s);
+    return fast::fast_issued_macs(
+        s, fast::choose_fast_config(s, acc == Accum::f64, k == Kernel::fused));
   return s.valid_macs();
 }
 

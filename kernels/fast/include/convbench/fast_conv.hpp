@@ -17,29 +17,54 @@ namespace convbench::fast {
 // pairs x cells_per_thread / 4 consecutive positions); chunk input channels are staged through
 // shared memory per pair of barriers. Every configuration performs the same f64 additions in
 // the same order per cell, so all of them are byte-identical to conv_cpu_f64.
+//
+// rows_per_thread: the (oc, phase) rows a thread owns (4 or 8); cells_per_thread / rows are its
+// consecutive positions. split (f32 only): the input channels are cut into `split` ranges run by
+// the blocks of one thread-block cluster, whose partial sums are added through distributed
+// shared memory in rank order (deterministic, no workspace). It changes the f32 summation order
+// (rel-L2 gate) and is refused for f64, whose order is the byte-identity contract.
 struct FastConfig {
   int threads = 64;
   int cells_per_thread = 16;
   int chunk = 16;
   int u_groups = 8;
-  // e.g. "t64-c16-k16-u8": threads, cells per thread, chunk, u-groups.
+  int rows_per_thread = 4;
+  int split = 1;
+  // e.g. "t64-c16-k16-u8", "t256-c64-k8-u16-r8-s4": threads, cells per thread, chunk, u-groups,
+  // then rows per thread and split when they differ from 4 and 1.
   std::string name() const;
+  // The compiled block shape, without the runtime split.
+  FastConfig block() const {
+    FastConfig c = *this;
+    c.split = 1;
+    return c;
+  }
   bool operator==(const FastConfig &o) const {
     return threads == o.threads && cells_per_thread == o.cells_per_thread && chunk == o.chunk &&
-           u_groups == o.u_groups;
+           u_groups == o.u_groups && rows_per_thread == o.rows_per_thread && split == o.split;
   }
 };
 
 // The configuration launch_conv runs (64 threads, 16 cells, 16 channels): fast_configs()[0].
 FastConfig default_fast_config();
 
-// Every compiled configuration, the default first. The default handles every fast_supported
-// shape; the others are compiled only for M = K / stride == 2 taps per phase (every vocoder
-// stage of facts.md), to keep nvcc time down -- see fast_config_unsupported_reason().
+// Every compiled configuration (split 1), the default first. The default handles every
+// fast_supported shape; the others are compiled only for M = K / stride == 2 taps per phase
+// (every vocoder stage of facts.md), to keep nvcc time down -- see
+// fast_config_unsupported_reason().
 std::vector<FastConfig> fast_configs();
 
-// Empty when `config` is compiled and can run shape `s`, otherwise why not (one line).
-std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &config);
+// The f32 candidates: fast_configs() and, for the 8-row configurations, split 2, 4 and 8.
+std::vector<FastConfig> fast_f32_configs();
+
+// Empty when `config` is compiled and can run shape `s` (in f64 when `f64`: no split there),
+// otherwise why not (one line).
+std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &config,
+                                           bool f64 = false);
+
+// The configuration launch_conv (and the no-config launch_fast_* calls) run for a shape: chosen
+// from the H200 sweep (results/examples/sweep.json) by the shape's output size and channels.
+FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused);
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
 // of the stride with K / stride in [1, 4], padding >= 0, any output_padding, batch, cin, cout,
@@ -48,7 +73,8 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
 // same for f32 and f64; the argument is kept so a path may differ later.
 bool fast_supported(const ConvShape &s, bool f64);
 
-// Polyphase tiled kernel, f32 accumulation (fma allowed). Throws std::invalid_argument when the
+// Polyphase tiled kernel, f32 accumulation (fma allowed), with choose_fast_config(s, false, true).
+// Throws std::invalid_argument when the
 // shape is not fast_supported, std::runtime_error (naming the call) when a launch fails.
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream);
@@ -57,7 +83,7 @@ void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, con
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream, const FastConfig &config);
 
-// Same tiling, f64 accumulator; per output cell the same sequence of f64 additions as
+// Same tiling, f64 accumulator (choose_fast_config(s, true, fused)); per output cell the same sequence of f64 additions as
 // conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias last), so its f32 output is
 // bitwise equal to the reference. fused = false: __dmul_rn + __dadd_rn per tap (cuda-f64, no
 // DFMA); fused = true: one __fma_rn per tap (cuda-f64-fma), the same bits because the product of
@@ -67,9 +93,9 @@ void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, con
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream, bool fused, const FastConfig &config);
 
-// Multiply-adds the fast kernel issues for a shape (it also issues the taps that padding and the
-// chunk/tile remainders cut off, with x staged as 0): what the fp64/fp32 counters must show.
-int64_t fast_issued_macs(const ConvShape &s);
+// Multiply-adds the fast kernel with `config` issues for a shape (it also issues the taps that
+// padding and the chunk/tile remainders cut off, with x staged as 0): what the fp64/fp32
+// counters must show.
 int64_t fast_issued_macs(const ConvShape &s, const FastConfig &config);
 
 } // namespace convbench::fast
