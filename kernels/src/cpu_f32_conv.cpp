@@ -16,7 +16,9 @@ namespace convbench::cpu_f32 {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
@@ -29,9 +31,10 @@ struct Built {
   Plan plan{};
   std::vector<Tap> taps;
   std::vector<Phase> phases;
-  int64_t rows = 1; // input rows per channel (forward: stride)
-  int64_t lx = 0;   // floats per row
-  int64_t z = 0;    // zero cells before input index 0 in each row
+  int64_t rows = 1;     // input rows per channel (forward: stride)
+  int64_t width = 0;    // floats per row of one strip
+  int64_t n_strips = 0; // strips of NR cells
+  int64_t z = 0;        // zero cells before input index 0 in each row
 };
 
 Built build_plan(const ConvShape &s, Block blk) {
@@ -45,7 +48,8 @@ Built build_plan(const ConvShape &s, Block blk) {
     for (int64_t r = 0; r < st; ++r) {
       Phase f{};
       const int64_t c_r = pad - r > 0 ? ceil_div(pad - r, st) : 0;
-      const int64_t top = l_out - 1 + pad - r; // largest P = q*s + r in range, minus r
+      const int64_t top =
+          l_out - 1 + pad - r; // largest P = q*s + r in range, minus r
       f.n_out = top < 0 ? 0 : std::max<int64_t>(0, top / st - c_r + 1);
       f.y_first = c_r * st + r - pad;
       f.y_step = st;
@@ -77,22 +81,25 @@ Built build_plan(const ConvShape &s, Block blk) {
     b.rows = st;
   }
   const int64_t max_shift = *std::max_element(shifts.begin(), shifts.end());
-  // Every tile reads NR cells from its first one, up to round_up(n_max, NR) - 1
-  // + max_shift.
-  b.lx = std::max(round_up(std::max<int64_t>(n_max, 1), blk.nr) + max_shift,
-                  b.z + ceil_div(s.l_in, b.rows));
-  b.lx = round_up(b.lx, 16); // whole cache lines per row
+  // The input is laid out in strips of NR cells (Plan::xbuf): a tile starting
+  // at cell u0 reads cells u0 + shift .. u0 + shift + NR - 1 of each row, so a
+  // strip row holds NR + max_shift.
+  b.width = blk.nr + max_shift;
+  b.n_strips = ceil_div(std::max<int64_t>(n_max, 1), blk.nr);
   for (size_t i = 0; i < b.taps.size(); ++i) {
     const int64_t row =
         s.op == ConvOp::forward
             ? b.taps[i].k * s.dilation - s.padding -
-                  floor_div(b.taps[i].k * s.dilation - s.padding, s.stride) * s.stride
+                  floor_div(b.taps[i].k * s.dilation - s.padding, s.stride) *
+                      s.stride
             : 0;
-    b.taps[i].x_off = row * b.lx + shifts[i];
+    b.taps[i].x_off = row * b.width + shifts[i];
   }
 
   Plan &p = b.plan;
-  p.x_ic_stride = b.rows * b.lx;
+  p.x_ic_stride = b.rows * b.width;
+  p.x_strip_stride = s.cin * p.x_ic_stride;
+  p.x_batch_stride = b.n_strips * p.x_strip_stride;
   if (s.op == ConvOp::transposed) {
     p.w_ic_stride = s.cout * s.k;
     p.w_oc_stride = s.k;
@@ -112,16 +119,95 @@ Built build_plan(const ConvShape &s, Block blk) {
   p.mr = blk.mr;
   p.nr = blk.nr;
   const int64_t n_cells = round_up(std::max<int64_t>(n_max, 1), blk.nr);
-  int64_t chunk = std::max(blk.nr, kAccBudget / (p.n_phases * p.mr) / blk.nr * blk.nr);
+  int64_t chunk =
+      std::max(blk.nr, kAccBudget / (p.n_phases * p.mr) / blk.nr * blk.nr);
   chunk = std::min(chunk, n_cells);
   p.n_u_chunks = ceil_div(n_cells, chunk);
   p.chunk_u = round_up(ceil_div(n_cells, p.n_u_chunks), blk.nr); // even chunks
-  p.kc = std::clamp<int64_t>(kPackBudget / (std::max<int64_t>(p.n_taps_total, 1) * p.mr), 8, 512);
+  p.kc = std::clamp<int64_t>(
+      kPackBudget / (std::max<int64_t>(p.n_taps_total, 1) * p.mr), 8, 512);
   p.n_oc_blocks = ceil_div(s.cout, p.mr);
   return b;
 }
 
 using RunFn = void (*)(const Plan &, int64_t, int64_t, float *);
+
+// A 64-byte aligned buffer that keeps its pages between calls on the same
+// thread: the packed weights of up0 are 75 MB, and a fresh allocation that size
+// is a fresh mmap whose page faults (and the kernel's zeroing) cost more per
+// call than the packing itself.
+class ReusedBuffer {
+public:
+  float *get(int64_t floats) {
+    if (floats > floats_) {
+      std::free(data_);
+      data_ = static_cast<float *>(
+          std::aligned_alloc(64, size_t(round_up(floats, 16)) * 4));
+      floats_ = data_ ? floats : 0;
+      if (!data_)
+        throw std::bad_alloc();
+    }
+    return data_;
+  }
+  ~ReusedBuffer() { std::free(data_); }
+
+private:
+  float *data_ = nullptr;
+  int64_t floats_ = 0;
+};
+
+// wpack (Plan::wpack's layout) from the caller's weights. One work item is a
+// block of kc input channels x a group of oc blocks: per input channel it reads
+// the group's rows as one contiguous run of the torch layout (a stream the
+// prefetchers follow; one oc block per item read 768 bytes per 48 KB stride for
+// up0 and waited on DRAM for each) and writes into the group's regions, which
+// pack_ob_floats() staggers by a cache line so they do not share cache sets.
+// Before this the weights were packed per item, again for every u chunk (3x for
+// up1, 6x for up2, 12x for up3).
+void pack_weights(const Plan &p, float *wpack, ThreadPool &pool) {
+  constexpr int64_t kObGroup = 8;
+  const int64_t mr = p.mr, g_all = p.n_taps_total;
+  const int64_t n_ic_blocks = ceil_div(p.cin, p.kc);
+  const int64_t n_groups = ceil_div(p.n_oc_blocks, kObGroup);
+  // Per global tap g: its phase's region in a block of n_ic channels starts at
+  // first_tap * n_ic * mr, and within it channel l's taps at l * n_taps * mr.
+  std::vector<int64_t> tap_k(static_cast<size_t>(g_all)), tap_first(tap_k),
+      tap_n(tap_k), tap_t(tap_k);
+  for (int64_t ph = 0; ph < p.n_phases; ++ph)
+    for (int64_t t = 0; t < p.phases[ph].n_taps; ++t) {
+      const int64_t g = p.phases[ph].first_tap + t;
+      tap_k[g] = p.taps[g].k;
+      tap_first[g] = p.phases[ph].first_tap;
+      tap_n[g] = p.phases[ph].n_taps;
+      tap_t[g] = t;
+    }
+  pool.parallel_for(n_groups * n_ic_blocks, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> dst_off(static_cast<size_t>(g_all));
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t ob_first = item / n_ic_blocks * kObGroup;
+      const int64_t ob_end = std::min(ob_first + kObGroup, p.n_oc_blocks);
+      const int64_t ic0 = item % n_ic_blocks * p.kc;
+      const int64_t n_ic = std::min(p.kc, p.cin - ic0);
+      for (int64_t g = 0; g < g_all; ++g)
+        dst_off[g] = tap_first[g] * n_ic * mr + tap_t[g] * mr;
+      for (int64_t l = 0; l < n_ic; ++l)
+        for (int64_t ob = ob_first; ob < ob_end; ++ob) {
+          const int64_t rows = std::min(mr, p.cout - ob * mr);
+          const float *src =
+              p.w + (ic0 + l) * p.w_ic_stride + ob * mr * p.w_oc_stride;
+          float *block = wpack + ob * p.pack_ob_floats() + ic0 * g_all * mr;
+          for (int64_t g = 0; g < g_all; ++g) {
+            float *dst = block + dst_off[g] + l * tap_n[g] * mr;
+            const float *sg = src + tap_k[g];
+            for (int64_t i = 0; i < rows; ++i)
+              dst[i] = sg[i * p.w_oc_stride];
+            for (int64_t i = rows; i < mr; ++i)
+              dst[i] = 0.0f;
+          }
+        }
+    }
+  });
+}
 
 } // namespace
 
@@ -132,8 +218,8 @@ bool isa_supported(Isa isa) {
   case Isa::avx2:
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   case Isa::avx512:
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
   }
   return false;
 }
@@ -157,12 +243,13 @@ const char *isa_name(Isa isa) {
   return "?";
 }
 
-void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
-          ThreadPool &pool) {
+void conv(Isa isa, const ConvShape &s, const float *x, const float *w,
+          const float *bias, float *y, ThreadPool &pool) {
   s.validate();
   if (!isa_supported(isa))
-    throw std::invalid_argument(std::string("cpu-f32: this CPU cannot run the ") + isa_name(isa) +
-                                " tile");
+    throw std::invalid_argument(
+        std::string("cpu-f32: this CPU cannot run the ") + isa_name(isa) +
+        " tile");
   const Block blk = isa == Isa::avx512 ? block_avx512()
                     : isa == Isa::avx2 ? block_avx2()
                                        : block_generic();
@@ -171,42 +258,59 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
                                        : run_items_generic;
   Built b = build_plan(s, blk);
 
-  // The zero-padded input: xbuf[b][ic][row][z + m] = x[b][ic][m*rows + row].
-  const int64_t ic_stride = b.plan.x_ic_stride;
-  std::unique_ptr<float, decltype(&std::free)> xbuf(
-      static_cast<float *>(std::aligned_alloc(
-          64, size_t(round_up(s.batch * s.cin * ic_stride, 16)) * sizeof(float))),
-      &std::free);
-  if (!xbuf)
-    throw std::bad_alloc();
+  // The zero-padded input in strips (Plan::xbuf): xbuf[b][strip][ic][row][w]
+  // holds cell strip * NR + w of the row, and cell z + m of a row is
+  // x[b][ic][m*rows + row].
+  thread_local ReusedBuffer xbuf_store, wpack_store;
+  float *const xbuf = xbuf_store.get(s.batch * b.plan.x_batch_stride);
   pool.parallel_for(s.batch * s.cin, [&](int64_t begin, int64_t end) {
     for (int64_t bc = begin; bc < end; ++bc) {
-      float *dst = xbuf.get() + bc * ic_stride;
-      std::fill(dst, dst + ic_stride, 0.0f);
+      const int64_t batch = bc / s.cin, ic = bc % s.cin;
       const float *src = x + bc * s.l_in;
-      for (int64_t row = 0; row < b.rows; ++row)
-        for (int64_t m = 0; m * b.rows + row < s.l_in; ++m)
-          dst[row * b.lx + b.z + m] = src[m * b.rows + row];
+      for (int64_t strip = 0; strip < b.n_strips; ++strip) {
+        float *dst = xbuf + batch * b.plan.x_batch_stride +
+                     strip * b.plan.x_strip_stride + ic * b.plan.x_ic_stride;
+        for (int64_t row = 0; row < b.rows; ++row)
+          for (int64_t w = 0; w < b.width; ++w) {
+            const int64_t m = strip * blk.nr + w - b.z;
+            dst[row * b.width + w] = m >= 0 && m * b.rows + row < s.l_in
+                                         ? src[m * b.rows + row]
+                                         : 0.0f;
+          }
+      }
     }
   });
 
   Plan &p = b.plan;
-  p.xbuf = xbuf.get();
+  p.xbuf = xbuf;
   p.w = w;
   p.bias = s.bias ? bias : nullptr;
   p.y = y;
+  // Pack once for all items only where an oc block serves more than one
+  // (Plan::wpack).
+  p.wpack = nullptr;
+  if (p.batch * p.n_u_chunks > 1) {
+    float *const wpack = wpack_store.get(p.pack_floats());
+    pack_weights(p, wpack, pool);
+    p.wpack = wpack;
+  }
   const int64_t items = p.items();
-  const int64_t scratch_floats = round_up(p.acc_floats() + p.pack_floats(), 16);
+  const int64_t scratch_floats =
+      round_up(p.acc_floats(), 16) +
+      (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));
   std::atomic<int64_t> next{0};
-  pool.parallel_for(std::min<int64_t>(pool.size(), items), [&](int64_t, int64_t) {
-    std::unique_ptr<float, decltype(&std::free)> scratch(
-        static_cast<float *>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
-        &std::free);
-    if (!scratch)
-      throw std::bad_alloc();
-    for (int64_t item = next.fetch_add(1); item < items; item = next.fetch_add(1))
-      run(p, item, item + 1, scratch.get());
-  });
+  pool.parallel_for(
+      std::min<int64_t>(pool.size(), items), [&](int64_t, int64_t) {
+        std::unique_ptr<float, decltype(&std::free)> scratch(
+            static_cast<float *>(
+                std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
+            &std::free);
+        if (!scratch)
+          throw std::bad_alloc();
+        for (int64_t item = next.fetch_add(1); item < items;
+             item = next.fetch_add(1))
+          run(p, item, item + 1, scratch.get());
+      });
 }
 
 } // namespace convbench::cpu_f32
