@@ -33,8 +33,7 @@ constexpr int kNV = 2;
 
 Block block_avx512() { return {kMR, kNR}; }
 
-void run_items_avx512(const Plan &p, int64_t begin, int64_t end,
-                      float *scratch) {
+void run_items_avx512(const Plan &p, int64_t begin, int64_t end, float *scratch) {
   for (int64_t item = begin; item < end; ++item)
     run_item(p, item, scratch);
 }

@@ -16,9 +16,7 @@ namespace convbench::cpu_f32 {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
@@ -48,8 +46,7 @@ Built build_plan(const ConvShape &s, Block blk) {
     for (int64_t r = 0; r < st; ++r) {
       Phase f{};
       const int64_t c_r = pad - r > 0 ? ceil_div(pad - r, st) : 0;
-      const int64_t top =
-          l_out - 1 + pad - r; // largest P = q*s + r in range, minus r
+      const int64_t top = l_out - 1 + pad - r; // largest P = q*s + r in range, minus r
       f.n_out = top < 0 ? 0 : std::max<int64_t>(0, top / st - c_r + 1);
       f.y_first = c_r * st + r - pad;
       f.y_step = st;
@@ -90,8 +87,7 @@ Built build_plan(const ConvShape &s, Block blk) {
     const int64_t row =
         s.op == ConvOp::forward
             ? b.taps[i].k * s.dilation - s.padding -
-                  floor_div(b.taps[i].k * s.dilation - s.padding, s.stride) *
-                      s.stride
+                  floor_div(b.taps[i].k * s.dilation - s.padding, s.stride) * s.stride
             : 0;
     b.taps[i].x_off = row * b.width + shifts[i];
   }
@@ -119,13 +115,11 @@ Built build_plan(const ConvShape &s, Block blk) {
   p.mr = blk.mr;
   p.nr = blk.nr;
   const int64_t n_cells = round_up(std::max<int64_t>(n_max, 1), blk.nr);
-  int64_t chunk =
-      std::max(blk.nr, kAccBudget / (p.n_phases * p.mr) / blk.nr * blk.nr);
+  int64_t chunk = std::max(blk.nr, kAccBudget / (p.n_phases * p.mr) / blk.nr * blk.nr);
   chunk = std::min(chunk, n_cells);
   p.n_u_chunks = ceil_div(n_cells, chunk);
   p.chunk_u = round_up(ceil_div(n_cells, p.n_u_chunks), blk.nr); // even chunks
-  p.kc = std::clamp<int64_t>(
-      kPackBudget / (std::max<int64_t>(p.n_taps_total, 1) * p.mr), 8, 512);
+  p.kc = std::clamp<int64_t>(kPackBudget / (std::max<int64_t>(p.n_taps_total, 1) * p.mr), 8, 512);
   p.n_oc_blocks = ceil_div(s.cout, p.mr);
   return b;
 }
@@ -141,8 +135,7 @@ public:
   float *get(int64_t floats) {
     if (floats > floats_) {
       std::free(data_);
-      data_ = static_cast<float *>(
-          std::aligned_alloc(64, size_t(round_up(floats, 16)) * 4));
+      data_ = static_cast<float *>(std::aligned_alloc(64, size_t(round_up(floats, 16)) * 4));
       floats_ = data_ ? floats : 0;
       if (!data_)
         throw std::bad_alloc();
@@ -171,8 +164,8 @@ void pack_weights(const Plan &p, float *wpack, ThreadPool &pool) {
   const int64_t n_groups = ceil_div(p.n_oc_blocks, kObGroup);
   // Per global tap g: its phase's region in a block of n_ic channels starts at
   // first_tap * n_ic * mr, and within it channel l's taps at l * n_taps * mr.
-  std::vector<int64_t> tap_k(static_cast<size_t>(g_all)), tap_first(tap_k),
-      tap_n(tap_k), tap_t(tap_k);
+  std::vector<int64_t> tap_k(static_cast<size_t>(g_all)), tap_first(tap_k), tap_n(tap_k),
+      tap_t(tap_k);
   for (int64_t ph = 0; ph < p.n_phases; ++ph)
     for (int64_t t = 0; t < p.phases[ph].n_taps; ++t) {
       const int64_t g = p.phases[ph].first_tap + t;
@@ -193,8 +186,7 @@ void pack_weights(const Plan &p, float *wpack, ThreadPool &pool) {
       for (int64_t l = 0; l < n_ic; ++l)
         for (int64_t ob = ob_first; ob < ob_end; ++ob) {
           const int64_t rows = std::min(mr, p.cout - ob * mr);
-          const float *src =
-              p.w + (ic0 + l) * p.w_ic_stride + ob * mr * p.w_oc_stride;
+          const float *src = p.w + (ic0 + l) * p.w_ic_stride + ob * mr * p.w_oc_stride;
           float *block = wpack + ob * p.pack_ob_floats() + ic0 * g_all * mr;
           for (int64_t g = 0; g < g_all; ++g) {
             float *dst = block + dst_off[g] + l * tap_n[g] * mr;
@@ -218,8 +210,8 @@ bool isa_supported(Isa isa) {
   case Isa::avx2:
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   case Isa::avx512:
-    return __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("fma");
   }
   return false;
 }
@@ -243,13 +235,12 @@ const char *isa_name(Isa isa) {
   return "?";
 }
 
-void conv(Isa isa, const ConvShape &s, const float *x, const float *w,
-          const float *bias, float *y, ThreadPool &pool) {
+void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+          ThreadPool &pool) {
   s.validate();
   if (!isa_supported(isa))
-    throw std::invalid_argument(
-        std::string("cpu-f32: this CPU cannot run the ") + isa_name(isa) +
-        " tile");
+    throw std::invalid_argument(std::string("cpu-f32: this CPU cannot run the ") + isa_name(isa) +
+                                " tile");
   const Block blk = isa == Isa::avx512 ? block_avx512()
                     : isa == Isa::avx2 ? block_avx2()
                                        : block_generic();
@@ -268,14 +259,13 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w,
       const int64_t batch = bc / s.cin, ic = bc % s.cin;
       const float *src = x + bc * s.l_in;
       for (int64_t strip = 0; strip < b.n_strips; ++strip) {
-        float *dst = xbuf + batch * b.plan.x_batch_stride +
-                     strip * b.plan.x_strip_stride + ic * b.plan.x_ic_stride;
+        float *dst = xbuf + batch * b.plan.x_batch_stride + strip * b.plan.x_strip_stride +
+                     ic * b.plan.x_ic_stride;
         for (int64_t row = 0; row < b.rows; ++row)
           for (int64_t w = 0; w < b.width; ++w) {
             const int64_t m = strip * blk.nr + w - b.z;
-            dst[row * b.width + w] = m >= 0 && m * b.rows + row < s.l_in
-                                         ? src[m * b.rows + row]
-                                         : 0.0f;
+            dst[row * b.width + w] =
+                m >= 0 && m * b.rows + row < s.l_in ? src[m * b.rows + row] : 0.0f;
           }
       }
     }
@@ -296,21 +286,17 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w,
   }
   const int64_t items = p.items();
   const int64_t scratch_floats =
-      round_up(p.acc_floats(), 16) +
-      (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));
+      round_up(p.acc_floats(), 16) + (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));
   std::atomic<int64_t> next{0};
-  pool.parallel_for(
-      std::min<int64_t>(pool.size(), items), [&](int64_t, int64_t) {
-        std::unique_ptr<float, decltype(&std::free)> scratch(
-            static_cast<float *>(
-                std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
-            &std::free);
-        if (!scratch)
-          throw std::bad_alloc();
-        for (int64_t item = next.fetch_add(1); item < items;
-             item = next.fetch_add(1))
-          run(p, item, item + 1, scratch.get());
-      });
+  pool.parallel_for(std::min<int64_t>(pool.size(), items), [&](int64_t, int64_t) {
+    std::unique_ptr<float, decltype(&std::free)> scratch(
+        static_cast<float *>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
+        &std::free);
+    if (!scratch)
+      throw std::bad_alloc();
+    for (int64_t item = next.fetch_add(1); item < items; item = next.fetch_add(1))
+      run(p, item, item + 1, scratch.get());
+  });
 }
 
 } // namespace convbench::cpu_f32

@@ -15,7 +15,7 @@ const char *isa_name(Isa isa);
 
 // Throws ShapeError for an invalid shape, std::invalid_argument for an
 // unsupported isa.
-void conv(Isa isa, const ConvShape &s, const float *x, const float *w,
-          const float *bias, float *y, ThreadPool &pool);
+void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+          ThreadPool &pool);
 
 } // namespace convbench::cpu_f32

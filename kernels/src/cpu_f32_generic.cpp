@@ -42,8 +42,7 @@ constexpr int kNV = 2;
 
 Block block_generic() { return {kMR, kNR}; }
 
-void run_items_generic(const Plan &p, int64_t begin, int64_t end,
-                       float *scratch) {
+void run_items_generic(const Plan &p, int64_t begin, int64_t end, float *scratch) {
   for (int64_t item = begin; item < end; ++item)
     run_item(p, item, scratch);
 }

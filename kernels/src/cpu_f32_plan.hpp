@@ -27,9 +27,8 @@
 namespace convbench::cpu_f32 {
 
 struct Tap {
-  int64_t k; // weight tap index in [0, K)
-  int64_t
-      x_off; // offset in one input channel's strip (row * strip width + shift)
+  int64_t k;     // weight tap index in [0, K)
+  int64_t x_off; // offset in one input channel's strip (row * strip width + shift)
 };
 
 struct Phase {
@@ -94,11 +93,9 @@ enum class Isa { generic, avx2, avx512 };
 // Computes items [begin, end) (item = (batch, oc block, u chunk)); `scratch`
 // holds acc_floats() + item_pack_floats() floats, 64-byte aligned. Defined in
 // cpu_f32_<isa>.cpp.
-void run_items_generic(const Plan &p, int64_t begin, int64_t end,
-                       float *scratch);
+void run_items_generic(const Plan &p, int64_t begin, int64_t end, float *scratch);
 void run_items_avx2(const Plan &p, int64_t begin, int64_t end, float *scratch);
-void run_items_avx512(const Plan &p, int64_t begin, int64_t end,
-                      float *scratch);
+void run_items_avx512(const Plan &p, int64_t begin, int64_t end, float *scratch);
 
 // Register block (MR oc rows x NR cells) of each instruction set's tile.
 struct Block {

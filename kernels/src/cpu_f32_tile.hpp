@@ -15,8 +15,7 @@
 // (vectors of VL cells) of the register block.
 
 #ifndef CONVBENCH_CPU_F32_TILE_BODY
-#error                                                                         \
-    "include cpu_f32_tile.hpp only from a cpu_f32_<isa>.cpp, inside its anonymous namespace"
+#error "include cpu_f32_tile.hpp only from a cpu_f32_<isa>.cpp, inside its anonymous namespace"
 #endif
 
 constexpr int kNR = kNV * V::VL;
@@ -26,9 +25,9 @@ constexpr int kNR = kNV * V::VL;
 // mr_full used); x: the first channel's buffer at this block's first cell;
 // taps: this phase's taps (x_off).
 template <int MR>
-void block(const float *a, int64_t a_ic_stride, int64_t mr_full,
-           const cpu_f32::Tap *taps, int64_t n_taps, const float *x,
-           int64_t x_ic_stride, int64_t n_ic, float *c, int64_t c_rows) {
+void block(const float *a, int64_t a_ic_stride, int64_t mr_full, const cpu_f32::Tap *taps,
+           int64_t n_taps, const float *x, int64_t x_ic_stride, int64_t n_ic, float *c,
+           int64_t c_rows) {
   typename V::R acc[MR][kNV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -63,14 +62,12 @@ void block(const float *a, int64_t a_ic_stride, int64_t mr_full,
     }
 }
 
-using BlockFn = void (*)(const float *, int64_t, int64_t, const cpu_f32::Tap *,
-                         int64_t, const float *, int64_t, int64_t, float *,
-                         int64_t);
+using BlockFn = void (*)(const float *, int64_t, int64_t, const cpu_f32::Tap *, int64_t,
+                         const float *, int64_t, int64_t, float *, int64_t);
 
 // block<1> .. block<kMR>, so the oc remainder of a shape runs the same code
 // with fewer rows.
-template <int... I>
-BlockFn block_for_rows(int64_t rows, std::integer_sequence<int, I...>) {
+template <int... I> BlockFn block_for_rows(int64_t rows, std::integer_sequence<int, I...>) {
   const BlockFn table[] = {&block<I + 1>...};
   return table[rows - 1];
 }
@@ -82,16 +79,15 @@ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 // torch layout's rows; the rows of a channel a few ahead are prefetched, since
 // each channel sits a whole cout * K floats further on (48 KB for up0), past
 // what the hardware prefetchers follow.
-const float *pack_block(const cpu_f32::Plan &p, int64_t oc0, int64_t rows,
-                        int64_t ic0, int64_t n_ic, float *dst) {
+const float *pack_block(const cpu_f32::Plan &p, int64_t oc0, int64_t rows, int64_t ic0,
+                        int64_t n_ic, float *dst) {
   const int64_t mr = p.mr;
   for (int64_t ph = 0; ph < p.n_phases; ++ph) {
     const cpu_f32::Phase &f = p.phases[ph];
     float *dst_phase = dst + f.first_tap * n_ic * mr;
     for (int64_t l = 0; l < n_ic; ++l)
       for (int64_t i = 0; i < rows; ++i) {
-        const float *src =
-            p.w + (ic0 + l) * p.w_ic_stride + (oc0 + i) * p.w_oc_stride;
+        const float *src = p.w + (ic0 + l) * p.w_ic_stride + (oc0 + i) * p.w_oc_stride;
         float *d = dst_phase + l * f.n_taps * mr + i;
         for (int64_t t = 0; t < f.n_taps; ++t)
           d[t * mr] = src[p.taps[f.first_tap + t].k];
@@ -113,15 +109,13 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
   float *acc = scratch; // [phase][mr][chunk]
   for (int64_t i = 0; i < p.n_phases * mr * chunk; ++i)
     acc[i] = 0.0f;
-  const BlockFn fn =
-      block_for_rows(rows, std::make_integer_sequence<int, kMR>{});
+  const BlockFn fn = block_for_rows(rows, std::make_integer_sequence<int, kMR>{});
 
   for (int64_t ic0 = 0; ic0 < p.cin; ic0 += p.kc) {
     const int64_t n_ic = min64(p.kc, p.cin - ic0);
     // This block's weights, [phase][ic][tap][mr] (see Plan::wpack).
-    const float *pack =
-        p.wpack ? p.wpack + ob * p.pack_ob_floats() + ic0 * p.n_taps_total * mr
-                : pack_block(p, oc0, rows, ic0, n_ic, scratch + p.acc_floats());
+    const float *pack = p.wpack ? p.wpack + ob * p.pack_ob_floats() + ic0 * p.n_taps_total * mr
+                                : pack_block(p, oc0, rows, ic0, n_ic, scratch + p.acc_floats());
     const float *x = p.xbuf + b * p.x_batch_stride + ic0 * p.x_ic_stride;
     for (int64_t ph = 0; ph < p.n_phases; ++ph) {
       const cpu_f32::Phase &f = p.phases[ph];
@@ -130,9 +124,8 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
         continue;
       float *c = acc + ph * mr * chunk;
       for (int64_t u0 = u_begin; u0 < u_end; u0 += kNR)
-        fn(pack + f.first_tap * n_ic * mr, f.n_taps * mr, mr,
-           p.taps + f.first_tap, f.n_taps, x + u0 / kNR * p.x_strip_stride,
-           p.x_ic_stride, n_ic, c + (u0 - u_begin), chunk);
+        fn(pack + f.first_tap * n_ic * mr, f.n_taps * mr, mr, p.taps + f.first_tap, f.n_taps,
+           x + u0 / kNR * p.x_strip_stride, p.x_ic_stride, n_ic, c + (u0 - u_begin), chunk);
     }
   }
 

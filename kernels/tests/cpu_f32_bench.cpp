@@ -39,12 +39,11 @@ const Stage kStages[] = {{"up0", 1536, 768, 16, 8, 1, 18117},
                          {"up3", 192, 96, 4, 2, 64, 2694}};
 
 [[noreturn]] void usage_error(const std::string &what) {
-  std::fprintf(
-      stderr,
-      "cpu_f32_bench: %s (usage: cpu_f32_bench [--threads N] [--frames F] "
-      "[--reps R] [--isa generic|avx2|avx512] [--stage up0,up1,...] "
-      "[--check])\n",
-      what.c_str());
+  std::fprintf(stderr,
+               "cpu_f32_bench: %s (usage: cpu_f32_bench [--threads N] [--frames F] "
+               "[--reps R] [--isa generic|avx2|avx512] [--stage up0,up1,...] "
+               "[--check])\n",
+               what.c_str());
   std::exit(2);
 }
 
@@ -52,8 +51,7 @@ int64_t parse_positive(const char *flag, const char *text) {
   char *end = nullptr;
   const long long v = std::strtoll(text, &end, 10);
   if (end == text || *end != '\0' || v < 1 || v > 1000000)
-    usage_error(std::string(flag) + " needs a positive integer, got '" + text +
-                "'");
+    usage_error(std::string(flag) + " needs a positive integer, got '" + text + "'");
   return v;
 }
 
@@ -105,8 +103,7 @@ int main(int argc, char **argv) {
         const std::string name = list.substr(from, comma - from);
         if (std::none_of(std::begin(kStages), std::end(kStages),
                          [&](const Stage &st) { return name == st.name; }))
-          usage_error("unknown stage '" + name +
-                      "' in --stage (known: up0,up1,up2,up3)");
+          usage_error("unknown stage '" + name + "' in --stage (known: up0,up1,up2,up3)");
         stages += "," + name + ",";
         if (comma == std::string::npos)
           break;
@@ -131,17 +128,13 @@ int main(int argc, char **argv) {
   }
 
   convbench::ThreadPool pool{int(threads)};
-  std::printf(
-      "cpu-f32 (%s tile), %lld threads, %lld frames, median of %lld reps\n",
-      f32::isa_name(isa), (long long)threads, (long long)frames,
-      (long long)reps);
-  std::printf("%-5s %5s %5s %3s %2s %6s %7s %10s %10s %10s %8s %10s %8s%s\n",
-              "stage", "cin", "cout", "K", "s", "l_in", "GFLOP", "median_us",
-              "min_us", "cpu_us", "GFLOP/s", "torch16_us", "vs_torch",
-              check ? "  rel_l2_vs_f64" : "");
+  std::printf("cpu-f32 (%s tile), %lld threads, %lld frames, median of %lld reps\n",
+              f32::isa_name(isa), (long long)threads, (long long)frames, (long long)reps);
+  std::printf("%-5s %5s %5s %3s %2s %6s %7s %10s %10s %10s %8s %10s %8s%s\n", "stage", "cin",
+              "cout", "K", "s", "l_in", "GFLOP", "median_us", "min_us", "cpu_us", "GFLOP/s",
+              "torch16_us", "vs_torch", check ? "  rel_l2_vs_f64" : "");
   for (const Stage &st : kStages) {
-    if (!stages.empty() &&
-        stages.find(std::string(",") + st.name + ",") == std::string::npos)
+    if (!stages.empty() && stages.find(std::string(",") + st.name + ",") == std::string::npos)
       continue;
     ConvShape s;
     s.op = ConvOp::transposed;
@@ -152,21 +145,18 @@ int main(int argc, char **argv) {
     s.padding = (st.k - st.stride) / 2;
     s.l_in = frames * st.l_in_per_frame;
     s.validate();
-    const auto x = random_values(s.input_elems(), 1),
-               w = random_values(s.weight_elems(), 2),
+    const auto x = random_values(s.input_elems(), 1), w = random_values(s.weight_elems(), 2),
                b = random_values(s.cout, 3);
     std::vector<float> y(size_t(s.output_elems()));
     std::vector<double> us, cpu_us;
-    for (int64_t r = 0; r <= reps;
-         ++r) { // rep 0 warms caches and pages, not counted
+    for (int64_t r = 0; r <= reps; ++r) { // rep 0 warms caches and pages, not counted
       const double c0 = process_cpu_us();
       const auto t0 = std::chrono::steady_clock::now();
       f32::conv(isa, s, x.data(), w.data(), b.data(), y.data(), pool);
       const auto t1 = std::chrono::steady_clock::now();
       const double c1 = process_cpu_us();
       if (r > 0) {
-        us.push_back(
-            std::chrono::duration<double, std::micro>(t1 - t0).count());
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         cpu_us.push_back((c1 - c0) / double(threads));
       }
     }
@@ -176,21 +166,17 @@ int main(int argc, char **argv) {
     const double gflop = s.flops() * 1e-9;
     // PyTorch's time was measured at 96 frames and 16 threads only.
     const bool comparable = frames == 96;
-    std::printf(
-        "%-5s %5lld %5lld %3lld %2lld %6lld %7.3f %10.0f %10.0f %10.0f %8.1f "
-        "%10.0f "
-        "%8s",
-        st.name, (long long)s.cin, (long long)s.cout, (long long)s.k,
-        (long long)s.stride, (long long)s.l_in, gflop, med, us.front(),
-        cpu_us[cpu_us.size() / 2], gflop / (med * 1e-6), st.torch_us_16t_96f,
-        comparable
-            ? (std::to_string(st.torch_us_16t_96f / med).substr(0, 5) + "x")
-                  .c_str()
-            : "-");
+    std::printf("%-5s %5lld %5lld %3lld %2lld %6lld %7.3f %10.0f %10.0f %10.0f %8.1f "
+                "%10.0f "
+                "%8s",
+                st.name, (long long)s.cin, (long long)s.cout, (long long)s.k, (long long)s.stride,
+                (long long)s.l_in, gflop, med, us.front(), cpu_us[cpu_us.size() / 2],
+                gflop / (med * 1e-6), st.torch_us_16t_96f,
+                comparable ? (std::to_string(st.torch_us_16t_96f / med).substr(0, 5) + "x").c_str()
+                           : "-");
     if (check) {
       std::vector<float> ref(y.size());
-      convbench::conv_cpu_f64(s, x.data(), w.data(), b.data(), ref.data(),
-                              pool);
+      convbench::conv_cpu_f64(s, x.data(), w.data(), b.data(), ref.data(), pool);
       double num = 0, den = 0;
       for (size_t i = 0; i < y.size(); ++i) {
         num += (double(y[i]) - ref[i]) * (double(y[i]) - ref[i]);
@@ -200,13 +186,12 @@ int main(int argc, char **argv) {
     }
     std::printf("\n");
   }
-  std::printf(
-      "vs_torch = PyTorch CPU f32 time (16 threads of the GPU machine) / this "
-      "median: >= 1 "
-      "means at least as fast; only meaningful at --threads 16 there. cpu_us = "
-      "median\n"
-      "process CPU time per rep / threads (robust to other jobs taking cores; "
-      "the wall\n"
-      "time is what counts on a quiet machine).\n");
+  std::printf("vs_torch = PyTorch CPU f32 time (16 threads of the GPU machine) / this "
+              "median: >= 1 "
+              "means at least as fast; only meaningful at --threads 16 there. cpu_us = "
+              "median\n"
+              "process CPU time per rep / threads (robust to other jobs taking cores; "
+              "the wall\n"
+              "time is what counts on a quiet machine).\n");
   return 0;
 }
