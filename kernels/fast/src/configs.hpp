@@ -29,17 +29,17 @@ namespace convbench::fast::detail {
 // registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
 // Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
 using CompiledConfigs =
-    std::tuple<DefaultConfig,              // t64-c16-k16-u8: the first kernel
-               Config<128, 16, 4, 16>,     // t128-c16-k16-u16
-               Config<256, 16, 4, 16>,     // t256-c16-k16-u16
-               Config<128, 8, 4, 16>,      // t128-c16-k16-u8
-               Config<256, 16, 8, 8, 8>,   // 128 rows x 128 positions, 8 x 8 cells per thread
-               Config<128, 16, 8, 8, 8>,   // 64 rows x 128 positions
-               Config<64, 8, 8, 8, 8>,     // 64 rows x 64 positions (small stages, split)
-               Config<128, 16, 4, 16, 8>>; // 64 rows x 64 positions, 8 x 4 cells (f64)
+    std::tuple<DefaultConfig,                // t64-c16-k16-u8: the first kernel
+               Config<128, 16, 4, 16>,       // t128-c16-k16-u16
+               Config<128, 8, 4, 16>,        // t128-c16-k16-u8
+               Config<128, 16, 4, 16, 8>,    // 64 rows x 64 positions, 8 x 4 cells
+               Config<128, 16, 4, 16, 8, 4>, // the same capped at 128 registers (4 blocks/SM)
+               Config<256, 16, 4, 16, 8, 2>, // 128 rows x 64 positions, 8 x 4, 2 blocks/SM
+               Config<256, 16, 8, 8, 8, 2>,  // 128 rows x 128 positions, 8 x 8, 2 blocks/SM
+               Config<256, 16, 8, 8, 8>>;    // the same with ptxas free (1 block/SM)
 
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, 1};
+  return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, C::kMinBlocks, 1};
 }
 
 // Calls f(C{}) for the compiled Config type of `c`'s block shape; returns false when none is.

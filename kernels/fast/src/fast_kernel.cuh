@@ -22,7 +22,7 @@ template <typename T> constexpr bool kCanSplit = sizeof(T) == sizeof(float);
 // One chunk of C::kBk channels is staged while the previous one computes (global loads into
 // registers before compute(), stored to shared memory after the barrier).
 template <typename T, int M, int TR, bool Fused, class C>
-__global__ void __launch_bounds__(C::kThreads)
+__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     polyphase_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
                      const float *__restrict__ bias, float *__restrict__ y) {
   using TL = Tile<T, M, TR, Fused, C>;

@@ -104,6 +104,8 @@ std::string FastConfig::name() const {
                         u_groups);
   if (rows_per_thread != 4 && n > 0 && n < int(sizeof buf))
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-r%d", rows_per_thread);
+  if (min_blocks != 1 && n > 0 && n < int(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "-b%d", min_blocks);
   if (split != 1 && n > 0 && n < int(sizeof buf))
     std::snprintf(buf + n, sizeof buf - size_t(n), "-s%d", split);
   return buf;

@@ -51,12 +51,15 @@ namespace convbench::fast::detail {
 // x Tn consecutive u, i.e. Rows * Tn cells; Bk input channels per shared-memory chunk. The block
 // shape never changes the per-cell addition order (chunks ascending, channels ascending inside a
 // chunk = ic ascending), so every configuration keeps the f64 byte-identity contract.
-template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4> struct Config {
+// MinBlocks: resident blocks per SM asked of ptxas through __launch_bounds__ (it caps the
+// registers per thread at 65536 / (Threads * MinBlocks)); 1 leaves ptxas free.
+template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks = 1> struct Config {
   static constexpr int kThreads = Threads;
   static constexpr int kUg = UGroups;        // u-groups per block
   static constexpr int kTn = Tn;             // consecutive u per thread
   static constexpr int kBk = Bk;             // input channels per shared-memory chunk
   static constexpr int kRows = Rows;         // (oc, phase) rows per thread
+  static constexpr int kMinBlocks = MinBlocks;
   static constexpr int kBu = kTn * kUg;      // u per block
   static constexpr int kOg = kThreads / kUg; // oc-groups per block
   static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4

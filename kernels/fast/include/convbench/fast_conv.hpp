@@ -29,9 +29,10 @@ struct FastConfig {
   int chunk = 16;
   int u_groups = 8;
   int rows_per_thread = 4;
+  int min_blocks = 1; // blocks per SM asked of ptxas (__launch_bounds__): a register cap
   int split = 1;
   // e.g. "t64-c16-k16-u8", "t256-c64-k8-u16-r8-s4": threads, cells per thread, chunk, u-groups,
-  // then rows per thread and split when they differ from 4 and 1.
+  // then rows per thread, min blocks per SM and split when they differ from 4, 1 and 1.
   std::string name() const;
   // The compiled block shape, without the runtime split.
   FastConfig block() const {
@@ -41,7 +42,8 @@ struct FastConfig {
   }
   bool operator==(const FastConfig &o) const {
     return threads == o.threads && cells_per_thread == o.cells_per_thread && chunk == o.chunk &&
-           u_groups == o.u_groups && rows_per_thread == o.rows_per_thread && split == o.split;
+           u_groups == o.u_groups && rows_per_thread == o.rows_per_thread &&
+           min_blocks == o.min_blocks && split == o.split;
   }
 };
 
