@@ -1,0 +1,22 @@
+// cuda-f64-dmma: the polyphase GEMM on the fp64 tensor cores (DMMA m8n8k4, kernels/tc): f32
+// inputs converted to f64 exactly, f64 accumulate, bias last, one rounding to f32. Not
+// byte-identical to cpu-f64 (another addition order): a cell equals the reference or sits one
+// f32 ulp from it (the f64 sums differ by ~1e-16 relative and straddle an f32 rounding midpoint
+// with odds ~1e-6 per cell). Tolerance 1e-9 relative L2, as cudnn-f64: a 1e-12 bound does not
+// hold, since a single one-ulp cell among up0's 590k at 96 frames gives ~1e-10
+// (kernels/tc/tests/tc_support.hpp). Floor "fp64_fma": devices.json has no DMMA rate (the H100/
+// H200 data sheets give 2x the fp64 FMA rate), so time / floor may fall below 1.
+#include "arms/tc_arm.hpp"
+
+#if CONVBENCH_HAVE_CUDA && CONVBENCH_HAVE_TC
+namespace convbench::bench {
+class CudaF64Dmma final : public TcArm {
+public:
+  tc::Precision precision() const override { return tc::Precision::f64; }
+  double tolerance() const override { return 1e-9; }
+  std::string floor_kind() const override { return "fp64_fma"; }
+};
+} // namespace convbench::bench
+
+CONVBENCH_REGISTER_ARM(convbench::bench::CudaF64Dmma)
+#endif

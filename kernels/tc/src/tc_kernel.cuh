@@ -1,0 +1,188 @@
+// The tensor-core kernel (WMMA) over the polyphase tile of tc_tile.hpp, templated on the element
+// type (float: tf32 m16n16k8, f32 accumulate; double: DMMA m8n8k4, f64 accumulate), the taps per
+// phase M and the block shape G. Included by tc_tf32.cu and tc_f64.cu (one precision each, so
+// the two compile in parallel).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <mma.h>
+
+#include <string>
+
+#include "convbench/cuda_conv.hpp"
+#include "tc_plan.hpp"
+#include "tc_tile.hpp"
+
+namespace convbench::tc::detail {
+
+using namespace nvcuda;
+
+template <typename T> struct Mma;
+template <> struct Mma<float> {
+  static constexpr int kM = 16, kN = 16, kK = 8;
+  using In = wmma::precision::tf32;
+  // The tensor-op conversion, once per element when it is staged (not per fragment load).
+  static __device__ __forceinline__ float stage(float v) { return wmma::__float_to_tf32(v); }
+};
+template <> struct Mma<double> {
+  static constexpr int kM = 8, kN = 8, kK = 4;
+  using In = double;
+  static __device__ __forceinline__ double stage(float v) { return double(v); } // exact
+};
+
+// Shared memory of one block: the weight tile [kBM][kLda] and the M + 1 shifted x windows
+// [slot][icl][kLdx] during the main loop, then the output tile [kBM][kLdc] for the epilogue.
+// Row pitches are padded by 4 elements against bank conflicts; WMMA wants 32-byte aligned
+// fragment pointers and pitches that are multiples of 16 bytes, which these keep (kBM is a
+// multiple of 32, fragment rows and columns start at multiples of 8 elements).
+template <typename T, int M, class G> struct Layout {
+  static constexpr int kLda = G::kBKc * M + 4;
+  static constexpr int kLdx = G::kBN + 4;
+  static constexpr int kLdc = G::kBN + 4;
+  static constexpr int kA = G::kBM * kLda;
+  static constexpr int kX = (M + 1) * G::kBKc * kLdx;
+  static constexpr int kC = G::kBM * kLdc;
+  static constexpr size_t kBytes = sizeof(T) * size_t(kA + kX > kC ? kA + kX : kC);
+  static_assert(G::kBKc % Mma<T>::kK == 0, "whole k-steps per tap");
+};
+
+template <typename T, int M, class G>
+__global__ void __launch_bounds__(G::kThreads)
+    tc_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
+              const float *__restrict__ bias, float *__restrict__ y) {
+  using MM = Mma<T>;
+  using L = Layout<T, M, G>;
+  constexpr int FM = kBOc / MM::kM; // fragments per warp along rows
+  constexpr int FN = 32 / MM::kN;   // and along columns
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T *as = reinterpret_cast<T *>(smem_raw);
+  T *xs = as + L::kA;
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int wrr = warp / G::kWnc; // the warp's phase within the block
+  const int wn = warp % G::kWnc;  // its 32-column slice
+  const Block blk = block_coords<G>(P, blockIdx.x, blockIdx.y, blockIdx.z);
+  const int delta = phase_delta(P, blk, wrr);
+
+  wmma::fragment<wmma::accumulator, MM::kM, MM::kN, MM::kK, T> acc[FM][FN];
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+      wmma::fill_fragment(acc[fm][fn], T(0));
+
+  for (int64_t ch = 0; ch < P.ic_chunks; ++ch) {
+    const int64_t ic0 = ch * G::kBKc;
+    __syncthreads(); // the previous chunk's fragments are loaded
+    for (int e = tid; e < weight_elements<G, M>(); e += G::kThreads) {
+      int row, kk;
+      const float v = weight_element<G, M>(P, blk, ic0, e, w, row, kk);
+      as[row * L::kLda + kk] = MM::stage(v);
+    }
+    for (int e = tid; e < x_elements<G, M>(); e += G::kThreads) {
+      int d, icl, n;
+      const float v = x_element<G, M>(P, blk, ic0, e, x, d, icl, n);
+      xs[(d * G::kBKc + icl) * L::kLdx + n] = MM::stage(v);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      // Phase wrr, tap j reads slot M - 1 - j + delta (tc_tile.hpp).
+      const T *xw = xs + (M - 1 - j + delta) * G::kBKc * L::kLdx + wn * 32;
+      const T *aw = as + wrr * kBOc * L::kLda + j * G::kBKc;
+#pragma unroll
+      for (int ks = 0; ks < G::kBKc; ks += MM::kK) {
+        wmma::fragment<wmma::matrix_a, MM::kM, MM::kN, MM::kK, typename MM::In, wmma::row_major>
+            a[FM];
+        wmma::fragment<wmma::matrix_b, MM::kM, MM::kN, MM::kK, typename MM::In, wmma::row_major>
+            b[FN];
+#pragma unroll
+        for (int fm = 0; fm < FM; ++fm)
+          wmma::load_matrix_sync(a[fm], aw + fm * MM::kM * L::kLda + ks, L::kLda);
+#pragma unroll
+        for (int fn = 0; fn < FN; ++fn)
+          wmma::load_matrix_sync(b[fn], xw + ks * L::kLdx + fn * MM::kN, L::kLdx);
+#pragma unroll
+        for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+          for (int fn = 0; fn < FN; ++fn)
+            wmma::mma_sync(acc[fm][fn], a[fm], b[fn], acc[fm][fn]);
+      }
+    }
+  }
+
+  // Epilogue through shared memory: the fragment layout is opaque, so each warp stores its tile
+  // and the block writes y with the bias added LAST (as the reference), masked to the tensor.
+  __syncthreads();
+  T *cs = reinterpret_cast<T *>(smem_raw);
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+      wmma::store_matrix_sync(cs + (wrr * kBOc + fm * MM::kM) * L::kLdc + wn * 32 + fn * MM::kN,
+                              acc[fm][fn], L::kLdc, wmma::mem_row_major);
+  __syncthreads();
+  for (int e = tid; e < G::kBM * G::kBN; e += G::kThreads) {
+    const int row = e / G::kBN, n = e % G::kBN;
+    const int64_t yi = output_index<G>(P, blk, row, n);
+    if (yi < 0)
+      continue;
+    T v = cs[row * L::kLdc + n];
+    if (P.bias)
+      v += T(bias[blk.oc0 + row % kBOc]);
+    y[yi] = static_cast<float>(v);
+  }
+}
+
+inline void check(cudaError_t e, const char *what) {
+  if (e != cudaSuccess)
+    throw cuda::CudaError(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
+                          cudaGetErrorString(e));
+}
+
+template <typename T, int M, class G>
+void launch_shape(Plan P, const float *x, const float *w, const float *b, float *y,
+                  cudaStream_t st) {
+  tile_plan(P, G::kPB, G::kBN, G::kBKc);
+  constexpr size_t bytes = Layout<T, M, G>::kBytes;
+  // Above 48 KiB a kernel must opt in; once per instantiation, outside any timed region after
+  // the first call.
+  static const cudaError_t attr = cudaFuncSetAttribute(
+      tc_kernel<T, M, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  check(attr, "cudaFuncSetAttribute(tc_kernel)");
+  const dim3 grid(unsigned(P.phase_blocks * P.u_tiles), unsigned(P.oc_tiles), unsigned(P.batch));
+  tc_kernel<T, M, G><<<grid, G::kThreads, bytes, st>>>(P, x, w, b, y);
+  check(cudaGetLastError(), "tc_kernel launch");
+}
+
+template <typename T, int BKC>
+void launch_precision(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
+                      void *stream) {
+  const Plan P = base_plan(s);
+  const Shape g = choose_shape(P);
+  auto st = static_cast<cudaStream_t>(stream);
+  auto by_m = [&](auto geometry) {
+    using G = decltype(geometry);
+    switch (P.m) {
+    case 1:
+      return launch_shape<T, 1, G>(P, x, w, b, y, st);
+    case 2:
+      return launch_shape<T, 2, G>(P, x, w, b, y, st);
+    case 3:
+      return launch_shape<T, 3, G>(P, x, w, b, y, st);
+    default:
+      return launch_shape<T, 4, G>(P, x, w, b, y, st);
+    }
+  };
+  switch (g) {
+  case Shape::p1w4:
+    return by_m(Geometry<1, 4, BKC>{});
+  case Shape::p2w2:
+    return by_m(Geometry<2, 2, BKC>{});
+  case Shape::p4w1:
+    return by_m(Geometry<4, 1, BKC>{});
+  }
+}
+
+} // namespace convbench::tc::detail

@@ -1,0 +1,10 @@
+// cuda-tf32: the polyphase GEMM on the tensor cores, tf32 operands, f32 accumulate.
+#include "convbench/tc_conv.hpp"
+#include "tc_kernel.cuh"
+
+namespace convbench::tc {
+void launch_tc_tf32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                    float *d_y, void *stream) {
+  detail::launch_precision<float, detail::kBKcTf32>(s, d_x, d_w, d_b, d_y, stream);
+}
+} // namespace convbench::tc

@@ -1,0 +1,143 @@
+// The index mapping of the tensor-core transposed-conv kernels, written once for the device
+// kernel (tc_conv.cu) and for the host emulation test (tests/tc_emulation_test.cpp), so the
+// arithmetic the H200 runs is also checked on CI, where there is no GPU.
+//
+// Polyphase view (as kernels/fast/src/polyphase_tile.hpp; ConvTranspose1d, dilation 1, K = M*s):
+// write P = p + pad = q*s + r. Phase r's taps are k = j*s + r (j < M) with t = q - j, so the
+// whole stage is one GEMM  Y[(r, oc)][q] = sum_{(ic, j)} W[(r, oc)][(ic, j)] * X[(ic, j)][q]
+// with W[(r, oc)][(ic, j)] = w[ic, oc, j*s + r] and X[(ic, j)][q] = x[ic, q - j].
+//
+// Padding: phase r's first valid q is c_r = ceil((pad - r) / s); columns are indexed by
+// u = q - c_r, so every phase has its own u = 0 and no column is wasted at the left edge (for the
+// vocoder stages, K = 2s and pad = s/2, every phase has exactly l_in columns; indexing by q
+// instead would give l_in + 1, one more 32-column tile at 96 frames). c_r takes at most two
+// adjacent values (c + 1 for r < pad % s, c for the rest). A block holds PB consecutive phases
+// and stages M + 1 shifted copies of its x window, slot d = column offset d - (M - 1) from
+// u + c_lo (c_lo = the smallest c_r of its phases): phase r, tap j reads slot
+// d = M - 1 - j + (c_r - c_lo). A warp owns one phase, so one slot per (warp, tap). The shifted
+// copies exist because WMMA fragment loads need 32-byte aligned rows: a one-column shift of a
+// single window cannot be loaded as a fragment.
+//
+// Block tile: rows (rr, ocl) = PB phases x kBOc (32) output channels, row = rr * 32 + ocl;
+// columns kBN = 32 * WNC consecutive u; one warp per (phase, 32-column slice). K-dimension per
+// chunk of kBKc input channels: kk = j * kBKc + icl. Everything outside the tensors (oc >= cout,
+// ic >= cin, r >= s, t outside [0, l_in)) is staged as 0, so tails need no branches in the MMA
+// loop; the output store masks cells outside the tensor.
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define TC_HD __host__ __device__ __forceinline__
+#else
+#define TC_HD inline
+#endif
+
+namespace convbench::tc::detail {
+
+constexpr int kBOc = 32; // output channels per phase per block = rows of one warp
+
+// Block shape: PB phases x 32 output channels rows, 32 * WNC columns, BKC channels per chunk.
+template <int PB, int WNC, int BKC> struct Geometry {
+  static constexpr int kPB = PB;
+  static constexpr int kWnc = WNC;
+  static constexpr int kBKc = BKC;
+  static constexpr int kBM = PB * kBOc;
+  static constexpr int kBN = 32 * WNC;
+  static constexpr int kWarps = PB * WNC;
+  static constexpr int kThreads = 32 * kWarps;
+};
+
+struct Plan {
+  int64_t batch, cin, cout, l_in, l_out, k, s, pad;
+  int m;                // taps per phase, K / s
+  int64_t u_cols;       // the most columns any phase has
+  int64_t phase_blocks; // blocks along the phases
+  int64_t u_tiles;      // blocks along u
+  int64_t oc_tiles;     // blocks along oc
+  int64_t ic_chunks;    // chunks of kBKc input channels
+  bool bias;
+};
+
+// First valid q of phase r (the numerator is >= 0 for r < s).
+TC_HD int64_t phase_c(const Plan &P, int64_t r) { return (P.pad - r + P.s - 1) / P.s; }
+
+// Output cells of phase r: p = (u + c_r) * s + r - pad < l_out for u < phase_cells.
+TC_HD int64_t phase_cells(const Plan &P, int64_t r) {
+  const int64_t n = (P.l_out + P.pad - r + P.s - 1) / P.s - phase_c(P, r);
+  return n > 0 ? n : 0;
+}
+
+struct Block {
+  int64_t b, oc0, u0, r_a, c_lo;
+};
+
+template <class G> TC_HD Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
+  Block k;
+  // Phase blocks vary fastest: the blocks that read the same 32-byte weight sectors (one oc, one
+  // tap row, all phases) run side by side and share them through L2.
+  const int64_t pb = bx % P.phase_blocks;
+  k.u0 = (bx / P.phase_blocks) * G::kBN;
+  k.r_a = pb * G::kPB;
+  const int64_t r_last = (k.r_a + G::kPB < P.s ? k.r_a + G::kPB : P.s) - 1;
+  k.c_lo = phase_c(P, r_last); // c_r does not increase with r
+  k.oc0 = by * kBOc;
+  k.b = bz;
+  return k;
+}
+
+// The x-window slot offset of the warp holding phase r_a + rr: c_r - c_lo (0 or 1). Rows of a
+// phase >= s are all-zero weights, any slot will do.
+TC_HD int phase_delta(const Plan &P, const Block &k, int rr) {
+  const int64_t r = k.r_a + rr;
+  return r < P.s ? static_cast<int>(phase_c(P, r) - k.c_lo) : 0;
+}
+
+// Weight-tile element e of the chunk at ic0: (icl, ocl, j, rr) with rr fastest, i.e. in memory
+// order of w[ic, oc, j*s + r]. Writes its tile coordinates and returns the value (0 outside).
+// M == P.m, a template argument so the divisions are by constants.
+template <class G, int M>
+TC_HD float weight_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *w,
+                           int &row, int &kk) {
+  const int rr = e % G::kPB;
+  const int j = (e / G::kPB) % M;
+  const int ocl = (e / (G::kPB * M)) % kBOc;
+  const int icl = e / (G::kPB * M * kBOc);
+  row = rr * kBOc + ocl;
+  kk = j * G::kBKc + icl;
+  const int64_t ic = ic0 + icl, oc = k.oc0 + ocl, r = k.r_a + rr;
+  if (ic >= P.cin || oc >= P.cout || r >= P.s)
+    return 0.0f;
+  return w[(ic * P.cout + oc) * P.k + j * P.s + r];
+}
+template <class G, int M> TC_HD constexpr int weight_elements() {
+  return G::kBKc * M * kBOc * G::kPB;
+}
+
+// x-window element e of the chunk at ic0: slot d, channel icl, column n (n fastest). Slot d
+// holds t = u0 + n + c_lo + d - (M - 1).
+template <class G, int M>
+TC_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *x, int &d,
+                      int &icl, int &n) {
+  n = e % G::kBN;
+  icl = (e / G::kBN) % G::kBKc;
+  d = e / (G::kBN * G::kBKc);
+  const int64_t ic = ic0 + icl;
+  const int64_t t = k.u0 + n + k.c_lo + d - (M - 1);
+  if (ic >= P.cin || t < 0 || t >= P.l_in)
+    return 0.0f;
+  return x[(k.b * P.cin + ic) * P.l_in + t];
+}
+template <class G, int M> TC_HD constexpr int x_elements() { return (M + 1) * G::kBKc * G::kBN; }
+
+// Where tile cell (row, n) goes in y; -1 when it lies outside the output.
+template <class G> TC_HD int64_t output_index(const Plan &P, const Block &k, int row, int n) {
+  const int rr = row / kBOc;
+  const int64_t oc = k.oc0 + row % kBOc, r = k.r_a + rr, u = k.u0 + n;
+  if (r >= P.s || oc >= P.cout || u >= phase_cells(P, r))
+    return -1;
+  const int64_t p = (u + phase_c(P, r)) * P.s + r - P.pad; // >= 0 by the choice of c_r
+  return (k.b * P.cout + oc) * P.l_out + p;
+}
+
+} // namespace convbench::tc::detail

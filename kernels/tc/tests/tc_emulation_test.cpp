@@ -1,0 +1,276 @@
+// Runs the tensor-core kernels' tile code (src/tc_tile.hpp, the same staging and store functions
+// the device kernel calls) on the host, block by block and chunk by chunk, with the GEMM done
+// as the warps do it (phase rr, tap j reads x-window slot M - 1 - j + delta), and holds it to
+// the arms' contracts against conv_cpu_f64: f64 within one f32 ulp per cell, tf32 within the
+// relative L2 bound (operands rounded like __float_to_tf32, f32 accumulate). Every block shape
+// runs on every problem, not only the one choose_shape() picks, and every output cell must be
+// written exactly once. The device run of the same gates is tc_gpu_test.cpp.
+//
+// Teeth, planted once each in the shared tile code (src/tc_tile.hpp, tc_plan.hpp), which the
+// device kernel runs too; each made the named tests fail:
+//  - x window one column to the right (x_element: t + 1): Vocoder, RandomShapes, EdgeShapes.
+//  - slot without the phase offset (phase_delta returns 0): Vocoder, RandomShapes, EdgeShapes.
+//  - c_lo taken from the block's first phase instead of its last: the same three.
+//  - last ragged input-channel chunk dropped (ic_chunks = cin / bkc): RandomShapes, EdgeShapes
+//    (the vocoder stages' channel counts are whole chunks, so that test alone cannot see it).
+//  - phase_cells one too small: all four (cells never written, u_cols != l_in).
+// The bias add and the WMMA fragment loads live in the kernel only (tc_kernel.cuh); the device
+// gates (tc_gpu_test.cpp) are what hold them, on the H200.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "convbench/cpu_conv.hpp"
+#include "convbench/tc_conv.hpp"
+#include "fast_support.hpp"
+#include "tc_plan.hpp"
+#include "tc_support.hpp"
+#include "tc_tile.hpp"
+
+namespace convbench::tc {
+namespace {
+
+using detail::Plan;
+using peer_testing::Problem;
+
+ThreadPool &pool() {
+  static ThreadPool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return p;
+}
+
+std::vector<float> reference(const Problem &pr) {
+  std::vector<float> y(size_t(pr.shape.output_elems()));
+  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool());
+  return y;
+}
+
+// T = double: the f64-dmma arm; T = float: the tf32 arm (operands rounded, f32 accumulate).
+// writes counts the stores per output cell. Only cells the store keeps are accumulated (the
+// others are computed and dropped on the device; skipping them here keeps CI fast).
+template <typename T, int M, class G>
+void emulate(Plan P, const Problem &pr, std::vector<float> &y, std::vector<int> &writes) {
+  detail::tile_plan(P, G::kPB, G::kBN, G::kBKc);
+  auto stage = [](float v) {
+    return std::is_same<T, float>::value ? T(testing::tf32_round(v)) : T(v);
+  };
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const int lda = G::kBKc * M;
+  std::vector<T> as(size_t(G::kBM * lda)), xs(size_t((M + 1) * G::kBKc * G::kBN));
+  std::vector<T> acc(size_t(G::kBM * G::kBN));
+  std::vector<int64_t> dest(size_t(G::kBM * G::kBN));
+  for (int64_t bz = 0; bz < P.batch; ++bz)
+    for (int64_t by = 0; by < P.oc_tiles; ++by)
+      for (int64_t bx = 0; bx < P.phase_blocks * P.u_tiles; ++bx) {
+        const detail::Block blk = detail::block_coords<G>(P, bx, by, bz);
+        std::fill(acc.begin(), acc.end(), T(0));
+        for (int row = 0; row < G::kBM; ++row)
+          for (int n = 0; n < G::kBN; ++n)
+            dest[size_t(row * G::kBN + n)] = detail::output_index<G>(P, blk, row, n);
+        for (int64_t ch = 0; ch < P.ic_chunks; ++ch) {
+          const int64_t ic0 = ch * G::kBKc;
+          // Poison: a slot no thread staged shows up as NaN in the output.
+          std::fill(as.begin(), as.end(), nan);
+          std::fill(xs.begin(), xs.end(), nan);
+          for (int e = 0; e < detail::weight_elements<G, M>(); ++e) {
+            int row, kk;
+            const float v = detail::weight_element<G, M>(P, blk, ic0, e, pr.w.data(), row, kk);
+            as[size_t(row * lda + kk)] = stage(v);
+          }
+          for (int e = 0; e < detail::x_elements<G, M>(); ++e) {
+            int d, icl, n;
+            const float v = detail::x_element<G, M>(P, blk, ic0, e, pr.x.data(), d, icl, n);
+            xs[size_t((d * G::kBKc + icl) * G::kBN + n)] = stage(v);
+          }
+          for (int row = 0; row < G::kBM; ++row) {
+            const int delta = detail::phase_delta(P, blk, row / detail::kBOc);
+            for (int j = 0; j < M; ++j)
+              for (int icl = 0; icl < G::kBKc; ++icl) {
+                const T a = as[size_t(row * lda + j * G::kBKc + icl)];
+                const T *xr = &xs[size_t(((M - 1 - j + delta) * G::kBKc + icl) * G::kBN)];
+                for (int n = 0; n < G::kBN; ++n)
+                  if (dest[size_t(row * G::kBN + n)] >= 0)
+                    acc[size_t(row * G::kBN + n)] += a * xr[n];
+              }
+          }
+        }
+        for (int row = 0; row < G::kBM; ++row)
+          for (int n = 0; n < G::kBN; ++n) {
+            const int64_t yi = dest[size_t(row * G::kBN + n)];
+            if (yi < 0)
+              continue;
+            T v = acc[size_t(row * G::kBN + n)];
+            if (P.bias)
+              v += T(pr.b[size_t(blk.oc0 + row % detail::kBOc)]);
+            y[size_t(yi)] = float(v);
+            ++writes[size_t(yi)];
+          }
+      }
+}
+
+template <typename T, int BKC>
+std::vector<float> run(const Problem &pr, detail::Shape g, std::vector<int> &writes) {
+  const Plan P = detail::base_plan(pr.shape);
+  std::vector<float> y(size_t(pr.shape.output_elems()), std::numeric_limits<float>::quiet_NaN());
+  writes.assign(y.size(), 0);
+  auto by_m = [&](auto geometry) {
+    using G = decltype(geometry);
+    switch (P.m) {
+    case 1:
+      return emulate<T, 1, G>(P, pr, y, writes);
+    case 2:
+      return emulate<T, 2, G>(P, pr, y, writes);
+    case 3:
+      return emulate<T, 3, G>(P, pr, y, writes);
+    default:
+      return emulate<T, 4, G>(P, pr, y, writes);
+    }
+  };
+  switch (g) {
+  case detail::Shape::p1w4:
+    by_m(detail::Geometry<1, 4, BKC>{});
+    break;
+  case detail::Shape::p2w2:
+    by_m(detail::Geometry<2, 2, BKC>{});
+    break;
+  case detail::Shape::p4w1:
+    by_m(detail::Geometry<4, 1, BKC>{});
+    break;
+  }
+  return y;
+}
+
+const detail::Shape kShapes[] = {detail::Shape::p1w4, detail::Shape::p2w2, detail::Shape::p4w1};
+
+std::string describe(const ConvShape &s) {
+  return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
+         std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
+         std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
+         std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
+         (s.bias ? " bias" : " no-bias");
+}
+
+// Both precisions, every block shape: returns the number of (shape, precision) checks made.
+int check_all(const Problem &pr, const std::string &what, double *worst_tf32 = nullptr) {
+  const auto ref = reference(pr);
+  int checks = 0;
+  for (detail::Shape g : kShapes) {
+    const std::string where = what + " tile " + detail::shape_name(g) + ": " + describe(pr.shape);
+    std::vector<int> writes;
+    const auto y64 = run<double, detail::kBKcF64>(pr, g, writes);
+    EXPECT_EQ(std::count(writes.begin(), writes.end(), 1), int64_t(writes.size()))
+        << "f64: a cell written never or twice, " << where;
+    const auto c = testing::check_f64(y64, ref);
+    EXPECT_TRUE(c.ok(ref.size())) << "f64 " << where << ": " << c.differing << " differing, "
+                                  << c.beyond_ulp << " beyond one ulp (" << c.first_bad
+                                  << "), rel-L2 " << c.rel_l2;
+    const auto y32 = run<float, detail::kBKcTf32>(pr, g, writes);
+    EXPECT_EQ(std::count(writes.begin(), writes.end(), 1), int64_t(writes.size()))
+        << "tf32: a cell written never or twice, " << where;
+    const double e = testing::relative_l2(y32, ref);
+    EXPECT_LE(e, testing::kTf32RelL2) << "tf32 " << where;
+    if (worst_tf32)
+      *worst_tf32 = std::max(*worst_tf32, e);
+    checks += 2;
+  }
+  return checks;
+}
+
+// Every upsample stage of the three families at 1 frame (a single column: every
+// u edge of both phase classes at once); the tf32 error is printed to support the
+// bound's comment in tc_support.hpp.
+TEST(TcEmulation, VocoderStagesBothPrecisionsEveryTile) {
+  int checks = 0;
+  double worst = 0.0;
+  for (int64_t frames : {1})
+    for (const auto &st : peer_testing::all_stages(frames)) {
+      const Problem pr = peer_testing::random_problem(st.shape, 11);
+      checks += check_all(pr, st.model + " " + st.name + " @" + std::to_string(frames), &worst);
+    }
+  EXPECT_EQ(checks, 16 * 3 * 2);
+  std::printf("worst tf32 relative L2 over the vocoder stages: %.3g\n", worst);
+}
+
+// Random supported shapes: odd channels, lengths, padding (also > K), output_padding, batch,
+// strides 1..7, M 1..4, bias on and off; several u tiles and oc tiles.
+TEST(TcEmulation, RandomShapes) {
+  std::mt19937_64 rng(2026);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int checks = 0, drawn = 0;
+  while (drawn < 40) {
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.batch = pick(1, 3);
+    s.cin = pick(1, 41);
+    s.cout = pick(1, 70);
+    s.stride = pick(1, 7);
+    s.k = pick(1, 4) * s.stride;
+    s.padding = pick(0, s.k + 2);
+    s.output_padding = pick(0, s.stride - 1);
+    s.l_in = pick(1, 150);
+    s.bias = pick(0, 3) != 0;
+    if (!tc_supported(s, nullptr))
+      continue;
+    ++drawn;
+    checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random");
+  }
+  EXPECT_EQ(checks, 40 * 6);
+}
+
+// Output padding cells no tap reaches hold the bias alone; and a shape whose padding removes
+// whole phases' first columns.
+TEST(TcEmulation, EdgeShapes) {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.cin = 17;
+  s.cout = 33;
+  s.k = 6;
+  s.stride = 3;
+  s.padding = 5;
+  s.output_padding = 2;
+  s.l_in = 37;
+  EXPECT_EQ(check_all(peer_testing::random_problem(s, 5), "edge"), 6);
+  s.padding = 0;
+  s.k = 3;
+  s.cin = 1;
+  s.cout = 1;
+  s.l_in = 1;
+  EXPECT_EQ(check_all(peer_testing::random_problem(s, 6), "edge"), 6);
+}
+
+TEST(TcEmulation, SupportAndPlan) {
+  std::string why;
+  ConvShape s = peer_testing::all_stages(96)[0].shape;
+  EXPECT_TRUE(tc_supported(s, &why)) << why;
+  // Every vocoder stage: each phase has exactly l_in columns (the reason columns are per phase).
+  for (const auto &st : peer_testing::all_stages(96))
+    EXPECT_EQ(detail::base_plan(st.shape).u_cols, st.shape.l_in) << st.model << " " << st.name;
+  // At 96 frames the 128 x 32 tile computes no padded column; at 2 stride it wastes half its rows.
+  EXPECT_EQ(detail::choose_shape(detail::base_plan(s)), detail::Shape::p4w1);
+  ConvShape f = s;
+  f.op = ConvOp::forward;
+  EXPECT_FALSE(tc_supported(f, &why));
+  EXPECT_NE(why.find("ConvTranspose1d"), std::string::npos);
+  ConvShape d = s;
+  d.dilation = 2;
+  EXPECT_FALSE(tc_supported(d, &why));
+  ConvShape m = s;
+  m.k = 5 * m.stride;
+  EXPECT_FALSE(tc_supported(m, &why));
+  EXPECT_NE(why.find("4 taps"), std::string::npos);
+  ConvShape r = s;
+  r.k = 12; // not a multiple of 8
+  EXPECT_FALSE(tc_supported(r, &why));
+  EXPECT_GT(tc_issued_macs(s, Precision::tf32), s.valid_macs());
+  EXPECT_NE(tc_kernel_name(s, Precision::f64).find("dmma"), std::string::npos);
+}
+
+} // namespace
+} // namespace convbench::tc
