@@ -126,29 +126,6 @@ Built build_plan(const ConvShape &s, Block blk) {
 
 using RunFn = void (*)(const Plan &, int64_t, int64_t, float *);
 
-// A 64-byte aligned buffer that keeps its pages between calls on the same
-// thread: the packed weights of up0 are 75 MB, and a fresh allocation that size
-// is a fresh mmap whose page faults (and the kernel's zeroing) cost more per
-// call than the packing itself.
-class ReusedBuffer {
-public:
-  float *get(int64_t floats) {
-    if (floats > floats_) {
-      std::free(data_);
-      data_ = static_cast<float *>(std::aligned_alloc(64, size_t(round_up(floats, 16)) * 4));
-      floats_ = data_ ? floats : 0;
-      if (!data_)
-        throw std::bad_alloc();
-    }
-    return data_;
-  }
-  ~ReusedBuffer() { std::free(data_); }
-
-private:
-  float *data_ = nullptr;
-  int64_t floats_ = 0;
-};
-
 // wpack (Plan::wpack's layout) from the caller's weights. One work item is a
 // block of kc input channels x a group of oc blocks: per input channel it reads
 // the group's rows as one contiguous run of the torch layout (a stream the
@@ -237,15 +214,31 @@ const char *isa_name(Isa isa) {
   return "?";
 }
 
+namespace {
+Block block_of(Isa isa) {
+  return isa == Isa::avx512 ? block_avx512() : isa == Isa::avx2 ? block_avx2() : block_generic();
+}
+// One rule for conv() and plan_summary(): an oc block's weights serve several items.
+bool packs_once(const Plan &p) { return p.batch * p.n_u_chunks > 1; }
+} // namespace
+
+PlanSummary plan_summary(Isa isa, const ConvShape &s) {
+  s.validate();
+  const Built b = build_plan(s, block_of(isa));
+  const Plan &p = b.plan;
+  int64_t cells = 0;
+  for (const Phase &f : b.phases)
+    cells = std::max(cells, f.n_out);
+  return PlanSummary{p.items(), p.n_oc_blocks, p.n_u_chunks, p.chunk_u, cells, packs_once(p)};
+}
+
 void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
           ThreadPool &pool) {
   s.validate();
   if (!isa_supported(isa))
     throw std::invalid_argument(std::string("cpu-f32: this CPU cannot run the ") + isa_name(isa) +
                                 " tile");
-  const Block blk = isa == Isa::avx512 ? block_avx512()
-                    : isa == Isa::avx2 ? block_avx2()
-                                       : block_generic();
+  const Block blk = block_of(isa);
   const RunFn run = isa == Isa::avx512 ? run_items_avx512
                     : isa == Isa::avx2 ? run_items_avx2
                                        : run_items_generic;
@@ -288,7 +281,7 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
   // Pack once for all items only where an oc block serves more than one
   // (Plan::wpack).
   p.wpack = nullptr;
-  if (p.batch * p.n_u_chunks > 1) {
+  if (packs_once(p)) {
     float *const wpack = wpack_store.get(p.pack_floats());
     pack_weights(p, wpack, pool);
     p.wpack = wpack;

@@ -117,15 +117,33 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
     const float *pack = p.wpack ? p.wpack + ob * p.pack_ob_floats() + ic0 * p.n_taps_total * mr
                                 : pack_block(p, oc0, rows, ic0, n_ic, scratch + p.acc_floats());
     const float *x = p.xbuf + b * p.x_batch_stride + ic0 * p.x_ic_stride;
+    // Where this item packs its own weights, the next channel block's rows are prefetched a few
+    // lines per tile call, while this block computes: each channel's rows sit cout * K floats
+    // apart (48 KB for up0), where no hardware prefetcher follows, and the pack otherwise waits
+    // on memory for every channel. (Only the transposed layout, whose rows of one channel are
+    // contiguous.)
+    const int64_t next_ic0 = ic0 + p.kc;
+    const bool prefetch = !p.wpack && next_ic0 < p.cin && p.w_oc_stride == p.k;
+    const int64_t lines_per_ic = (rows * p.k * 4 + 63) / 64;
+    const int64_t pf_lines = prefetch ? min64(p.kc, p.cin - next_ic0) * lines_per_ic : 0;
+    const char *pf_base =
+        reinterpret_cast<const char *>(p.w + next_ic0 * p.w_ic_stride + oc0 * p.w_oc_stride);
+    const int64_t calls = p.n_phases * ((chunk + kNR - 1) / kNR);
+    const int64_t pf_per_call = (pf_lines + calls - 1) / calls;
+    int64_t pf_next = 0;
     for (int64_t ph = 0; ph < p.n_phases; ++ph) {
       const cpu_f32::Phase &f = p.phases[ph];
       const int64_t u_end = min64(u_begin + chunk, f.n_out);
       if (f.n_taps == 0)
         continue;
       float *c = acc + ph * mr * chunk;
-      for (int64_t u0 = u_begin; u0 < u_end; u0 += kNR)
+      for (int64_t u0 = u_begin; u0 < u_end; u0 += kNR) {
+        for (const int64_t stop = min64(pf_next + pf_per_call, pf_lines); pf_next < stop; ++pf_next)
+          __builtin_prefetch(pf_base + pf_next / lines_per_ic * p.w_ic_stride * 4 +
+                             pf_next % lines_per_ic * 64);
         fn(pack + f.first_tap * n_ic * mr, f.n_taps * mr, mr, p.taps + f.first_tap, f.n_taps,
            x + u0 / kNR * p.x_strip_stride, p.x_ic_stride, n_ic, c + (u0 - u_begin), chunk);
+      }
     }
   }
 

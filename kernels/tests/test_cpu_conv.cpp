@@ -318,6 +318,88 @@ INSTANTIATE_TEST_SUITE_P(
                       IsaCase{cpu_f32::Isa::avx512, ConvOp::transposed}),
     isa_case_name);
 
+// The split of up0..up3 of the default model (bigvgan_v2_44khz_128band_512x, 96 frames) gives 16
+// threads at least 4 items each, of near-equal size: the last u chunk holds at least 3/4 of a full
+// chunk and the oc blocks are all full, so dynamic hand-out ends within one item of even. Also the
+// pack rule: up0's oc blocks serve one item each (packed per item, weights cross memory once),
+// up1..up3's serve several (packed once per call, not once per u chunk). Plans only: it runs on
+// any CPU, for every tile. (Planted: a 4x larger accumulator budget (one u chunk for up1) failed
+// here for up1 on every tile; packs_once true for every shape failed here at up0.)
+TEST(CpuF32Plan, SixteenThreadsGetFourBalancedItemsEachOnTheUpStages) {
+  struct Up {
+    const char* name;
+    int64_t cin, cout, k, stride, l_in;
+    bool packs_once;
+  };
+  const Up ups[] = {{"up0", 1536, 768, 16, 8, 96, false},
+                    {"up1", 768, 384, 8, 4, 768, true},
+                    {"up2", 384, 192, 4, 2, 3072, true},
+                    {"up3", 192, 96, 4, 2, 6144, true}};
+  int checked = 0;
+  for (const cpu_f32::Isa isa : {cpu_f32::Isa::generic, cpu_f32::Isa::avx2, cpu_f32::Isa::avx512})
+    for (const Up& u : ups) {
+      ConvShape s;
+      s.op = ConvOp::transposed;
+      s.cin = u.cin;
+      s.cout = u.cout;
+      s.k = u.k;
+      s.stride = u.stride;
+      s.padding = (u.k - u.stride) / 2;
+      s.l_in = u.l_in;
+      const cpu_f32::PlanSummary p = cpu_f32::plan_summary(isa, s);
+      const std::string where = std::string(u.name) + " " + cpu_f32::isa_name(isa);
+      EXPECT_GE(p.items, 4 * 16) << where;
+      EXPECT_EQ(p.items, p.oc_blocks * p.u_chunks) << where;
+      EXPECT_EQ(u.cout % (u.cout / p.oc_blocks), 0) << where << ": a partial oc block";
+      const int64_t last_chunk = p.cells - (p.u_chunks - 1) * p.chunk_u;
+      EXPECT_GE(4 * last_chunk, 3 * p.chunk_u) << where << ": last u chunk " << last_chunk;
+      EXPECT_LE(last_chunk, p.chunk_u) << where;
+      EXPECT_EQ(p.packs_once, p.u_chunks > 1) << where;
+      if (isa == cpu_f32::Isa::avx512) {
+        EXPECT_EQ(p.packs_once, u.packs_once) << where;
+      }
+      ++checked;
+    }
+  EXPECT_EQ(checked, 12);
+}
+
+// conv() reuses its per-thread input and weight buffers across calls: one that did not grow
+// would overrun its allocation on the first larger shape. (Planted: get() that never grows failed
+// here; every shape-by-shape gate passed with it, the overrun landing in free heap.)
+TEST(CpuF32Buffers, GrowToTheLargestRequestAndStayAligned) {
+  cpu_f32::ReusedBuffer buf;
+  const float* small = buf.get(10);
+  EXPECT_GE(buf.capacity(), 10);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  const float* large = buf.get(100000);
+  EXPECT_GE(buf.capacity(), 100000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % 64, 0u);
+  EXPECT_EQ(buf.get(50), large) << "a smaller request keeps the buffer";
+}
+
+// A small shape, a large one, then the small one again on the same thread, through the reused
+// buffers: each within tolerance of the reference. (Planted: get() that never grows failed here.
+// Dropping the strips' trailing zero fill did NOT fail here; the tolerance gates above caught it.)
+TEST(CpuF32Buffers, ShapesInSequenceOnOneThreadStayWithinTolerance) {
+  ConvShape small;
+  small.op = ConvOp::transposed;
+  small.cin = 5;
+  small.cout = 7;
+  small.k = 4;
+  small.stride = 2;
+  small.padding = 1;
+  small.l_in = 20;
+  ConvShape large = small;
+  large.cin = 64;
+  large.cout = 40;
+  large.l_in = 900;
+  for (const ConvShape& s : {small, large, small}) {
+    const Problem p = testing::random_problem(s, 11);
+    EXPECT_LE(relative_l2(run_f32(p, 2), run_f64(p, 2)), testing::kF32RelativeL2Bound)
+        << "cin " << s.cin << " l_in " << s.l_in;
+  }
+}
+
 // (Planted: best_isa() preferring AVX2 over AVX-512 failed here.)
 TEST(CpuF32Dispatch, PicksTheWidestTileTheCpuRuns) {
   const cpu_f32::Isa best = cpu_f32::best_isa();
