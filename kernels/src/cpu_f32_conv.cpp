@@ -126,7 +126,7 @@ Built build_plan(const ConvShape &s, Block blk) {
 
 using RunFn = void (*)(const Plan &, int64_t, int64_t, float *);
 
-// wpack (Plan::wpack's layout) from the caller's weights. One work item is a
+// Packs wpack (Plan::wpack's layout) from the caller's weights. One work item is a
 // block of kc input channels x a group of oc blocks: per input channel it reads
 // the group's rows as one contiguous run of the torch layout (a stream the
 // prefetchers follow; one oc block per item read 768 bytes per 48 KB stride for
@@ -134,51 +134,59 @@ using RunFn = void (*)(const Plan &, int64_t, int64_t, float *);
 // pack_ob_floats() staggers by a cache line so they do not share cache sets.
 // Before this the weights were packed per item, again for every u chunk (3x for
 // up1, 6x for up2, 12x for up3).
-void pack_weights(const Plan &p, float *wpack, ThreadPool &pool) {
+class WeightPacker {
+public:
   // Two oc blocks per item: contiguous reads of two blocks' rows, and enough items for 16
   // threads even where cin is one channel block (up2: 8 groups x 3 channel blocks).
-  constexpr int64_t kObGroup = 2;
-  const int64_t mr = p.mr, g_all = p.n_taps_total;
-  const int64_t n_ic_blocks = ceil_div(p.cin, p.kc);
-  const int64_t n_groups = ceil_div(p.n_oc_blocks, kObGroup);
-  // Per global tap g: its phase's region in a block of n_ic channels starts at
-  // first_tap * n_ic * mr, and within it channel l's taps at l * n_taps * mr.
-  std::vector<int64_t> tap_k(static_cast<size_t>(g_all)), tap_first(tap_k), tap_n(tap_k),
-      tap_t(tap_k);
-  for (int64_t ph = 0; ph < p.n_phases; ++ph)
-    for (int64_t t = 0; t < p.phases[ph].n_taps; ++t) {
-      const int64_t g = p.phases[ph].first_tap + t;
-      tap_k[g] = p.taps[g].k;
-      tap_first[g] = p.phases[ph].first_tap;
-      tap_n[g] = p.phases[ph].n_taps;
-      tap_t[g] = t;
-    }
-  pool.parallel_for(n_groups * n_ic_blocks, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> dst_off(static_cast<size_t>(g_all));
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t ob_first = item / n_ic_blocks * kObGroup;
-      const int64_t ob_end = std::min(ob_first + kObGroup, p.n_oc_blocks);
-      const int64_t ic0 = item % n_ic_blocks * p.kc;
-      const int64_t n_ic = std::min(p.kc, p.cin - ic0);
-      for (int64_t g = 0; g < g_all; ++g)
-        dst_off[g] = tap_first[g] * n_ic * mr + tap_t[g] * mr;
-      for (int64_t l = 0; l < n_ic; ++l)
-        for (int64_t ob = ob_first; ob < ob_end; ++ob) {
-          const int64_t rows = std::min(mr, p.cout - ob * mr);
-          const float *src = p.w + (ic0 + l) * p.w_ic_stride + ob * mr * p.w_oc_stride;
-          float *block = wpack + ob * p.pack_ob_floats() + ic0 * g_all * mr;
-          for (int64_t g = 0; g < g_all; ++g) {
-            float *dst = block + dst_off[g] + l * tap_n[g] * mr;
-            const float *sg = src + tap_k[g];
-            for (int64_t i = 0; i < rows; ++i)
-              dst[i] = sg[i * p.w_oc_stride];
-            for (int64_t i = rows; i < mr; ++i)
-              dst[i] = 0.0f;
-          }
+  static constexpr int64_t kObGroup = 2;
+
+  WeightPacker(const Plan &p, float *wpack)
+      : p_(p), wpack_(wpack), n_ic_blocks_(ceil_div(p.cin, p.kc)),
+        items_(wpack ? ceil_div(p.n_oc_blocks, kObGroup) * n_ic_blocks_ : 0),
+        tap_k_(static_cast<size_t>(p.n_taps_total)), tap_first_(tap_k_), tap_n_(tap_k_),
+        tap_t_(tap_k_) {
+    // Per global tap g: its phase's region in a block of n_ic channels starts at
+    // first_tap * n_ic * mr, and within it channel l's taps at l * n_taps * mr.
+    for (int64_t ph = 0; ph < p.n_phases; ++ph)
+      for (int64_t t = 0; t < p.phases[ph].n_taps; ++t) {
+        const int64_t g = p.phases[ph].first_tap + t;
+        tap_k_[g] = p.taps[g].k;
+        tap_first_[g] = p.phases[ph].first_tap;
+        tap_n_[g] = p.phases[ph].n_taps;
+        tap_t_[g] = t;
+      }
+  }
+  int64_t items() const { return items_; } // 0 when the items pack their own
+
+  void run(int64_t item) const {
+    const Plan &p = p_;
+    const int64_t mr = p.mr, g_all = p.n_taps_total;
+    const int64_t ob_first = item / n_ic_blocks_ * kObGroup;
+    const int64_t ob_end = std::min(ob_first + kObGroup, p.n_oc_blocks);
+    const int64_t ic0 = item % n_ic_blocks_ * p.kc;
+    const int64_t n_ic = std::min(p.kc, p.cin - ic0);
+    for (int64_t l = 0; l < n_ic; ++l)
+      for (int64_t ob = ob_first; ob < ob_end; ++ob) {
+        const int64_t rows = std::min(mr, p.cout - ob * mr);
+        const float *src = p.w + (ic0 + l) * p.w_ic_stride + ob * mr * p.w_oc_stride;
+        float *block = wpack_ + ob * p.pack_ob_floats() + ic0 * g_all * mr;
+        for (int64_t g = 0; g < g_all; ++g) {
+          float *dst = block + tap_first_[g] * n_ic * mr + tap_t_[g] * mr + l * tap_n_[g] * mr;
+          const float *sg = src + tap_k_[g];
+          for (int64_t i = 0; i < rows; ++i)
+            dst[i] = sg[i * p.w_oc_stride];
+          for (int64_t i = rows; i < mr; ++i)
+            dst[i] = 0.0f;
         }
-    }
-  });
-}
+      }
+  }
+
+private:
+  const Plan &p_;
+  float *wpack_;
+  int64_t n_ic_blocks_, items_;
+  std::vector<int64_t> tap_k_, tap_first_, tap_n_, tap_t_;
+};
 
 } // namespace
 
@@ -248,44 +256,50 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
   // holds cell strip * NR + w of the row, and cell z + m of a row is
   // x[b][ic][m*rows + row].
   thread_local ReusedBuffer xbuf_store, wpack_store;
-  float *const xbuf = xbuf_store.get(s.batch * b.plan.x_batch_stride);
-  pool.parallel_for(s.batch * s.cin, [&](int64_t begin, int64_t end) {
-    for (int64_t bc = begin; bc < end; ++bc) {
-      const int64_t batch = bc / s.cin, ic = bc % s.cin;
-      const float *src = x + bc * s.l_in;
-      for (int64_t strip = 0; strip < b.n_strips; ++strip) {
-        float *dst = xbuf + batch * b.plan.x_batch_stride + strip * b.plan.x_strip_stride +
-                     ic * b.plan.x_ic_stride;
-        for (int64_t row = 0; row < b.rows; ++row) {
-          // Cells w of this strip row with 0 <= m = strip * NR + w - z < the row's length hold
-          // input; the rest are padding. (A per-cell test here cost 9% of up2's time.)
-          const int64_t m0 = strip * blk.nr - b.z, row_len = (s.l_in - row + b.rows - 1) / b.rows;
-          const int64_t w_lo = std::clamp<int64_t>(-m0, 0, b.width);
-          const int64_t w_hi = std::clamp<int64_t>(row_len - m0, w_lo, b.width);
-          float *d = dst + row * b.width;
-          std::fill(d, d + w_lo, 0.0f);
-          const float *sr = src + (m0 + w_lo) * b.rows + row;
-          for (int64_t w = w_lo; w < w_hi; ++w)
-            d[w] = sr[(w - w_lo) * b.rows];
-          std::fill(d + w_hi, d + b.width, 0.0f);
-        }
-      }
-    }
-  });
-
   Plan &p = b.plan;
+  float *const xbuf = xbuf_store.get(s.batch * p.x_batch_stride);
   p.xbuf = xbuf;
   p.w = w;
   p.bias = s.bias ? bias : nullptr;
   p.y = y;
-  // Pack once for all items only where an oc block serves more than one
-  // (Plan::wpack).
-  p.wpack = nullptr;
-  if (packs_once(p)) {
-    float *const wpack = wpack_store.get(p.pack_floats());
-    pack_weights(p, wpack, pool);
-    p.wpack = wpack;
-  }
+  // Pack once for all items only where an oc block serves more than one (Plan::wpack).
+  float *const wpack = packs_once(p) ? wpack_store.get(p.pack_floats()) : nullptr;
+  p.wpack = wpack;
+  const WeightPacker packer(p, wpack);
+
+  // The input strips (one item per batch x channel) and the weight pack, handed out together in
+  // one pass over the pool: one wake-up of the threads rather than two before the GEMM.
+  auto fill_channel = [&](int64_t bc) {
+    const int64_t batch = bc / s.cin, ic = bc % s.cin;
+    const float *src = x + bc * s.l_in;
+    for (int64_t strip = 0; strip < b.n_strips; ++strip) {
+      float *dst = xbuf + batch * p.x_batch_stride + strip * p.x_strip_stride + ic * p.x_ic_stride;
+      for (int64_t row = 0; row < b.rows; ++row) {
+        // Cells w of this strip row with 0 <= m = strip * NR + w - z < the row's length hold
+        // input; the rest are padding. (A per-cell test here cost 9% of up2's time.)
+        const int64_t m0 = strip * blk.nr - b.z, row_len = (s.l_in - row + b.rows - 1) / b.rows;
+        const int64_t w_lo = std::clamp<int64_t>(-m0, 0, b.width);
+        const int64_t w_hi = std::clamp<int64_t>(row_len - m0, w_lo, b.width);
+        float *d = dst + row * b.width;
+        std::fill(d, d + w_lo, 0.0f);
+        const float *sr = src + (m0 + w_lo) * b.rows + row;
+        for (int64_t cell = w_lo; cell < w_hi; ++cell)
+          d[cell] = sr[(cell - w_lo) * b.rows];
+        std::fill(d + w_hi, d + b.width, 0.0f);
+      }
+    }
+  };
+  const int64_t fills = s.batch * s.cin, prep = fills + packer.items();
+  std::atomic<int64_t> next_prep{0};
+  pool.parallel_for(std::min<int64_t>(pool.size(), prep), [&](int64_t, int64_t) {
+    for (int64_t i = next_prep.fetch_add(1); i < prep; i = next_prep.fetch_add(1)) {
+      if (i < fills)
+        fill_channel(i);
+      else
+        packer.run(i - fills);
+    }
+  });
+
   const int64_t items = p.items();
   const int64_t scratch_floats =
       round_up(p.acc_floats(), 16) + (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));

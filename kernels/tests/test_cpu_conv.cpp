@@ -378,8 +378,9 @@ TEST(CpuF32Buffers, GrowToTheLargestRequestAndStayAligned) {
 }
 
 // A small shape, a large one, then the small one again on the same thread, through the reused
-// buffers: each within tolerance of the reference. (Planted: get() that never grows failed here.
-// Dropping the strips' trailing zero fill did NOT fail here; the tolerance gates above caught it.)
+// buffers: each within tolerance of the reference. (Planted: get() that never grows failed here;
+// so did dropping the strips' trailing zero fill, a pack that used the next tap's weights, and a
+// pack that skipped its last item.)
 TEST(CpuF32Buffers, ShapesInSequenceOnOneThreadStayWithinTolerance) {
   ConvShape small;
   small.op = ConvOp::transposed;
