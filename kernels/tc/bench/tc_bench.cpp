@@ -86,19 +86,24 @@ Options parse(int argc, char **argv) {
 }
 
 using Launch = void (*)(const ConvShape &, const float *, const float *, const float *, float *,
-                        void *);
+                        void *, void *, size_t);
+
+struct Workspace {
+  DeviceFloats buf;
+  size_t bytes;
+};
 
 double median_us(const ConvShape &s, Launch f, const float *x, const float *w, const float *b,
-                 float *y, cudaStream_t st, const Options &o, double *min_us) {
+                 float *y, cudaStream_t st, Workspace &ws, const Options &o, double *min_us) {
   for (int i = 0; i < o.warmup; ++i)
-    f(s, x, w, b, y, st);
+    f(s, x, w, b, y, st, ws.buf.get(), ws.bytes);
   cudaEvent_t e0, e1;
   CB_TEST_CUDA(cudaEventCreate(&e0));
   CB_TEST_CUDA(cudaEventCreate(&e1));
   std::vector<double> us;
   for (int i = 0; i < o.reps; ++i) {
     CB_TEST_CUDA(cudaEventRecord(e0, st));
-    f(s, x, w, b, y, st);
+    f(s, x, w, b, y, st, ws.buf.get(), ws.bytes);
     CB_TEST_CUDA(cudaEventRecord(e1, st));
     CB_TEST_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
@@ -148,8 +153,11 @@ int run(const Options &o) {
       }
       for (tc::Precision p : {tc::Precision::tf32, tc::Precision::f64}) {
         const Launch f = p == tc::Precision::tf32 ? tc::launch_tc_tf32 : tc::launch_tc_f64;
+        // The workspace a resident arm holds (split-K for shapes with few tiles).
+        const size_t ws_bytes = tc::tc_workspace_bytes(s, p);
+        Workspace ws{DeviceFloats((ws_bytes + sizeof(float) - 1) / sizeof(float)), ws_bytes};
         y.poison(st.get());
-        f(s, x.get(), w.get(), b.get(), y.get(), st.get());
+        f(s, x.get(), w.get(), b.get(), y.get(), st.get(), ws.buf.get(), ws.bytes);
         st.sync();
         const auto out = y.download();
         std::string check;
@@ -172,7 +180,7 @@ int run(const Options &o) {
         }
         double min_us = 0;
         const double med =
-            median_us(s, f, x.get(), w.get(), b.get(), y.get(), st.get(), o, &min_us);
+            median_us(s, f, x.get(), w.get(), b.get(), y.get(), st.get(), ws, o, &min_us);
         std::printf("%-6s %6lld %-9s %10.1f %10.1f %9.2f  %s  [%s]\n", stage.name.c_str(),
                     (long long)frames, tc::to_string(p).c_str(), med, min_us,
                     s.flops() / (med * 1e-6) / 1e12, check.c_str(),

@@ -18,12 +18,30 @@ namespace {
 int chunk(Precision p) { return p == Precision::tf32 ? detail::kBKcTf32 : detail::kBKcF64; }
 } // namespace
 
+namespace {
+// The plan launch_tc_* runs with a workspace: block shape, tiling and split.
+detail::Plan launched_plan(const ConvShape &s, Precision p, detail::Shape *g) {
+  detail::Plan P = detail::base_plan(s);
+  *g = detail::choose_shape(P);
+  detail::tile_plan(P, *g, chunk(p));
+  detail::set_splits(P, detail::chosen_splits(P));
+  return P;
+}
+} // namespace
+
 std::string tc_kernel_name(const ConvShape &s, Precision p) {
-  const detail::Plan P = detail::base_plan(s);
+  detail::Shape g;
+  const detail::Plan P = launched_plan(s, p, &g);
   return std::string("polyphase wmma ") +
          (p == Precision::tf32 ? "tf32 m16n16k8 f32-acc" : "f64 dmma m8n8k4 f64-acc") + " tile " +
-         detail::shape_name(detail::choose_shape(P)) + " k" + std::to_string(chunk(p)) + " m" +
-         std::to_string(P.m);
+         detail::shape_name(g) + " k" + std::to_string(chunk(p)) + " m" + std::to_string(P.m) +
+         (P.splits > 1 ? " split-k " + std::to_string(P.splits) : "");
+}
+
+size_t tc_workspace_bytes(const ConvShape &s, Precision p) {
+  detail::Shape g;
+  const detail::Plan P = launched_plan(s, p, &g);
+  return detail::workspace_bytes(P, p == Precision::tf32 ? sizeof(float) : sizeof(double));
 }
 
 int64_t tc_issued_macs(const ConvShape &s, Precision p) {

@@ -49,7 +49,7 @@ template <typename T, int M, class G> struct Layout {
 template <typename T, int M, class G>
 __global__ void __launch_bounds__(G::kThreads)
     tc_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
-              const float *__restrict__ bias, float *__restrict__ y) {
+              const float *__restrict__ bias, float *__restrict__ y, T *__restrict__ ws) {
   using MM = Mma<T>;
   using L = Layout<T, M, G>;
   constexpr int FM = kBOc / MM::kM; // fragments per warp along rows
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(G::kThreads)
     for (int fn = 0; fn < FN; ++fn)
       wmma::fill_fragment(acc[fm][fn], T(0));
 
-  for (int64_t ch = 0; ch < P.ic_chunks; ++ch) {
+  for (int64_t ch = blk.ch_begin; ch < blk.ch_end; ++ch) {
     const int64_t ic0 = ch * G::kBKc;
     __syncthreads(); // the previous chunk's fragments are loaded
     for (int e = tid; e < weight_elements<G, M>(); e += G::kThreads) {
@@ -113,7 +113,8 @@ __global__ void __launch_bounds__(G::kThreads)
   }
 
   // Epilogue through shared memory: the fragment layout is opaque, so each warp stores its tile
-  // and the block writes y with the bias added LAST (as the reference), masked to the tensor.
+  // and the block writes y with the bias added LAST (as the reference), masked to the tensor;
+  // a split block writes its raw partial sums to its workspace slice instead (tc_reduce).
   __syncthreads();
   T *cs = reinterpret_cast<T *>(smem_raw);
 #pragma unroll
@@ -129,9 +130,29 @@ __global__ void __launch_bounds__(G::kThreads)
     if (yi < 0)
       continue;
     T v = cs[row * L::kLdc + n];
+    if (P.splits > 1) {
+      ws[blk.sp * (P.batch * P.cout * P.l_out) + yi] = v;
+      continue;
+    }
     if (P.bias)
       v += T(bias[blk.oc0 + row % kBOc]);
     y[yi] = static_cast<float>(v);
+  }
+}
+
+// Split-K: slices added in ascending split order, then the bias, one rounding to f32.
+template <typename T>
+__global__ void tc_reduce(int64_t cells, int64_t splits, int64_t cout, int64_t l_out,
+                          const T *__restrict__ ws, const float *__restrict__ bias,
+                          float *__restrict__ y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < cells;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    T v = ws[i];
+    for (int64_t sp = 1; sp < splits; ++sp)
+      v += ws[sp * cells + i];
+    if (bias)
+      v += T(bias[(i / l_out) % cout]);
+    y[i] = static_cast<float>(v);
   }
 }
 
@@ -142,9 +163,12 @@ inline void check(cudaError_t e, const char *what) {
 }
 
 template <typename T, int M, class G>
-void launch_shape(Plan P, const float *x, const float *w, const float *b, float *y,
-                  cudaStream_t st) {
+void launch_shape(Plan P, const float *x, const float *w, const float *b, float *y, cudaStream_t st,
+                  void *ws, size_t ws_bytes) {
   tile_plan(P, G::kPB, G::kBN, G::kBKc);
+  set_splits(P, chosen_splits(P));
+  if (P.splits > 1 && (ws == nullptr || ws_bytes < workspace_bytes(P, sizeof(T))))
+    set_splits(P, 1); // no (or too small a) workspace: unsplit
   constexpr size_t bytes = Layout<T, M, G>::kBytes;
   // Above 48 KiB a kernel must opt in; once per instantiation, outside any timed region after
   // the first call.
@@ -152,13 +176,21 @@ void launch_shape(Plan P, const float *x, const float *w, const float *b, float 
       tc_kernel<T, M, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   check(attr, "cudaFuncSetAttribute(tc_kernel)");
   const dim3 grid(unsigned(P.phase_blocks * P.u_tiles), unsigned(P.oc_tiles), unsigned(P.batch));
-  tc_kernel<T, M, G><<<grid, G::kThreads, bytes, st>>>(P, x, w, b, y);
+  const dim3 grid_z(grid.x, grid.y, unsigned(P.batch * P.splits));
+  tc_kernel<T, M, G><<<grid_z, G::kThreads, bytes, st>>>(P, x, w, b, y, static_cast<T *>(ws));
   check(cudaGetLastError(), "tc_kernel launch");
+  if (P.splits > 1) {
+    const int64_t cells = P.batch * P.cout * P.l_out;
+    const int64_t blocks = std::min<int64_t>(ceil_div(cells, 256), 132 * 16);
+    tc_reduce<T><<<unsigned(blocks), 256, 0, st>>>(
+        cells, P.splits, P.cout, P.l_out, static_cast<const T *>(ws), P.bias ? b : nullptr, y);
+    check(cudaGetLastError(), "tc_reduce launch");
+  }
 }
 
 template <typename T, int BKC>
 void launch_precision(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
-                      void *stream) {
+                      void *stream, void *ws, size_t ws_bytes) {
   const Plan P = base_plan(s);
   const Shape g = choose_shape(P);
   auto st = static_cast<cudaStream_t>(stream);
@@ -166,13 +198,13 @@ void launch_precision(const ConvShape &s, const float *x, const float *w, const 
     using G = decltype(geometry);
     switch (P.m) {
     case 1:
-      return launch_shape<T, 1, G>(P, x, w, b, y, st);
+      return launch_shape<T, 1, G>(P, x, w, b, y, st, ws, ws_bytes);
     case 2:
-      return launch_shape<T, 2, G>(P, x, w, b, y, st);
+      return launch_shape<T, 2, G>(P, x, w, b, y, st, ws, ws_bytes);
     case 3:
-      return launch_shape<T, 3, G>(P, x, w, b, y, st);
+      return launch_shape<T, 3, G>(P, x, w, b, y, st, ws, ws_bytes);
     default:
-      return launch_shape<T, 4, G>(P, x, w, b, y, st);
+      return launch_shape<T, 4, G>(P, x, w, b, y, st, ws, ws_bytes);
     }
   };
   switch (g) {

@@ -69,11 +69,39 @@ inline Plan base_plan(const ConvShape &s) {
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Fills the tiling of P for a block of pb phases x bn columns and chunks of bkc channels.
+// Split-K is chosen for an H200 (132 SMs, 3 resident 128-thread blocks each at these kernels'
+// 128-168 registers): with fewer tile blocks than 132 x 3 the channel chunks are split until
+// there are about that many, keeping at least 4 chunks per split and at most 8 splits. (At 96
+// frames up0 has 144 tiles of 128 x 32 and 96 tf32 chunks: 3 splits of 32.) A pure function of
+// the shape, so a kernel name and the emulation test know it without a device.
+constexpr int64_t kTargetBlocks = 132 * 3;
+constexpr int64_t kMinChunksPerSplit = 4;
+constexpr int64_t kMaxSplits = 8;
+
+inline void set_splits(Plan &P, int64_t splits) {
+  splits = std::max<int64_t>(1, std::min(splits, P.ic_chunks));
+  P.chunks_per_split = ceil_div(P.ic_chunks, splits);
+  P.splits = ceil_div(P.ic_chunks, P.chunks_per_split); // no empty split
+}
+
+inline int64_t chosen_splits(const Plan &P) {
+  const int64_t blocks = P.phase_blocks * P.u_tiles * P.oc_tiles * P.batch;
+  if (blocks >= kTargetBlocks)
+    return 1;
+  int64_t sp = std::min(ceil_div(kTargetBlocks, blocks), kMaxSplits);
+  sp = std::min(sp, std::max<int64_t>(1, P.ic_chunks / kMinChunksPerSplit));
+  sp = std::min(sp, std::max<int64_t>(1, 65535 / P.batch)); // grid z = batch x splits
+  return sp;
+}
+
+// Fills the tiling of P for a block of pb phases x bn columns and chunks of bkc channels;
+// unsplit (splits = 1) until set_splits.
 inline void tile_plan(Plan &P, int pb, int bn, int bkc) {
   P.phase_blocks = ceil_div(P.s, pb);
   P.u_tiles = std::max<int64_t>(1, ceil_div(P.u_cols, bn));
   P.oc_tiles = ceil_div(P.cout, kBOc);
   P.ic_chunks = ceil_div(P.cin, bkc);
+  set_splits(P, 1);
 }
 inline void tile_plan(Plan &P, Shape g, int bkc) {
   tile_plan(P, shape_pb(g), 32 * shape_wnc(g), bkc);
@@ -100,6 +128,11 @@ inline Shape choose_shape(const Plan &P) {
     }
   }
   return best;
+}
+
+// Workspace of a split launch: one partial output per split, in the accumulator's type.
+inline size_t workspace_bytes(const Plan &P, size_t elem_bytes) {
+  return P.splits > 1 ? size_t(P.splits) * size_t(P.batch * P.cout * P.l_out) * elem_bytes : 0;
 }
 
 inline int64_t issued_macs(const Plan &P, Shape g, int bkc) {

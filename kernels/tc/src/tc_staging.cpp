@@ -31,11 +31,14 @@ struct Buffer {
 };
 
 void launch_on(const ConvShape &s, Precision p, const float *x, const float *w, const float *b,
-               float *y, cudaStream_t st) {
+               float *y, cudaStream_t st, Buffer &ws) {
   if (p == Precision::tf32)
-    launch_tc_tf32(s, x, w, b, y, st);
+    launch_tc_tf32(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
   else
-    launch_tc_f64(s, x, w, b, y, st);
+    launch_tc_f64(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
+}
+int64_t workspace_floats(const ConvShape &s, Precision p) {
+  return int64_t((tc_workspace_bytes(s, p) + sizeof(float) - 1) / sizeof(float));
 }
 
 } // namespace
@@ -43,11 +46,11 @@ void launch_on(const ConvShape &s, Precision p, const float *x, const float *w, 
 struct ResidentTc::Impl {
   ConvShape s;
   Precision p;
-  Buffer x, w, b, y;
+  Buffer x, w, b, y, ws;
   cudaStream_t st = nullptr;
   Impl(const ConvShape &shape, Precision prec)
       : s(shape), p(prec), x(shape.input_elems()), w(shape.weight_elems()), b(shape.cout),
-        y(shape.output_elems()) {}
+        y(shape.output_elems()), ws(workspace_floats(shape, prec)) {}
 };
 
 ResidentTc::ResidentTc(const ConvShape &s, Precision p, const float *w, const float *bias) {
@@ -73,7 +76,7 @@ ResidentTc::~ResidentTc() {
 void ResidentTc::upload_input(const float *x) { impl_->x.upload(x, impl_->s.input_elems()); }
 void ResidentTc::launch() { launch(impl_->x.p, impl_->y.p); }
 void ResidentTc::launch(const float *d_x, float *d_y) {
-  launch_on(impl_->s, impl_->p, d_x, impl_->w.p, impl_->b.p, d_y, impl_->st);
+  launch_on(impl_->s, impl_->p, d_x, impl_->w.p, impl_->b.p, d_y, impl_->st, impl_->ws);
 }
 void ResidentTc::download_output(float *y) {
   check(cudaStreamSynchronize(impl_->st), "cudaStreamSynchronize");
@@ -86,7 +89,8 @@ float *ResidentTc::d_output() { return impl_->y.p; }
 
 void per_call_tc(const ConvShape &s, Precision p, const float *x, const float *w, const float *bias,
                  float *y) {
-  Buffer dx(s.input_elems()), dw(s.weight_elems()), db(s.cout), dy(s.output_elems());
+  Buffer dx(s.input_elems()), dw(s.weight_elems()), db(s.cout), dy(s.output_elems()),
+      ws(workspace_floats(s, p));
   dx.upload(x, s.input_elems());
   dw.upload(w, s.weight_elems());
   if (s.bias)
@@ -94,7 +98,7 @@ void per_call_tc(const ConvShape &s, Precision p, const float *x, const float *w
   cudaStream_t st = nullptr;
   check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
   try {
-    launch_on(s, p, dx.p, dw.p, db.p, dy.p, st);
+    launch_on(s, p, dx.p, dw.p, db.p, dy.p, st, ws);
     check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
   } catch (...) {
     cudaStreamDestroy(st);

@@ -56,6 +56,11 @@ struct Plan {
   int64_t u_tiles;      // blocks along u
   int64_t oc_tiles;     // blocks along oc
   int64_t ic_chunks;    // chunks of kBKc input channels
+  // Split-K: the chunks are cut into `splits` consecutive ranges of chunks_per_split, one block
+  // each (grid z = batch x splits); each writes its raw partial tile to a workspace slice and
+  // tc_reduce adds the slices in ascending order, then the bias (deterministic: no atomics).
+  int64_t splits;
+  int64_t chunks_per_split;
   bool bias;
 };
 
@@ -70,6 +75,7 @@ TC_HD int64_t phase_cells(const Plan &P, int64_t r) {
 
 struct Block {
   int64_t b, oc0, u0, r_a, c_lo;
+  int64_t sp, ch_begin, ch_end; // the split and its chunk range [ch_begin, ch_end)
 };
 
 template <class G> TC_HD Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
@@ -82,7 +88,11 @@ template <class G> TC_HD Block block_coords(const Plan &P, int64_t bx, int64_t b
   const int64_t r_last = (k.r_a + G::kPB < P.s ? k.r_a + G::kPB : P.s) - 1;
   k.c_lo = phase_c(P, r_last); // c_r does not increase with r
   k.oc0 = by * kBOc;
-  k.b = bz;
+  k.b = bz / P.splits;
+  k.sp = bz % P.splits;
+  k.ch_begin = k.sp * P.chunks_per_split;
+  k.ch_end =
+      k.ch_begin + P.chunks_per_split < P.ic_chunks ? k.ch_begin + P.chunks_per_split : P.ic_chunks;
   return k;
 }
 

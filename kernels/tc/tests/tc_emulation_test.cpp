@@ -53,9 +53,16 @@ std::vector<float> reference(const Problem &pr) {
 // T = double: the f64-dmma arm; T = float: the tf32 arm (operands rounded, f32 accumulate).
 // writes counts the stores per output cell. Only cells the store keeps are accumulated (the
 // others are computed and dropped on the device; skipping them here keeps CI fast).
+// splits: 0 = the split launch_tc_* chooses with a workspace, else forced. Returns the splits
+// run; each cell must then be written once per split.
 template <typename T, int M, class G>
-void emulate(Plan P, const Problem &pr, std::vector<float> &y, std::vector<int> &writes) {
+int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y,
+                std::vector<int> &writes) {
   detail::tile_plan(P, G::kPB, G::kBN, G::kBKc);
+  detail::set_splits(P, splits == 0 ? detail::chosen_splits(P) : splits);
+  const int64_t cells = P.batch * P.cout * P.l_out;
+  std::vector<T> ws(P.splits > 1 ? size_t(P.splits * cells) : 0,
+                    std::numeric_limits<T>::quiet_NaN());
   auto stage = [](float v) {
     return std::is_same<T, float>::value ? T(testing::tf32_round(v)) : T(v);
   };
@@ -64,7 +71,7 @@ void emulate(Plan P, const Problem &pr, std::vector<float> &y, std::vector<int> 
   std::vector<T> as(size_t(G::kBM * lda)), xs(size_t((M + 1) * G::kBKc * G::kBN));
   std::vector<T> acc(size_t(G::kBM * G::kBN));
   std::vector<int64_t> dest(size_t(G::kBM * G::kBN));
-  for (int64_t bz = 0; bz < P.batch; ++bz)
+  for (int64_t bz = 0; bz < P.batch * P.splits; ++bz)
     for (int64_t by = 0; by < P.oc_tiles; ++by)
       for (int64_t bx = 0; bx < P.phase_blocks * P.u_tiles; ++bx) {
         const detail::Block blk = detail::block_coords<G>(P, bx, by, bz);
@@ -72,7 +79,7 @@ void emulate(Plan P, const Problem &pr, std::vector<float> &y, std::vector<int> 
         for (int row = 0; row < G::kBM; ++row)
           for (int n = 0; n < G::kBN; ++n)
             dest[size_t(row * G::kBN + n)] = detail::output_index<G>(P, blk, row, n);
-        for (int64_t ch = 0; ch < P.ic_chunks; ++ch) {
+        for (int64_t ch = blk.ch_begin; ch < blk.ch_end; ++ch) {
           const int64_t ic0 = ch * G::kBKc;
           // Poison: a slot no thread staged shows up as NaN in the output.
           std::fill(as.begin(), as.end(), nan);
@@ -105,16 +112,31 @@ void emulate(Plan P, const Problem &pr, std::vector<float> &y, std::vector<int> 
             if (yi < 0)
               continue;
             T v = acc[size_t(row * G::kBN + n)];
+            ++writes[size_t(yi)];
+            if (P.splits > 1) { // as the kernel: the raw partial into the split's slice
+              ws[size_t(blk.sp * cells + yi)] = v;
+              continue;
+            }
             if (P.bias)
               v += T(pr.b[size_t(blk.oc0 + row % detail::kBOc)]);
             y[size_t(yi)] = float(v);
-            ++writes[size_t(yi)];
           }
       }
+  if (P.splits > 1) // tc_reduce: slices in ascending order, then the bias
+    for (int64_t i = 0; i < cells; ++i) {
+      T v = ws[size_t(i)];
+      for (int64_t sp = 1; sp < P.splits; ++sp)
+        v += ws[size_t(sp * cells + i)];
+      if (P.bias)
+        v += T(pr.b[size_t((i / P.l_out) % P.cout)]);
+      y[size_t(i)] = float(v);
+    }
+  return P.splits;
 }
 
 template <typename T, int BKC>
-std::vector<float> run(const Problem &pr, detail::Shape g, std::vector<int> &writes) {
+std::vector<float> run(const Problem &pr, detail::Shape g, int64_t splits, std::vector<int> &writes,
+                       int64_t *splits_run) {
   const Plan P = detail::base_plan(pr.shape);
   std::vector<float> y(size_t(pr.shape.output_elems()), std::numeric_limits<float>::quiet_NaN());
   writes.assign(y.size(), 0);
@@ -122,13 +144,17 @@ std::vector<float> run(const Problem &pr, detail::Shape g, std::vector<int> &wri
     using G = decltype(geometry);
     switch (P.m) {
     case 1:
-      return emulate<T, 1, G>(P, pr, y, writes);
+      *splits_run = emulate<T, 1, G>(P, pr, splits, y, writes);
+      return;
     case 2:
-      return emulate<T, 2, G>(P, pr, y, writes);
+      *splits_run = emulate<T, 2, G>(P, pr, splits, y, writes);
+      return;
     case 3:
-      return emulate<T, 3, G>(P, pr, y, writes);
+      *splits_run = emulate<T, 3, G>(P, pr, splits, y, writes);
+      return;
     default:
-      return emulate<T, 4, G>(P, pr, y, writes);
+      *splits_run = emulate<T, 4, G>(P, pr, splits, y, writes);
+      return;
     }
   };
   switch (g) {
@@ -155,29 +181,36 @@ std::string describe(const ConvShape &s) {
          (s.bias ? " bias" : " no-bias");
 }
 
-// Both precisions, every block shape: returns the number of (shape, precision) checks made.
-int check_all(const Problem &pr, const std::string &what, double *worst_tf32 = nullptr) {
+// Both precisions, every block shape, each split mode (0: what launch_tc_* picks with a
+// workspace; n: forced): returns the number of (shape, split, precision) checks made.
+int check_all(const Problem &pr, const std::string &what, const std::vector<int64_t> &split_modes,
+              double *worst_tf32 = nullptr, int64_t *most_splits = nullptr) {
   const auto ref = reference(pr);
   int checks = 0;
-  for (detail::Shape g : kShapes) {
-    const std::string where = what + " tile " + detail::shape_name(g) + ": " + describe(pr.shape);
-    std::vector<int> writes;
-    const auto y64 = run<double, detail::kBKcF64>(pr, g, writes);
-    EXPECT_EQ(std::count(writes.begin(), writes.end(), 1), int64_t(writes.size()))
-        << "f64: a cell written never or twice, " << where;
-    const auto c = testing::check_f64(y64, ref);
-    EXPECT_TRUE(c.ok(ref.size())) << "f64 " << where << ": " << c.differing << " differing, "
-                                  << c.beyond_ulp << " beyond one ulp (" << c.first_bad
-                                  << "), rel-L2 " << c.rel_l2;
-    const auto y32 = run<float, detail::kBKcTf32>(pr, g, writes);
-    EXPECT_EQ(std::count(writes.begin(), writes.end(), 1), int64_t(writes.size()))
-        << "tf32: a cell written never or twice, " << where;
-    const double e = testing::relative_l2(y32, ref);
-    EXPECT_LE(e, testing::kTf32RelL2) << "tf32 " << where;
-    if (worst_tf32)
-      *worst_tf32 = std::max(*worst_tf32, e);
-    checks += 2;
-  }
+  for (detail::Shape g : kShapes)
+    for (int64_t mode : split_modes) {
+      const std::string where = what + " tile " + detail::shape_name(g) + " split mode " +
+                                std::to_string(mode) + ": " + describe(pr.shape);
+      std::vector<int> writes;
+      int64_t splits = 0;
+      const auto y64 = run<double, detail::kBKcF64>(pr, g, mode, writes, &splits);
+      EXPECT_EQ(std::count(writes.begin(), writes.end(), int(splits)), int64_t(writes.size()))
+          << "f64: a cell not written once per split (" << splits << "), " << where;
+      const auto c = testing::check_f64(y64, ref);
+      EXPECT_TRUE(c.ok(ref.size()))
+          << "f64 " << where << ": " << c.differing << " differing, " << c.beyond_ulp
+          << " beyond one ulp (" << c.first_bad << "), rel-L2 " << c.rel_l2;
+      if (most_splits)
+        *most_splits = std::max(*most_splits, splits);
+      const auto y32 = run<float, detail::kBKcTf32>(pr, g, mode, writes, &splits);
+      EXPECT_EQ(std::count(writes.begin(), writes.end(), int(splits)), int64_t(writes.size()))
+          << "tf32: a cell not written once per split (" << splits << "), " << where;
+      const double e = testing::relative_l2(y32, ref);
+      EXPECT_LE(e, testing::kTf32RelL2) << "tf32 " << where;
+      if (worst_tf32)
+        *worst_tf32 = std::max(*worst_tf32, e);
+      checks += 2;
+    }
   return checks;
 }
 
@@ -187,12 +220,15 @@ int check_all(const Problem &pr, const std::string &what, double *worst_tf32 = n
 TEST(TcEmulation, VocoderStagesBothPrecisionsEveryTile) {
   int checks = 0;
   double worst = 0.0;
+  int64_t most_splits = 0;
   for (int64_t frames : {1})
     for (const auto &st : peer_testing::all_stages(frames)) {
       const Problem pr = peer_testing::random_problem(st.shape, 11);
-      checks += check_all(pr, st.model + " " + st.name + " @" + std::to_string(frames), &worst);
+      checks += check_all(pr, st.model + " " + st.name + " @" + std::to_string(frames), {0}, &worst,
+                          &most_splits);
     }
   EXPECT_EQ(checks, 16 * 3 * 2);
+  EXPECT_GT(most_splits, 1) << "the 1-frame stages should run split-K (few tile blocks)";
   std::printf("worst tf32 relative L2 over the vocoder stages: %.3g\n", worst);
 }
 
@@ -219,9 +255,9 @@ TEST(TcEmulation, RandomShapes) {
     if (!tc_supported(s, nullptr))
       continue;
     ++drawn;
-    checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random");
+    checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random", {1, 0, 3});
   }
-  EXPECT_EQ(checks, 40 * 6);
+  EXPECT_EQ(checks, 40 * 3 * 3 * 2);
 }
 
 // Output padding cells no tap reaches hold the bias alone; and a shape whose padding removes
@@ -236,13 +272,13 @@ TEST(TcEmulation, EdgeShapes) {
   s.padding = 5;
   s.output_padding = 2;
   s.l_in = 37;
-  EXPECT_EQ(check_all(peer_testing::random_problem(s, 5), "edge"), 6);
+  EXPECT_EQ(check_all(peer_testing::random_problem(s, 5), "edge", {1, 0, 2}), 18);
   s.padding = 0;
   s.k = 3;
   s.cin = 1;
   s.cout = 1;
   s.l_in = 1;
-  EXPECT_EQ(check_all(peer_testing::random_problem(s, 6), "edge"), 6);
+  EXPECT_EQ(check_all(peer_testing::random_problem(s, 6), "edge", {1, 0, 2}), 18);
 }
 
 TEST(TcEmulation, SupportAndPlan) {

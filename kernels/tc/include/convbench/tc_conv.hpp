@@ -25,25 +25,34 @@ std::string to_string(Precision p); // "tf32", "f64-dmma"
 // upsample stage), any batch, tensors below 2^31 elements. Otherwise false and *why says why.
 bool tc_supported(const ConvShape &s, std::string *why);
 
-// The kernel launch_tc_* runs for s, in words (block shape included), for the result record.
+// The kernel launch_tc_* runs for s with its workspace, in words (block shape, split), for the
+// result record.
 std::string tc_kernel_name(const ConvShape &s, Precision p);
 // Multiply-adds the tensor cores issue per call: the padded GEMM (rows to whole 32-channel x
 // phase tiles, columns to whole tiles, channels to whole chunks, the zero-staged taps included).
 int64_t tc_issued_macs(const ConvShape &s, Precision p);
 
-// Enqueue one call on `stream`. Device pointers; d_b may be null when !s.bias. Throws
-// std::invalid_argument for an unsupported shape and cuda::CudaError on a CUDA failure.
+// Device bytes of the split-K workspace a call of s wants (0: the shape has tile blocks enough
+// and runs unsplit). Small shapes (up0 at 96 frames: 144 tiles for 132 SMs) split the input
+// channels over several blocks and add the partial sums in a fixed order (deterministic).
+size_t tc_workspace_bytes(const ConvShape &s, Precision p);
+
+// Enqueue one call on `stream`. Device pointers; d_b may be null when !s.bias. workspace: device
+// memory of at least tc_workspace_bytes(s, p) bytes, owned by the caller and not used by another
+// call in flight; without it (null or too small) the call runs unsplit -- same contract, fewer
+// blocks. Throws std::invalid_argument for an unsupported shape, cuda::CudaError on a CUDA error.
 void launch_tc_tf32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
-                    float *d_y, void *stream);
+                    float *d_y, void *stream, void *workspace = nullptr,
+                    size_t workspace_bytes = 0);
 void launch_tc_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
-                   float *d_y, void *stream);
+                   float *d_y, void *stream, void *workspace = nullptr, size_t workspace_bytes = 0);
 
 } // namespace convbench::tc
 
 namespace convbench::tc {
 
-// `resident` staging, as cuda::ResidentConv: weights, bias, input and output buffers on the
-// device, one persistent stream; only launch() belongs in a timed region.
+// `resident` staging, as cuda::ResidentConv: weights, bias, input, output and split-K workspace
+// buffers on the device, one persistent stream; only launch() belongs in a timed region.
 class ResidentTc {
 public:
   ResidentTc(const ConvShape &s, Precision p, const float *w, const float *bias);
