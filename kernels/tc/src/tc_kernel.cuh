@@ -72,13 +72,39 @@ __global__ void __launch_bounds__(G::kThreads)
     for (int fn = 0; fn < FN; ++fn)
       wmma::fill_fragment(acc[fm][fn], T(0));
 
+  // When the slots split evenly over the threads (M * PB a multiple of 4: every vocoder stage
+  // in the 64 x 64 and 128 x 32 tiles), thread tid owns slots tid + i * kThreads.
+  constexpr bool kFixedSlots = weight_slots<G, M>() % G::kThreads == 0;
+  constexpr int kSlotsPt = kFixedSlots ? weight_slots<G, M>() / G::kThreads : 1;
+  WeightSlot slot[kSlotsPt];
+  if constexpr (kFixedSlots) {
+#pragma unroll
+    for (int i = 0; i < kSlotsPt; ++i)
+      slot[i] = weight_slot<G, M>(P, blk, tid + i * G::kThreads);
+  }
+
   for (int64_t ch = blk.ch_begin; ch < blk.ch_end; ++ch) {
     const int64_t ic0 = ch * G::kBKc;
     __syncthreads(); // the previous chunk's fragments are loaded
-    for (int e = tid; e < weight_elements<G, M>(); e += G::kThreads) {
-      int row, kk;
-      const float v = weight_element<G, M>(P, blk, ic0, e, w, row, kk);
-      as[row * L::kLda + kk] = MM::stage(v);
+    if constexpr (kFixedSlots) {
+      // Each thread owns the same kSlotsPt weight slots in every chunk: per channel only the
+      // channel offset changes (the general path below re-derives every index).
+#pragma unroll
+      for (int icl = 0; icl < G::kBKc; ++icl) {
+        const int64_t ic = ic0 + icl;
+        const float *wc = w + ic * P.cout * P.k;
+#pragma unroll
+        for (int i = 0; i < kSlotsPt; ++i) {
+          const float v = (ic < P.cin && slot[i].ok) ? wc[slot[i].off] : 0.0f;
+          as[slot[i].row * L::kLda + slot[i].kk0 + icl] = MM::stage(v);
+        }
+      }
+    } else {
+      for (int e = tid; e < weight_elements<G, M>(); e += G::kThreads) {
+        int row, kk;
+        const float v = weight_element<G, M>(P, blk, ic0, e, w, row, kk);
+        as[row * L::kLda + kk] = MM::stage(v);
+      }
     }
     for (int e = tid; e < x_elements<G, M>(); e += G::kThreads) {
       int d, icl, n;

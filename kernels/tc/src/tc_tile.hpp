@@ -106,19 +106,35 @@ TC_HD int phase_delta(const Plan &P, const Block &k, int rr) {
 // Weight-tile element e of the chunk at ic0: (icl, ocl, j, rr) with rr fastest, i.e. in memory
 // order of w[ic, oc, j*s + r]. Writes its tile coordinates and returns the value (0 outside).
 // M == P.m, a template argument so the divisions are by constants.
+//
+// A weight slot q = e % (kBOc * M * PB) is the (ocl, j, rr) part, fixed across channels and
+// chunks: the kernel computes a thread's slots once and then only adds the channel offset.
+struct WeightSlot {
+  int64_t off; // (oc0 + ocl) * K + j * s + r_a + rr: w's offset inside one input channel
+  int row;     // tile row rr * kBOc + ocl
+  int kk0;     // tile column of channel 0: j * kBKc
+  bool ok;     // oc < cout and r < s
+};
+template <class G, int M> TC_HD WeightSlot weight_slot(const Plan &P, const Block &k, int q) {
+  const int rr = q % G::kPB;
+  const int j = (q / G::kPB) % M;
+  const int ocl = q / (G::kPB * M);
+  const int64_t oc = k.oc0 + ocl, r = k.r_a + rr;
+  return {oc * P.k + j * P.s + r, rr * kBOc + ocl, j * G::kBKc, oc < P.cout && r < P.s};
+}
+template <class G, int M> TC_HD constexpr int weight_slots() { return M * kBOc * G::kPB; }
+
 template <class G, int M>
 TC_HD float weight_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *w,
                            int &row, int &kk) {
-  const int rr = e % G::kPB;
-  const int j = (e / G::kPB) % M;
-  const int ocl = (e / (G::kPB * M)) % kBOc;
-  const int icl = e / (G::kPB * M * kBOc);
-  row = rr * kBOc + ocl;
-  kk = j * G::kBKc + icl;
-  const int64_t ic = ic0 + icl, oc = k.oc0 + ocl, r = k.r_a + rr;
-  if (ic >= P.cin || oc >= P.cout || r >= P.s)
+  const WeightSlot ws = weight_slot<G, M>(P, k, e % weight_slots<G, M>());
+  const int icl = e / weight_slots<G, M>();
+  row = ws.row;
+  kk = ws.kk0 + icl;
+  const int64_t ic = ic0 + icl;
+  if (ic >= P.cin || !ws.ok)
     return 0.0f;
-  return w[(ic * P.cout + oc) * P.k + j * P.s + r];
+  return w[ic * P.cout * P.k + ws.off];
 }
 template <class G, int M> TC_HD constexpr int weight_elements() {
   return G::kBKc * M * kBOc * G::kPB;

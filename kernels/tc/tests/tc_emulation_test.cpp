@@ -14,6 +14,10 @@
 //  - last ragged input-channel chunk dropped (ic_chunks = cin / bkc): RandomShapes, EdgeShapes
 //    (the vocoder stages' channel counts are whole chunks, so that test alone cannot see it).
 //  - phase_cells one too small: all four (cells never written, u_cols != l_in).
+//  - each split's last chunk dropped (Block::ch_end one short): Vocoder, RandomShapes, EdgeShapes.
+//  - weight_slot without its r < s check (a phase past the stride reads the next tap's or
+//    channel's weights, into rows never stored): Vocoder, RandomShapes, EdgeShapes, through the
+//    bounds-checked read of the fixed-slot path (the output alone cannot show it).
 // The bias add and the WMMA fragment loads live in the kernel only (tc_kernel.cuh); the device
 // gates (tc_gpu_test.cpp) are what hold them, on the H200.
 #include <gtest/gtest.h>
@@ -84,10 +88,28 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
           // Poison: a slot no thread staged shows up as NaN in the output.
           std::fill(as.begin(), as.end(), nan);
           std::fill(xs.begin(), xs.end(), nan);
-          for (int e = 0; e < detail::weight_elements<G, M>(); ++e) {
-            int row, kk;
-            const float v = detail::weight_element<G, M>(P, blk, ic0, e, pr.w.data(), row, kk);
-            as[size_t(row * lda + kk)] = stage(v);
+          constexpr int kSlots = detail::weight_slots<G, M>();
+          // The kernel's fixed-slot path, thread by thread; at() makes a read outside w throw
+          // (a slot of a phase >= s must not be read: its rows are never stored, so only the
+          // bounds check can see it).
+          if (kSlots % G::kThreads == 0) {
+            for (int tid = 0; tid < G::kThreads; ++tid)
+              for (int i = 0; i < kSlots / G::kThreads; ++i) {
+                const detail::WeightSlot sl =
+                    detail::weight_slot<G, M>(P, blk, tid + i * G::kThreads);
+                for (int icl = 0; icl < G::kBKc; ++icl) {
+                  const int64_t ic = ic0 + icl;
+                  const float v =
+                      (ic < P.cin && sl.ok) ? pr.w.at(size_t(ic * P.cout * P.k + sl.off)) : 0.0f;
+                  as[size_t(sl.row * lda + sl.kk0 + icl)] = stage(v);
+                }
+              }
+          } else { // the general path
+            for (int e = 0; e < detail::weight_elements<G, M>(); ++e) {
+              int row, kk;
+              const float v = detail::weight_element<G, M>(P, blk, ic0, e, pr.w.data(), row, kk);
+              as[size_t(row * lda + kk)] = stage(v);
+            }
           }
           for (int e = 0; e < detail::x_elements<G, M>(); ++e) {
             int d, icl, n;
