@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   typename TL::Acc acc;
   TL::zero(acc);
   typename TL::Stage st;
-  TL::load_global(P, blk, blk.chunk0 * C::kBk, tid, x, w, st);
+  const typename TL::Cursor cur = TL::make_cursor(P, blk, tid);
+  TL::load_chunk(P, blk, cur, blk.chunk0 * C::kBk, tid, x, w, st);
   TL::store_smem(tid, st, sm);
   // f64 only: does the chunk in shared memory need the explicit x == 0 skip?
   bool skip = kExactSkip<T> && __syncthreads_or(TL::nonfinite_weights(st));
@@ -42,7 +43,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   for (int64_t chunk = blk.chunk0; chunk < blk.chunk1; ++chunk) {
     const bool more = chunk + 1 < blk.chunk1;
     if (more)
-      TL::load_global(P, blk, (chunk + 1) * C::kBk, tid, x, w, st);
+      TL::load_chunk(P, blk, cur, (chunk + 1) * C::kBk, tid, x, w, st);
     if (skip)
       TL::template compute<true>(tid, sm, acc);
     else

@@ -82,11 +82,44 @@ Plan make_plan(const ConvShape &s, const FastConfig &c) {
 
 } // namespace detail
 
-FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused) {
-  (void)f64;
-  (void)fused;
-  (void)s;
-  return default_fast_config();
+namespace {
+
+enum class Arm { kF32, kF64, kF64Fma };
+struct Tuned {
+  int64_t cin, cout, k, stride, padding, l_in;
+  Arm arm;
+  FastConfig config;
+};
+// The fastest correct configuration per vocoder stage, frames count and arm on the H200
+// (generated from the committed sweep; see the file's header).
+constexpr Tuned kTuned[] = {
+#include "tuned_configs.inc"
+};
+
+} // namespace
+
+FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tuned) {
+  const Arm arm = !f64 ? Arm::kF32 : (fused ? Arm::kF64Fma : Arm::kF64);
+  if (tuned)
+    *tuned = false;
+  for (const Tuned &t : kTuned)
+    if (t.arm == arm && t.cin == s.cin && t.cout == s.cout && t.k == s.k &&
+        t.stride == s.stride && t.padding == s.padding && t.l_in == s.l_in &&
+        fast_config_unsupported_reason(s, t.config, f64).empty()) {
+      if (tuned)
+        *tuned = true;
+      return t.config;
+    }
+  // Shapes outside the table: the configuration with the best geomean over the sweep's 48 cases
+  // (f32 and f64: t128-c16-k16-u16, f64-fma: t128-c32-k16-u16-r8), where it is compiled.
+  FastConfig c = default_fast_config();
+  c.threads = 128;
+  c.u_groups = 16;
+  if (f64 && fused) {
+    c.cells_per_thread = 32;
+    c.rows_per_thread = 8;
+  }
+  return fast_config_unsupported_reason(s, c, f64).empty() ? c : default_fast_config();
 }
 
 int64_t fast_issued_macs(const ConvShape &s, const FastConfig &c) {

@@ -270,6 +270,75 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     }
   }
 
+  // The staging addresses of one thread, fixed for the block: computed once, so that a full
+  // chunk's loads cost an add and a load each. (The first H200 profile of load_global alone: 248
+  // instructions per chunk outside the multiply-add loop, 29% of all issued -- integer index
+  // math, bounds predicates and Plan fields re-read per element, per chunk.)
+  static constexpr int kRowStep = kThreads / (TR * BO); // weight rows (ii*M + j) per element step
+  // With kRowStep a multiple of M, a thread's j is fixed and ii advances by kRowStep / M.
+  static constexpr bool kAffineW = kRowStep % M == 0;
+  struct Cursor {
+    int w_off;          // element 0's offset from the chunk's first weight (ic0, 0, 0)
+    bool w_ok;          // the thread's oc exists
+    int w_ii0;          // element 0's channel within the chunk
+    int x_off[kXPt];    // element i's offset from the chunk's first x row; -1: outside (stage 0)
+    int x_ii[kXPt];     // element i's channel within the chunk (for the last, partial chunk)
+  };
+  CB_HD static Cursor make_cursor(const Plan &P, const Block &k, int tid) {
+    Cursor c;
+    const int rr = tid % TR;
+    const int ol = (tid / TR) % BO;
+    const int jj0 = tid / (TR * BO);
+    const int row = static_cast<int>(P.cout * P.k);
+    c.w_ok = k.oc0 + ol < P.cout;
+    c.w_ii0 = jj0 / M;
+    c.w_off = static_cast<int>((k.oc0 + ol) * P.k + k.r0 + rr) + (jj0 / M) * row +
+              (jj0 % M) * static_cast<int>(P.s);
+    const int l_in = static_cast<int>(P.l_in);
+    const int t0 = static_cast<int>(k.t_base);
+    CB_UNROLL
+    for (int i = 0; i < kXPt; ++i) {
+      const int e = tid + i * kThreads;
+      const int ii = e / kXw;
+      const int t = t0 + e % kXw;
+      c.x_ii[i] = e < kXTile ? ii : kBk; // kBk: never a valid channel
+      // ii < cin keeps ii * l_in inside 32 bits (make_plan: cin * l_in < 2^31).
+      c.x_off[i] = (e < kXTile && ii < P.cin && t >= 0 && t < l_in) ? ii * l_in + t : -1;
+    }
+    return c;
+  }
+
+  // Global -> registers for the chunk starting at channel ic0, through the cursor; the same
+  // values as load_global (which it falls back to when the weights are not affine in i).
+  CB_HD static void load_chunk(const Plan &P, const Block &k, const Cursor &c, int64_t ic0,
+                               int tid, const float *x, const float *w, Stage &st) {
+    if constexpr (!kAffineW) {
+      load_global(P, k, ic0, tid, x, w, st);
+    } else {
+      const int left = static_cast<int>(P.cin - ic0); // channels left (> 0)
+      const int row = static_cast<int>(P.cout * P.k);
+      const float *wp = w + ic0 * P.cout * P.k;
+      const float *xp = x + (k.b * P.cin + ic0) * P.l_in;
+      if (left >= kBk) { // a full chunk: no channel bound
+        CB_UNROLL
+        for (int i = 0; i < kWPt; ++i)
+          st.w[i] = c.w_ok ? wp[c.w_off + i * (kRowStep / M) * row] : 0.0f;
+        CB_UNROLL
+        for (int i = 0; i < kXPt; ++i)
+          st.x[i] = c.x_off[i] >= 0 ? xp[c.x_off[i]] : 0.0f;
+      } else {
+        CB_UNROLL
+        for (int i = 0; i < kWPt; ++i)
+          st.w[i] = (c.w_ok && c.w_ii0 + i * (kRowStep / M) < left)
+                        ? wp[c.w_off + i * (kRowStep / M) * row]
+                        : 0.0f;
+        CB_UNROLL
+        for (int i = 0; i < kXPt; ++i)
+          st.x[i] = (c.x_off[i] >= 0 && c.x_ii[i] < left) ? xp[c.x_off[i]] : 0.0f;
+      }
+    }
+  }
+
   CB_HD static void store_smem(int tid, const Stage &st, Smem &sm) {
     CB_UNROLL
     for (int i = 0; i < kWPt; ++i)

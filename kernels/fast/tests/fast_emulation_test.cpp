@@ -63,8 +63,11 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
           std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), sizeof(*sm), 0xFF);
           for (int t = 0; t < kThreads; ++t)
             TL::zero(acc[t]);
+          std::vector<typename TL::Cursor> cur;
           for (int t = 0; t < kThreads; ++t)
-            TL::load_global(P, blk, blk.chunk0 * C::kBk, t, x, w, st[t]);
+            cur.push_back(TL::make_cursor(P, blk, t));
+          for (int t = 0; t < kThreads; ++t)
+            TL::load_chunk(P, blk, cur[size_t(t)], blk.chunk0 * C::kBk, t, x, w, st[t]);
           // __syncthreads_or of the device kernel: any thread's staged weights non-finite.
           auto any_nonfinite = [&] {
             bool any = false;
@@ -79,7 +82,7 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
             const bool more = chunk + 1 < blk.chunk1;
             if (more)
               for (int t = 0; t < kThreads; ++t)
-                TL::load_global(P, blk, (chunk + 1) * C::kBk, t, x, w, st[t]);
+                TL::load_chunk(P, blk, cur[size_t(t)], (chunk + 1) * C::kBk, t, x, w, st[t]);
             for (int t = 0; t < kThreads; ++t) {
               if (skip)
                 TL::template compute<true>(t, *sm, acc[t]);
@@ -431,6 +434,38 @@ TEST(FastEmulation, SplitIsF32OnlyAndPortableClusterSizes) {
   FastConfig sixteen = three;
   sixteen.split = 16;
   EXPECT_NE(fast_config_unsupported_reason(up0, sixteen, false), "");
+}
+
+// launch_conv's configuration: every vocoder stage at the sweep's frame counts is in the tuning
+// table for each arm (a table row naming a config that is not compiled, or a stage shape that
+// bench_conv builds differently, falls back silently -- this catches it: planted once by
+// renaming a row's config to t96: that case failed, naming the stage); other shapes
+// get a compiled, supported config; the table's configs include splits only for f32.
+TEST(FastEmulation, ChosenConfigIsTunedForEveryVocoderStageAndSupportedElsewhere) {
+  int cases = 0, not_default = 0;
+  for (int64_t frames : {96, 384, 1536})
+    for (const auto &st : peer_testing::all_stages(frames))
+      for (int arm = 0; arm < 3; ++arm) {
+        const bool f64 = arm > 0, fused = arm == 2;
+        bool tuned = false;
+        const FastConfig c = choose_fast_config(st.shape, f64, fused, &tuned);
+        EXPECT_TRUE(tuned) << st.model << " " << st.name << " " << frames << " arm " << arm;
+        EXPECT_EQ(fast_config_unsupported_reason(st.shape, c, f64), "") << c.name();
+        not_default += !(c == default_fast_config());
+        ++cases;
+      }
+  EXPECT_EQ(cases, 3 * 16 * 3);
+  EXPECT_GT(not_default, cases / 2);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    const ConvShape s = random_supported_shape(rng);
+    for (int arm = 0; arm < 3; ++arm) {
+      bool tuned = true;
+      const FastConfig c = choose_fast_config(s, arm > 0, arm == 2, &tuned);
+      EXPECT_FALSE(tuned);
+      EXPECT_EQ(fast_config_unsupported_reason(s, c, arm > 0), "") << c.name() << describe(s);
+    }
+  }
 }
 
 TEST(FastEmulation, WidthProbeF32GivesZeroF64GivesTwoPointFive) {

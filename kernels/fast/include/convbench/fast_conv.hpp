@@ -64,9 +64,11 @@ std::vector<FastConfig> fast_f32_configs();
 std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig &config,
                                            bool f64 = false);
 
-// The configuration launch_conv (and the no-config launch_fast_* calls) run for a shape: chosen
-// from the H200 sweep (results/examples/sweep.json) by the shape's output size and channels.
-FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused);
+// The configuration launch_conv (and the no-config launch_fast_* calls) run for a shape: the
+// fastest of the H200 sweep for that vocoder stage shape and arm (src/tuned_configs.inc, made by
+// scripts/fast_tuning.py from results/examples/sweep.json), else the config with the best
+// geomean there. *tuned (when given) says whether the shape was in the table.
+FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tuned = nullptr);
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
 // of the stride with K / stride in [1, 4], padding >= 0, any output_padding, batch, cin, cout,
