@@ -150,20 +150,23 @@ __global__ void __launch_bounds__(G::kThreads)
       wmma::store_matrix_sync(cs + (wrr * kBOc + fm * MM::kM) * L::kLdc + wn * 32 + fn * MM::kN,
                               acc[fm][fn], L::kLdc, wmma::mem_row_major);
   __syncthreads();
-  for (int e = tid; e < G::kBM * G::kBN; e += G::kThreads) {
-    const int row = e / G::kBN, n = e % G::kBN;
-    const int64_t yi = output_index<G>(P, blk, row, n);
-    if (yi < 0)
-      continue;
-    T v = cs[row * L::kLdc + n];
-    if (P.splits > 1) {
-      ws[blk.sp * (P.batch * P.cout * P.l_out) + yi] = v;
-      continue;
+  const BlockPhases<G> ph = block_phases<G>(P, blk);
+#pragma unroll
+  for (int rr = 0; rr < G::kPB; ++rr)
+    for (int e = tid; e < kBOc * G::kBN; e += G::kThreads) {
+      const int ocl = e / G::kBN, n = e % G::kBN;
+      const int64_t yi = output_index<G>(P, blk, ph, rr, ocl, n);
+      if (yi < 0)
+        continue;
+      T v = cs[(rr * kBOc + ocl) * L::kLdc + n];
+      if (P.splits > 1) {
+        ws[blk.sp * (P.batch * P.cout * P.l_out) + yi] = v;
+        continue;
+      }
+      if (P.bias)
+        v += T(bias[blk.oc0 + ocl]);
+      y[yi] = static_cast<float>(v);
     }
-    if (P.bias)
-      v += T(bias[blk.oc0 + row % kBOc]);
-    y[yi] = static_cast<float>(v);
-  }
 }
 
 // Split-K: slices added in ascending split order, then the bias, one rounding to f32.

@@ -156,14 +156,32 @@ TC_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const f
 }
 template <class G, int M> TC_HD constexpr int x_elements() { return (M + 1) * G::kBKc * G::kBN; }
 
-// Where tile cell (row, n) goes in y; -1 when it lies outside the output.
-template <class G> TC_HD int64_t output_index(const Plan &P, const Block &k, int row, int n) {
-  const int rr = row / kBOc;
-  const int64_t oc = k.oc0 + row % kBOc, r = k.r_a + rr, u = k.u0 + n;
-  if (r >= P.s || oc >= P.cout || u >= phase_cells(P, r))
+// The block's phases as the store needs them, computed once per thread (64-bit divisions by
+// the stride are expensive on the device; per cell they cost more than the tile's MMAs).
+template <class G> struct BlockPhases {
+  int64_t base[G::kPB];  // output index of u = 0: c_r * s + r - pad (the batch row added later)
+  int64_t cells[G::kPB]; // valid u of the phase (0 for a phase >= s)
+};
+template <class G> TC_HD BlockPhases<G> block_phases(const Plan &P, const Block &k) {
+  BlockPhases<G> ph;
+  for (int rr = 0; rr < G::kPB; ++rr) {
+    const int64_t r = k.r_a + rr;
+    ph.cells[rr] = r < P.s ? phase_cells(P, r) : 0;
+    ph.base[rr] = r < P.s ? phase_c(P, r) * P.s + r - P.pad : 0;
+  }
+  return ph;
+}
+
+// Where tile cell (row rr * kBOc + ocl, column n) goes in y; -1 when it lies outside the
+// output. p = (u + c_r) * s + r - pad >= 0 by the choice of c_r. (rr apart from ocl: the kernel
+// indexes ph with a compile-time rr, keeping it in registers.)
+template <class G>
+TC_HD int64_t output_index(const Plan &P, const Block &k, const BlockPhases<G> &ph, int rr, int ocl,
+                           int n) {
+  const int64_t oc = k.oc0 + ocl, u = k.u0 + n;
+  if (oc >= P.cout || u >= ph.cells[rr])
     return -1;
-  const int64_t p = (u + phase_c(P, r)) * P.s + r - P.pad; // >= 0 by the choice of c_r
-  return (k.b * P.cout + oc) * P.l_out + p;
+  return (k.b * P.cout + oc) * P.l_out + u * P.s + ph.base[rr];
 }
 
 } // namespace convbench::tc::detail

@@ -14,6 +14,8 @@
 //  - last ragged input-channel chunk dropped (ic_chunks = cin / bkc): RandomShapes, EdgeShapes
 //    (the vocoder stages' channel counts are whole chunks, so that test alone cannot see it).
 //  - phase_cells one too small: all four (cells never written, u_cols != l_in).
+//  - the store's per-phase base one cell right (BlockPhases::base + 1): Vocoder, RandomShapes,
+//    EdgeShapes (an index past y throws through at()).
 //  - each split's last chunk dropped (Block::ch_end one short): Vocoder, RandomShapes, EdgeShapes.
 //  - weight_slot without its r < s check (a phase past the stride reads the next tap's or
 //    channel's weights, into rows never stored): Vocoder, RandomShapes, EdgeShapes, through the
@@ -80,9 +82,11 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
       for (int64_t bx = 0; bx < P.phase_blocks * P.u_tiles; ++bx) {
         const detail::Block blk = detail::block_coords<G>(P, bx, by, bz);
         std::fill(acc.begin(), acc.end(), T(0));
+        const detail::BlockPhases<G> ph = detail::block_phases<G>(P, blk);
         for (int row = 0; row < G::kBM; ++row)
           for (int n = 0; n < G::kBN; ++n)
-            dest[size_t(row * G::kBN + n)] = detail::output_index<G>(P, blk, row, n);
+            dest[size_t(row * G::kBN + n)] =
+                detail::output_index<G>(P, blk, ph, row / detail::kBOc, row % detail::kBOc, n);
         for (int64_t ch = blk.ch_begin; ch < blk.ch_end; ++ch) {
           const int64_t ic0 = ch * G::kBKc;
           // Poison: a slot no thread staged shows up as NaN in the output.
@@ -134,14 +138,14 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
             if (yi < 0)
               continue;
             T v = acc[size_t(row * G::kBN + n)];
-            ++writes[size_t(yi)];
-            if (P.splits > 1) { // as the kernel: the raw partial into the split's slice
+            ++writes.at(size_t(yi)); // at(): an index past y throws instead of corrupting the heap
+            if (P.splits > 1) {      // as the kernel: the raw partial into the split's slice
               ws[size_t(blk.sp * cells + yi)] = v;
               continue;
             }
             if (P.bias)
               v += T(pr.b[size_t(blk.oc0 + row % detail::kBOc)]);
-            y[size_t(yi)] = float(v);
+            y.at(size_t(yi)) = float(v);
           }
       }
   if (P.splits > 1) // tc_reduce: slices in ascending order, then the bias
