@@ -95,8 +95,10 @@ public:
   double device_bytes(const Problem &p, const std::string &staging) const override {
     double sum = 0, most = 0;
     for (const auto &s : p.shapes) {
+      // The split-K workspace too (up0 at 96 frames: 3 partial outputs).
       const double b = 4.0 * (double(s.input_elems()) + double(s.weight_elems()) + double(s.cout) +
-                              double(s.output_elems()));
+                              double(s.output_elems())) +
+                       double(tc::tc_workspace_bytes(s, precision()));
       sum += b;
       most = std::max(most, b);
     }
