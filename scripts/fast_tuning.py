@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns a fast_kernels_bench --sweep result into the tuning table launch_conv uses.
 
-    python3 scripts/fast_tuning.py results/examples/sweep.json > kernels/fast/src/tuned_configs.inc
+    python3 scripts/fast_tuning.py results/examples/sweeps/fast-sweep.json > kernels/fast/src/tuned_configs.inc
 
 For every (vocoder stage shape, arm) of the sweep, the fastest correct configuration by median
 becomes one row {cin, cout, k, stride, padding, l_in, arm, config fields}; choose_fast_config()

@@ -15,16 +15,19 @@ namespace convbench::fast::detail {
 // comes first. Each non-default config adds 9 kernels (f32, f64, f64-fma x TR 1, 2, 4; M == 2
 // only) to nvcc's time, so the set is kept small. Shared memory (f64, M == 2) stays under the
 // 48 KiB static limit.
-// Kept from the first H200 sweep (results/examples/sweep-4row.json, geomean over 48 cases vs
-// the default; f32 / f64 / f64-fma): t128-c16-k16-u16 1.09 / 1.09 / 0.99, t256-c16-k16-u16
-// 0.93 / 0.92 / 0.83 (best on the 1536-frame f64 cases), t128-c16-k16-u8 0.92 / 0.95 / 0.91
-// (best f64-fma at 384 and 1536 frames). Dropped there: t128-c16-k32-u16 (0.86 / 1.00 / 0.84),
-// t128-c16-k32-u8 (0.69 / 0.82 / 0.77), t256-c16-k16-u8 (0.77 / 0.60 / 0.63), t128-c32-k16-u8
-// (0.88 / 0.75 / 0.60). The counters of those runs said why 4x4 thread tiles stall: per 16 (f32)
-// multiply-adds a thread reads 2 x 16 bytes of shared memory, so shared-memory bandwidth, not
-// the FMA pipe, is the limit (fp32 at 23-29% of peak). The 8-row configs (8 x 8 or 8 x 4 cells
-// per thread) halve the shared-memory reads per multiply-add; with f32 they also split the input
-// channels over a cluster (fast_f32_configs()), which is what gives small stages enough blocks.
+// How the set was chosen (H200 sweeps under results/examples/sweeps/): the first sweep of 4x4
+// thread tiles (fast-sweep-4row.json, geomean over 48 cases vs the default; f32 / f64 /
+// f64-fma) kept t128-c16-k16-u16 (1.09 / 1.09 / 0.99) and t128-c16-k16-u8 (0.92 / 0.95 / 0.91)
+// and dropped t128-c16-k32-u16, t128-c16-k32-u8, t256-c16-k16-u8, t128-c32-k16-u8 (0.60-0.88).
+// ncu on up0 at 1536 frames (ncu-up0-f32-configs.txt, before the staging cursor) said what
+// limits these tiles: issue slots 55-68% busy, FMA pipe 44-57%, IPC 2.4-2.8 of 4, occupancy
+// 12-25% (128-182 registers); the multiply-add loop itself is 1.07-1.16 instructions per FFMA
+// (SASS), the rest (25-45% of issued) was the global->shared staging's index math, which the
+// staging cursor now computes once per block. The 8-row tiles (8 x 4 and 8 x 8 cells) read
+// shared memory half as often per multiply-add and, in f32, split the input channels over a
+// cluster (fast_f32_configs()), which gives the small early stages enough blocks; ptxas caps
+// (-b2, -b4) trade registers for a second or fourth block per SM. Which config runs for a
+// shape is the fastest of the last sweep (tuned_configs.inc; choose_fast_config()).
 // Dropped earlier because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255
 // registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
 // Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
