@@ -4,17 +4,22 @@
 # 5 interleaved rounds, our CUDA arms against the cuDNN peer; then the instrument's own check
 # (9 rounds with A/A twins); then the analysis report of every result.
 # Usage: scripts/compare_h200.sh BUILD_DIR OUT_DIR
+#   MODELS="..." (default: the three families) and ARMS="..." (default below; add cuda-tf32 and
+#   cuda-f64-dmma for the tensor-core arms) narrow a run: the whole comparison takes about 6.5 min
+#   on the H200 (512x 146 s, 256x 83 s, base ~55 s, the instrument ~40 s), more than one device
+#   call leaves after a build, so split it over two calls by MODELS.
 set -uo pipefail
 B=${1:?build dir}; O=${2:?output dir}
 mkdir -p "$O"
 export PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}"
-arms=cuda-f32,cuda-f64,cuda-f64-fma,cudnn-f32,cudnn-tf32,cudnn-f64
+arms=${ARMS:-cuda-f32,cuda-f64,cuda-f64-fma,cudnn-f32,cudnn-tf32,cudnn-f64}
+models=${MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}
 # The instrument: CV across 9 rounds, and each device arm next to its A/A twin.
 "$B/bin/bench_conv" --stage up0,up1,up2 --frames 96 --staging resident --reps 9 \
   --arms cuda-f32,cuda-f32,cuda-f64,cuda-f64,cudnn-f32,cudnn-f32 --out "$O/instrument.json" \
   >"$O/instrument.txt" 2>"$O/instrument.err"
 echo "instrument (9 rounds, A/A): rc=$?"
-for model in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
+for model in $models; do
   t0=$(date +%s)
   # Counters (2 untimed passes per case) for the default model; the others are timed only.
   counters=""; [ "$model" = bigvgan_v2_44khz_128band_512x ] || counters=--no-counters

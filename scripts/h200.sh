@@ -37,7 +37,7 @@ if has tests; then
   timeout 400 ctest --test-dir $B --output-on-failure -j4 --timeout 300 -E 'etcd' >"$W/logs/ctest.txt" 2>&1
   log "ctest (all but etcd) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
   grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest.txt" | head -20 >&2
-  for t in kernels_cuda_tests fast_gpu_tests cudnn_peer_tests profiles_gpu_tests arm_counters_gpu_tests; do
+  for t in kernels_cuda_tests fast_gpu_tests tc_gpu_tests cudnn_peer_tests profiles_gpu_tests arm_counters_gpu_tests; do
     [ -x "$B/bin/$t" ] || { log "$t: not built"; continue; }
     timeout 300 "$B/bin/$t" >"$W/logs/$t.txt" 2>&1
     log "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/$t.txt" | tr '\n' ' ')"
@@ -120,6 +120,8 @@ fi
 if has perf; then
   [ -x $B/bin/fast_kernels_bench ] && timeout 150 $B/bin/fast_kernels_bench --frames 96,384,1536 --reps 20 \
     >"$W/logs/fast-bench.txt" 2>&1; log "fast_kernels_bench rc=$?"
+  [ -x $B/bin/tc_bench ] && timeout 120 $B/bin/tc_bench --frames 96,384,1536 --reps 10 \
+    >"$W/logs/tc-bench.txt" 2>&1; log "tc_bench rc=$?"
   [ -x $B/bin/cpu_f32_bench ] && timeout 120 $B/bin/cpu_f32_bench --threads 16 >"$W/logs/cpu-f32-bench.txt" 2>&1
   timeout 240 python3 scripts/torch_peer.py --gpu --threads 16 --frames 96 --out "$W/results/torch-peer.json" \
     >"$W/logs/torch-peer.txt" 2>&1; log "torch peer rc=$?"

@@ -22,7 +22,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     bigvgan_v2_44khz_128band_512x
   --frames LIST     mel frames, comma-separated, for a sweep (e.g. 96,384,1536). Default: 96
   --arms LIST       arms, comma-separated: cpu-f64, cpu-f32, cuda-f64, cuda-f64-fma, cuda-f32,
-                    cudnn-f32, cudnn-tf32, cudnn-f64 (those this build has). Default: every arm
+                    cuda-tf32, cuda-f64-dmma, cudnn-f32, cudnn-tf32, cudnn-f64 (those this
+                    build has). Default: every arm
                     available on this machine. A device arm without a GPU is an error. An arm
                     named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.
   --staging MODE    device arms: per-call, resident or both. Default: both

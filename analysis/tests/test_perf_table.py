@@ -1,0 +1,37 @@
+"""scripts/perf_table.py on the committed H200 comparison: the table and its per-target tally.
+
+The counts are facts about results/examples/compare-bigvgan_v2_44khz_128band_512x.json (session
+2's tuned kernels). Planted faults seen failing: the cuDNN comparison written `f32 > n32` (0 of
+18), the floor test without the 20 us cut (0 of 18), the chain set against the sum of the stages'
+cudnn-f32 times instead of cuda-f32 (3 of 3 still met, but the ratio span moved: only the span
+assertion caught it)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = REPO / "results/examples/compare-bigvgan_v2_44khz_128band_512x.json"
+
+
+@pytest.mark.skipif(not RUN.exists(), reason="the 512x comparison is not committed")
+def test_perf_table_tallies_the_targets_of_the_committed_run():
+    out = subprocess.run([sys.executable, str(REPO / "scripts/perf_table.py"), str(RUN)],
+                         capture_output=True, text=True, check=True).stdout
+    rows = [ln for ln in out.splitlines() if ln.startswith("| bigvgan_v2_44khz_128band_512x |")]
+    assert len(rows) == 21  # 6 stages + the chain, at 96, 384 and 1536 frames
+    assert "- cuda-f32 faster than cudnn-f32: met in 18 of 18 (ratios 0.48-0.98)" in out
+    assert "- cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us): met in 0 of 14 " in out
+    assert "- cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us): met in 6 of 17 " in out
+    assert "- chain within 1.1x of the sum of its stages: met in 3 of 3 (ratios 0.95-1.00)" in out
+
+
+def test_perf_table_refuses_an_unreadable_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    r = subprocess.run([sys.executable, str(REPO / "scripts/perf_table.py"), str(bad)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "bad.json" in r.stderr
