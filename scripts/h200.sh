@@ -59,8 +59,8 @@ if has sanitize; then
     rc=$?
     # racecheck of the fast kernels' random-shape sets outlasts 200 s: the exact-property cases
     # (cancellation, zero skip, width probe) exercise every shared-memory path of the tile.
-    filter='*Random*:*Cancellation*:*Infinite*:*Width*'
-    [ $tool = racecheck ] && filter='*Cancellation*:*Infinite*:*Width*'
+    filter='*Random*:*Cancellation*:*Infinite*:*Width*:*SplitsSmall*'
+    [ $tool = racecheck ] && filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*'
     log "compute-sanitizer $tool kernels_cuda_tests rc=$rc $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-kernels.txt" | tr '\n' ' ')"
     timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 $B/bin/fast_gpu_tests \
       --gtest_filter="$filter" >"$W/logs/san-$tool-fast.txt" 2>&1
