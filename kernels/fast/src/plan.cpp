@@ -174,7 +174,9 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
              " changes the f64 addition order (the byte-identity contract): f32 only";
     // A portable cluster has at most 8 blocks; every rank adds an equal slice of the tile.
     if (c.split < 1 || c.split > 8 || (c.threads * c.cells_per_thread) % c.split != 0)
-      return "split " + std::to_string(c.split) + " is not one of 1, 2, 4, 8";
+      return "split " + std::to_string(c.split) +
+             " must be 1..8 (a portable cluster) and divide the block's " +
+             std::to_string(c.threads * c.cells_per_thread) + " cells";
     if (s.batch * c.split > 65535)
       return "batch x split exceeds the grid's z limit";
   }
