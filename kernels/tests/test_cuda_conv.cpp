@@ -44,16 +44,7 @@ bool sanitizer_small() { return env_flag("CONVBENCH_SANITIZER_SMALL"); }
     if (!cuda::device_available(&why_)) GTEST_SKIP() << "no usable GPU: " << why_; \
   } while (0)
 
-ThreadPool& host_pool() {
-  static ThreadPool pool(int(std::max(1u, std::thread::hardware_concurrency())));
-  return pool;
-}
-
-std::vector<float> reference(const Problem& p) {
-  std::vector<float> y(size_t(p.shape.output_elems()));
-  conv_cpu_f64(p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), host_pool());
-  return y;
-}
+using convbench::testing::reference_f64;
 
 std::vector<float> run_resident(const Problem& p, Accum acc) {
   cuda::ResidentConv conv(p.shape, acc, p.w.data(), p.bias());
@@ -175,7 +166,7 @@ TEST_P(CudaModelStage, F64ByteIdenticalAndF32WithinTolerance) {
   const ConvShape& s = GetParam().shape;
   ASSERT_NO_THROW(s.validate());
   const Problem p = testing::random_problem(s, std::hash<std::string>{}(GetParam().name));
-  const auto ref = reference(p);
+  const auto ref = reference_f64(p);
   EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), ref)) << "resident " << describe(s);
   EXPECT_TRUE(byte_identical(run_per_call(p, Accum::f64), ref)) << "per-call " << describe(s);
   const double err = relative_l2(run_resident(p, Accum::f32), ref);
@@ -199,7 +190,7 @@ TEST_P(CudaRandom, F64ByteIdenticalAndF32WithinTolerance) {
   double worst = 0.0;
   for (int i = 0; i < n; ++i) {
     const Problem p = testing::random_problem(testing::random_shape(rng, GetParam(), 300, 60), i);
-    const auto ref = reference(p);
+    const auto ref = reference_f64(p);
     const auto got = i % 2 ? run_per_call(p, Accum::f64) : run_resident(p, Accum::f64);
     ASSERT_TRUE(byte_identical(got, ref)) << "shape " << i << ": " << describe(p.shape);
     const double err =
@@ -251,11 +242,11 @@ TEST_P(CudaExact, SkipsZeroInputsLikeTheReference) {
           std::numeric_limits<float>::infinity();
   const auto got = run_resident(p, Accum::f64);
   for (float v : got) ASSERT_TRUE(std::isfinite(v));
-  EXPECT_TRUE(byte_identical(got, reference(p)));
+  EXPECT_TRUE(byte_identical(got, reference_f64(p)));
   std::fill(p.x.begin(), p.x.end(), 0.0f);
   std::fill(p.w.begin(), p.w.end(), 1.0f);
   std::fill(p.b.begin(), p.b.end(), -0.0f);
-  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference(p)));
+  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference_f64(p)));
 }
 
 // The width probe: cuda-f32 gives exactly 0.0, cuda-f64 2.4999998 (facts.md), both layouts.
@@ -284,7 +275,7 @@ TEST_P(CudaExact, ResidentLaunchIsRepeatable) {
   s.padding = 3;
   s.l_in = 45;
   const Problem p = testing::random_problem(s, 17);
-  const auto ref = reference(p);
+  const auto ref = reference_f64(p);
   cuda::ResidentConv conv(s, Accum::f64, p.w.data(), p.bias());
   EXPECT_EQ(conv.shape().l_out(), s.l_out());
   EXPECT_NE(conv.stream(), nullptr);
@@ -318,7 +309,7 @@ TEST(CudaGrid, GridStrideCoversMoreCellsThanOneGrid) {
   s.cin = s.cout = s.k = 1;
   s.l_in = (int64_t(1) << 28) + 12345;
   Problem p{s, testing::random_values(s.l_in, 1), {0.75f}, {0.5f}};
-  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference(p)));
+  EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference_f64(p)));
 }
 
 // A failing CUDA call is an error naming the call, never ignored: 4 TiB of weights cannot be

@@ -8,9 +8,12 @@
 #include <cstring>
 #include <ostream>
 #include <random>
+#include <thread>
 #include <vector>
 
+#include "convbench/cpu_conv.hpp"
 #include "convbench/shape.hpp"
+#include "convbench/thread_pool.hpp"
 
 namespace convbench::testing {
 
@@ -37,6 +40,15 @@ inline Problem random_problem(const ConvShape& s, uint64_t seed) {
             random_values(s.weight_elems(), seed * 3 + 2),
             random_values(s.bias ? s.cout : 0, seed * 3 + 3)};
   return p;
+}
+
+// The reference (conv_cpu_f64) of a problem, on a pool of every hardware thread kept for the
+// process: the one all the kernel, fast, tensor-core and cuDNN gates compare against.
+inline std::vector<float> reference_f64(const Problem& pr) {
+  static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
+  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool);
+  return y;
 }
 
 // A random valid shape: stride, dilation, padding, output_padding, odd lengths, batch, bias on/off,

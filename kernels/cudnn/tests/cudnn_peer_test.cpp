@@ -40,16 +40,7 @@ using peer_testing::Problem;
       GTEST_SKIP() << "no usable GPU / cuDNN, peer arms not run: " << why;                         \
   } while (0)
 
-ThreadPool &pool() {
-  static ThreadPool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  return p;
-}
-
-std::vector<float> reference(const Problem &pr) {
-  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
-  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool());
-  return y;
-}
+using convbench::testing::reference_f64;
 
 std::vector<float> run_peer(const Problem &pr, Mode m, std::string *algo = nullptr) {
   CudnnConv conv(pr.shape, m, pr.w.data(), pr.bias());
@@ -97,7 +88,7 @@ std::string describe(const ConvShape &s) {
 void expect_close(const Problem &pr, Mode m, const std::string &what) {
   std::string algo;
   const auto got = run_peer(pr, m, &algo);
-  const auto ref = reference(pr);
+  const auto ref = reference_f64(pr);
   const std::string where = what + " [cudnn-" + to_string(m) + ", " + algo + "]";
   ASSERT_EQ(peer_testing::nan_cells(got), 0) << where << ": cells left unwritten";
   const double err = peer_testing::relative_l2(got, ref);

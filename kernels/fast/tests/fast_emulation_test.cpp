@@ -34,6 +34,7 @@
 #include "convbench/cpu_conv.hpp"
 #include "convbench/fast_conv.hpp"
 #include "fast_support.hpp"
+#include "fast_test_problems.hpp"
 #include "plan.hpp"
 #include "polyphase_tile.hpp"
 
@@ -162,45 +163,16 @@ std::vector<float> emulate(const Problem &pr, const FastConfig &cfg = default_fa
   return y;
 }
 
-std::vector<float> reference(const Problem &pr) {
-  static ThreadPool pool(2);
-  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
-  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool);
-  return y;
-}
+using convbench::testing::reference_f64;
 
-std::string describe(const ConvShape &s) {
-  return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
-         std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
-         std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
-         std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
-         (s.bias ? " bias" : " no-bias");
-}
+using fast_testing::describe;
+using fast_testing::infinite_weight_problem;
+using fast_testing::kEmulationLimits;
+using fast_testing::tap_order_problem;
 
-// A random shape the fast path supports: K = M * stride, any padding that leaves an output,
-// output_padding < stride, odd lengths, channel counts that are not multiples of any tile.
-// Non-default block configurations are compiled for M == 2 taps per phase only: their shapes
-// keep K == 2 * stride (every vocoder stage), the rest as above.
 ConvShape random_supported_shape(std::mt19937_64 &rng,
                                  const FastConfig &cfg = default_fast_config()) {
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  for (;;) {
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = pick(1, 2);
-    s.cin = pick(1, 40);
-    s.cout = pick(1, 70);
-    s.stride = pick(1, 8);
-    s.k = (cfg.block() == default_fast_config() ? pick(1, 4) : 2) * s.stride;
-    s.padding = pick(0, s.k);
-    s.output_padding = pick(0, s.stride - 1);
-    s.l_in = pick(1, 75);
-    s.bias = pick(0, 3) != 0;
-    if (fast_config_unsupported_reason(s, cfg).empty())
-      return s;
-  }
+  return fast_testing::random_supported_shape(rng, kEmulationLimits, cfg);
 }
 
 TEST(FastEmulation, SupportCoversEveryVocoderStageAndRefusesForward) {
@@ -236,7 +208,7 @@ TEST(FastEmulation, F64BitwiseEqualToReferenceOnRandomSupportedShapes) {
     for (int i = 0; i < 120; ++i) {
       const ConvShape s = random_supported_shape(rng, cfg);
       const Problem pr = peer_testing::random_problem(s, 1000 + i);
-      const auto ref = reference(pr);
+      const auto ref = reference_f64(pr);
       const auto got = emulate<double>(pr, cfg);
       ASSERT_EQ(differing_cells(got, ref), 0) << cfg.name() << ": " << describe(s);
       ++cases;
@@ -277,7 +249,7 @@ TEST(FastEmulation, F64BitwiseEqualOnScaledVocoderStages) {
       if (st.shape.l_in > 700)
         continue; // the late stages add nothing new at this size
       const Problem pr = peer_testing::random_problem(st.shape, 7);
-      ASSERT_EQ(differing_cells(emulate<double>(pr, cfg), reference(pr)), 0)
+      ASSERT_EQ(differing_cells(emulate<double>(pr, cfg), reference_f64(pr)), 0)
           << cfg.name() << " " << st.model << " " << st.name << ": " << describe(st.shape);
       ++cases;
     }
@@ -307,7 +279,7 @@ TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
       pr.w[size_t(((s.cin - 2) * s.cout + oc) * s.k + k)] = big;
       pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = -big;
     }
-  const auto ref = reference(pr);
+  const auto ref = reference_f64(pr);
   // Reversed input-channel order through the same reference: the problem must be able to tell.
   Problem rev = pr;
   for (int64_t b = 0; b < s.batch; ++b)
@@ -317,7 +289,7 @@ TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
   for (int64_t ic = 0; ic < s.cin; ++ic)
     std::copy_n(pr.w.begin() + ic * s.cout * s.k, s.cout * s.k,
                 rev.w.begin() + (s.cin - 1 - ic) * s.cout * s.k);
-  const int64_t moved = differing_cells(reference(rev), ref);
+  const int64_t moved = differing_cells(reference_f64(rev), ref);
   EXPECT_GT(moved, 0) << "the cancellation problem cannot see an order change";
   for (const FastConfig &cfg : fast_configs())
     EXPECT_EQ(differing_cells(emulate<double>(pr, cfg), ref), 0) << cfg.name();
@@ -351,23 +323,8 @@ std::vector<float> naive_f64(const Problem &pr, bool t_descending) {
 }
 
 TEST(FastEmulation, F64KeepsTapOrderUnderCancellation) {
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 21;
-  s.cout = 3;
-  s.k = 8;
-  s.stride = 4; // M = 2 taps per phase
-  s.padding = 2;
-  s.l_in = 13;
-  Problem pr = peer_testing::random_problem(s, 3);
-  const float big = std::ldexp(1.0f, 40);
-  const int64_t last = s.cin - 1;
-  for (int64_t t = 0; t < s.l_in; ++t)
-    pr.x[size_t(last * s.l_in + t)] = 1.0f;
-  for (int64_t oc = 0; oc < s.cout; ++oc)
-    for (int64_t k = 0; k < s.k; ++k)
-      pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
-  const auto ref = reference(pr);
+  const Problem pr = tap_order_problem();
+  const auto ref = reference_f64(pr);
   ASSERT_EQ(differing_cells(naive_f64(pr, false), ref), 0) << "naive twin disagrees";
   EXPECT_GT(differing_cells(naive_f64(pr, true), ref), 0) << "the problem cannot see tap order";
   for (const FastConfig &cfg : fast_configs())
@@ -377,21 +334,8 @@ TEST(FastEmulation, F64KeepsTapOrderUnderCancellation) {
 // A channel whose inputs are all 0 while its weights are infinite: the reference skips those
 // taps (finite output); a kernel that multiplied 0 * inf would write NaN.
 TEST(FastEmulation, F64SkipsZeroInputsAgainstInfiniteWeights) {
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 19;
-  s.cout = 6;
-  s.k = 4;
-  s.stride = 2;
-  s.padding = 1;
-  s.l_in = 9;
-  Problem pr = peer_testing::random_problem(s, 5);
-  const int64_t dead = 17;
-  for (int64_t t = 0; t < s.l_in; ++t)
-    pr.x[size_t(dead * s.l_in + t)] = 0.0f;
-  for (int64_t i = 0; i < s.cout * s.k; ++i)
-    pr.w[size_t(dead * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
-  const auto ref = reference(pr);
+  const Problem pr = infinite_weight_problem();
+  const auto ref = reference_f64(pr);
   ASSERT_EQ(peer_testing::nan_cells(ref), 0);
   for (const FastConfig &cfg : fast_configs())
     EXPECT_EQ(differing_cells(emulate<double>(pr, cfg), ref), 0) << cfg.name();
@@ -405,7 +349,7 @@ TEST(FastEmulation, F32WithinBoundOfReference) {
     for (int i = 0; i < 60; ++i) {
       const ConvShape s = random_supported_shape(rng, cfg);
       const Problem pr = peer_testing::random_problem(s, 500 + i);
-      const double err = peer_testing::relative_l2(emulate<float>(pr, cfg), reference(pr));
+      const double err = peer_testing::relative_l2(emulate<float>(pr, cfg), reference_f64(pr));
       ASSERT_LT(err, peer_testing::kF32RelativeL2Bound) << cfg.name() << ": " << describe(s);
       ++cases; // NaN (an unwritten cell) fails the bound too
     }

@@ -19,6 +19,7 @@
 #include "convbench/fast_conv.hpp"
 #include "device_support.hpp"
 #include "fast_support.hpp"
+#include "fast_test_problems.hpp"
 
 namespace convbench::fast {
 namespace {
@@ -35,16 +36,7 @@ using peer_testing::Problem;
       GTEST_SKIP() << "no usable GPU, fast kernels not run: " << why;                              \
   } while (0)
 
-ThreadPool &pool() {
-  static ThreadPool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  return p;
-}
-
-std::vector<float> reference(const Problem &pr) {
-  std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
-  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool());
-  return y;
-}
+using convbench::testing::reference_f64;
 
 // Uploads, poisons the output with NaN, launches once, downloads. fused: the cuda-f64-fma
 // variant (one __fma_rn per tap) instead of __dmul_rn + __dadd_rn.
@@ -73,73 +65,13 @@ std::vector<float> run_fast(const Problem &pr, bool f64) {
   return y;
 }
 
-std::string describe(const ConvShape &s) {
-  return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
-         std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
-         std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
-         std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
-         (s.bias ? " bias" : " no-bias");
-}
+using fast_testing::describe;
+using fast_testing::infinite_weight_problem;
+using fast_testing::kDeviceLimits;
+using fast_testing::tap_order_problem;
 
 ConvShape random_supported_shape(std::mt19937_64 &rng) {
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  for (;;) {
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = pick(1, 3);
-    s.cin = pick(1, 300);
-    s.cout = pick(1, 200);
-    s.stride = pick(1, 8);
-    s.k = pick(1, 4) * s.stride;
-    s.padding = pick(0, s.k);
-    s.output_padding = pick(0, s.stride - 1);
-    s.l_in = pick(1, 400);
-    s.bias = pick(0, 3) != 0;
-    if (fast_supported(s, true))
-      return s;
-  }
-}
-
-// Tap order inside one channel: a +2^40 / -2^40 pair of taps over a constant row in the last
-// channel; any other order of the taps moves cells.
-Problem tap_order_problem() {
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 21;
-  s.cout = 3;
-  s.k = 8;
-  s.stride = 4;
-  s.padding = 2;
-  s.l_in = 13;
-  Problem pr = peer_testing::random_problem(s, 3);
-  const float big = std::ldexp(1.0f, 40);
-  const int64_t last = s.cin - 1;
-  for (int64_t t = 0; t < s.l_in; ++t)
-    pr.x[size_t(last * s.l_in + t)] = 1.0f;
-  for (int64_t oc = 0; oc < s.cout; ++oc)
-    for (int64_t k = 0; k < s.k; ++k)
-      pr.w[size_t((last * s.cout + oc) * s.k + k)] = k < s.stride ? -big : big;
-  return pr;
-}
-
-// Zero inputs against infinite weights: the reference skips x == 0, so no NaN may appear.
-Problem infinite_weight_problem() {
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 19;
-  s.cout = 6;
-  s.k = 4;
-  s.stride = 2;
-  s.padding = 1;
-  s.l_in = 9;
-  Problem pr = peer_testing::random_problem(s, 5);
-  for (int64_t t = 0; t < s.l_in; ++t)
-    pr.x[size_t(17 * s.l_in + t)] = 0.0f;
-  for (int64_t i = 0; i < s.cout * s.k; ++i)
-    pr.w[size_t(17 * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
-  return pr;
+  return fast_testing::random_supported_shape(rng, kDeviceLimits);
 }
 
 TEST(FastGpu, F64BitwiseEqualOnEveryVocoderStageAt96Frames) {
@@ -147,7 +79,7 @@ TEST(FastGpu, F64BitwiseEqualOnEveryVocoderStageAt96Frames) {
   int cases = 0;
   for (const auto &st : peer_testing::all_stages(96)) {
     const Problem pr = peer_testing::random_problem(st.shape, 42);
-    const auto ref = reference(pr);
+    const auto ref = reference_f64(pr);
     const auto got = run_fast(pr, true);
     ASSERT_EQ(nan_cells(got), 0) << st.model << " " << st.name << ": cells left unwritten";
     ASSERT_EQ(differing_cells(got, ref), 0) << st.model << " " << st.name;
@@ -178,7 +110,7 @@ TEST(FastGpu, EveryConfigKeepsTheContractsOnEveryVocoderStageAt96Frames) {
   int cases = 0;
   for (const auto &st : peer_testing::all_stages(96)) {
     const Problem pr = peer_testing::random_problem(st.shape, 44);
-    const auto ref = reference(pr);
+    const auto ref = reference_f64(pr);
     for (const FastConfig &cfg : fast_configs()) {
       const std::string where = cfg.name() + " " + st.model + " " + st.name;
       for (bool fused : {false, true}) {
@@ -202,7 +134,7 @@ TEST(FastGpu, EveryConfigKeepsTheContractsOnEveryVocoderStageAt96Frames) {
 void expect_splits_within_bound(const std::vector<Problem> &problems, int min_cases) {
   int cases = 0;
   for (const Problem &pr : problems) {
-    const auto ref = reference(pr);
+    const auto ref = reference_f64(pr);
     for (const FastConfig &cfg : fast_f32_configs()) {
       if (cfg.split == 1)
         continue;
@@ -234,24 +166,12 @@ TEST(FastGpu, F32ClusterSplitsSmallRandomShapes) {
   SKIP_WITHOUT_GPU();
   std::vector<Problem> problems;
   std::mt19937_64 rng(99);
-  for (int i = 0; i < 12; ++i) {
-    ConvShape s = peer_testing::all_stages(1).front().shape;
-    auto pick = [&](int64_t lo, int64_t hi) {
-      return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-    };
-    s.batch = pick(1, 3);
-    s.cin = pick(1, 300);
-    s.cout = pick(1, 150);
-    s.stride = pick(1, 8);
-    s.k = 2 * s.stride;
-    s.padding = pick(0, s.k);
-    s.output_padding = pick(0, s.stride - 1);
-    s.l_in = pick(1, 200);
-    s.bias = pick(0, 3) != 0;
-    if (s.l_out() > 0)
-      problems.push_back(peer_testing::random_problem(s, 46 + i));
-  }
-  expect_splits_within_bound(problems, 10 * 3);
+  // Every split config is compiled for M == 2 only, so the shapes keep K == 2 * stride.
+  const FastConfig split = fast_f32_configs().back();
+  for (int i = 0; i < 12; ++i)
+    problems.push_back(peer_testing::random_problem(
+        fast_testing::random_supported_shape(rng, {3, 300, 150, 200}, split), 46 + i));
+  expect_splits_within_bound(problems, 12 * 3);
 }
 
 TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
@@ -263,7 +183,7 @@ TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
     const Problem pr = peer_testing::random_problem(s, 2000 + i);
     const auto got = run_fast(pr, true);
     ASSERT_EQ(nan_cells(got), 0) << describe(s);
-    ASSERT_EQ(differing_cells(got, reference(pr)), 0) << describe(s);
+    ASSERT_EQ(differing_cells(got, reference_f64(pr)), 0) << describe(s);
     ++cases;
   }
   EXPECT_EQ(cases, 150);
@@ -274,7 +194,7 @@ TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
 TEST(FastGpu, F64KeepsTapOrderUnderCancellation) {
   SKIP_WITHOUT_GPU();
   const Problem pr = tap_order_problem();
-  EXPECT_EQ(differing_cells(run_fast(pr, true), reference(pr)), 0);
+  EXPECT_EQ(differing_cells(run_fast(pr, true), reference_f64(pr)), 0);
 }
 
 // The exact-property problems (tap order, channel order across chunks, zero skip) on every
@@ -311,7 +231,7 @@ TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
   problems.push_back(infinite_weight_problem());
   int cases = 0;
   for (const Problem &pr : problems) {
-    const auto ref = reference(pr);
+    const auto ref = reference_f64(pr);
     ASSERT_EQ(nan_cells(ref), 0);
     for (const FastConfig &cfg : fast_configs())
       for (bool fused : {false, true}) {
@@ -326,7 +246,7 @@ TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
 TEST(FastGpu, F64SkipsZeroInputsAgainstInfiniteWeights) {
   SKIP_WITHOUT_GPU();
   const Problem pr = infinite_weight_problem();
-  const auto ref = reference(pr);
+  const auto ref = reference_f64(pr);
   ASSERT_EQ(nan_cells(ref), 0);
   EXPECT_EQ(differing_cells(run_fast(pr, true), ref), 0);
 }
@@ -338,7 +258,7 @@ TEST(FastGpu, F32WithinBoundOnEveryVocoderStageAt96Frames) {
     const Problem pr = peer_testing::random_problem(st.shape, 43);
     const auto got = run_fast(pr, false);
     ASSERT_EQ(nan_cells(got), 0) << st.model << " " << st.name;
-    const double err = peer_testing::relative_l2(got, reference(pr));
+    const double err = peer_testing::relative_l2(got, reference_f64(pr));
     EXPECT_LT(err, peer_testing::kF32RelativeL2Bound) << st.model << " " << st.name;
     RecordProperty(st.model + "." + st.name + ".rel_l2", std::to_string(err));
     ++cases;
@@ -355,7 +275,7 @@ TEST(FastGpu, F32WithinBoundOnRandomSupportedShapes) {
     const Problem pr = peer_testing::random_problem(s, 3000 + i);
     const auto got = run_fast(pr, false);
     ASSERT_EQ(nan_cells(got), 0) << describe(s);
-    ASSERT_LT(peer_testing::relative_l2(got, reference(pr)), peer_testing::kF32RelativeL2Bound)
+    ASSERT_LT(peer_testing::relative_l2(got, reference_f64(pr)), peer_testing::kF32RelativeL2Bound)
         << describe(s);
     ++cases;
   }

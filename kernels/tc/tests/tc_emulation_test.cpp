@@ -45,16 +45,7 @@ namespace {
 using detail::Plan;
 using peer_testing::Problem;
 
-ThreadPool &pool() {
-  static ThreadPool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  return p;
-}
-
-std::vector<float> reference(const Problem &pr) {
-  std::vector<float> y(size_t(pr.shape.output_elems()));
-  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool());
-  return y;
-}
+using convbench::testing::reference_f64;
 
 // T = double: the f64-dmma arm; T = float: the tf32 arm (operands rounded, f32 accumulate).
 // writes counts the stores per output cell. Only cells the store keeps are accumulated (the
@@ -211,7 +202,7 @@ std::string describe(const ConvShape &s) {
 // workspace; n: forced): returns the number of (shape, split, precision) checks made.
 int check_all(const Problem &pr, const std::string &what, const std::vector<int64_t> &split_modes,
               double *worst_tf32 = nullptr, int64_t *most_splits = nullptr) {
-  const auto ref = reference(pr);
+  const auto ref = reference_f64(pr);
   int checks = 0;
   for (detail::Shape g : kShapes)
     for (int64_t mode : split_modes) {

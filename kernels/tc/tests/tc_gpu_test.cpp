@@ -41,16 +41,7 @@ using peer_testing::Problem;
       GTEST_SKIP() << "no usable GPU, tensor-core kernels not run: " << why;                       \
   } while (0)
 
-ThreadPool &pool() {
-  static ThreadPool p(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  return p;
-}
-
-std::vector<float> reference(const Problem &pr) {
-  std::vector<float> y(size_t(pr.shape.output_elems()));
-  conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool());
-  return y;
-}
+using convbench::testing::reference_f64;
 
 // split: with the workspace launch_tc_* asks for (split-K where the shape has few tiles), or
 // without one (unsplit). The workspace is NaN-poisoned too: a slice the reduction reads but no
@@ -107,7 +98,7 @@ int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
 // returns the checks made.
 int check_both(const Problem &pr, const std::string &what, double *worst_tf32,
                int64_t *f64_differing) {
-  const auto ref = reference(pr);
+  const auto ref = reference_f64(pr);
   int checks = 0;
   for (bool split : {true, false}) {
     const std::string where =
