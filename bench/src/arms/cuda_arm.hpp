@@ -1,11 +1,15 @@
-// What every CUDA arm of the kernels module shares: the two staging modes over one or more
-// stages. A CUDA arm's file only names itself, its accumulator, gate and floor.
+// What every CUDA arm shares: the two staging modes over one or more stages, the device bytes
+// and the kernel description. A CUDA arm's file only names itself, its accumulator, gate and
+// floor; the tensor-core arms (tc_arm.hpp) reuse the stagings with their own resident class and
+// per-call function.
 #pragma once
 
 #if CONVBENCH_HAVE_CUDA
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "arm.hpp"
@@ -15,14 +19,15 @@
 namespace convbench::bench {
 
 // resident: every stage's weights and buffers on the device; the chain passes device buffers
-// from stage to stage, each stage's stream waiting on the previous one.
-class CudaResidentPrepared final : public PreparedArm {
+// from stage to stage, each stage's stream waiting on the previous one. Conv is a resident
+// convolution (cuda::ResidentConv, tc::ResidentTc): upload_input, launch(), launch(d_x, d_y),
+// download_output, stream, d_output; `make(shape, w, bias)` builds one per stage.
+template <class Conv> class ResidentPrepared final : public PreparedArm {
 public:
-  CudaResidentPrepared(const Problem &p, cuda::Accum acc, cuda::Kernel kernel) {
+  template <class Make> ResidentPrepared(const Problem &p, Make make) {
     for (size_t i = 0; i < p.shapes.size(); ++i) {
-      convs_.push_back(std::make_unique<cuda::ResidentConv>(
-          p.shapes[i], acc, p.weights[i].data(), p.shapes[i].bias ? p.biases[i].data() : nullptr,
-          kernel));
+      convs_.push_back(make(p.shapes[i], p.weights[i].data(),
+                            p.shapes[i].bias ? p.biases[i].data() : nullptr));
       links_.push_back(std::make_unique<device::StreamLink>());
     }
     convs_[0]->upload_input(p.input.data());
@@ -50,25 +55,24 @@ public:
   }
 
 private:
-  std::vector<std::unique_ptr<cuda::ResidentConv>> convs_;
+  std::vector<std::unique_ptr<Conv>> convs_;
   std::vector<std::unique_ptr<device::StreamLink>> links_;
 };
 
 // per-call: each stage is one naive provider call (allocate, upload, launch, download, free);
 // the chain hands host buffers from call to call, as chained naive calls would.
-class CudaPerCallPrepared final : public PreparedArm {
+// `conv(shape, x, w, bias, y)` is the synchronous provider call.
+template <class Call> class PerCallPrepared final : public PreparedArm {
 public:
-  CudaPerCallPrepared(const Problem &p, cuda::Accum acc, cuda::Kernel kernel)
-      : p_(p), acc_(acc), kernel_(kernel) {
+  PerCallPrepared(const Problem &p, Call conv) : p_(p), conv_(std::move(conv)) {
     for (const auto &s : p.shapes)
       stage_out_.emplace_back(size_t(s.output_elems()));
   }
   void call() override {
     const float *x = p_.input.data();
     for (size_t i = 0; i < p_.shapes.size(); ++i) {
-      cuda::per_call_conv(p_.shapes[i], acc_, x, p_.weights[i].data(),
-                          p_.shapes[i].bias ? p_.biases[i].data() : nullptr, stage_out_[i].data(),
-                          kernel_);
+      conv_(p_.shapes[i], x, p_.weights[i].data(),
+            p_.shapes[i].bias ? p_.biases[i].data() : nullptr, stage_out_[i].data());
       x = stage_out_[i].data();
     }
   }
@@ -78,41 +82,73 @@ public:
 
 private:
   const Problem &p_;
-  cuda::Accum acc_;
-  cuda::Kernel kernel_;
+  Call conv_;
   std::vector<std::vector<float>> stage_out_;
 };
+
+template <class Conv, class Make, class Call>
+std::unique_ptr<PreparedArm> prepare_staging(const Problem &p, const std::string &staging,
+                                             Make make, Call call) {
+  if (staging == "resident")
+    return std::make_unique<ResidentPrepared<Conv>>(p, std::move(make));
+  return std::make_unique<PerCallPrepared<Call>>(p, std::move(call));
+}
+
+// Device bytes of a run: the stages' tensors (+ extra(shape), e.g. a workspace) -- all of them
+// resident, the largest stage per-call.
+template <class Extra>
+double staged_device_bytes(const Problem &p, const std::string &staging, Extra extra) {
+  double sum = 0, most = 0;
+  for (const auto &s : p.shapes) {
+    const double b = 4.0 * (double(s.input_elems()) + double(s.weight_elems()) + double(s.cout) +
+                            double(s.output_elems())) +
+                     extra(s);
+    sum += b;
+    most = std::max(most, b);
+  }
+  return staging == "resident" ? sum : most;
+}
+
+// The record's "kernel": the distinct kernel names over the stages and their issued MACs.
+template <class Name, class Macs>
+nlohmann::json describe_kernels(const Problem &p, Name name_of, Macs macs_of) {
+  std::string name;
+  int64_t macs = 0;
+  for (const auto &s : p.shapes) {
+    const std::string k = name_of(s);
+    if (name.find(k) == std::string::npos)
+      name += (name.empty() ? "" : " | ") + k;
+    macs += macs_of(s);
+  }
+  return {{"name", name}, {"issued_macs", macs}};
+}
 
 class CudaArm : public Arm {
 public:
   bool device() const override { return true; }
   bool available(std::string *why_not) const override { return cuda::device_available(why_not); }
   double device_bytes(const Problem &p, const std::string &staging) const override {
-    double sum = 0, most = 0;
-    for (const auto &s : p.shapes) {
-      double b = 4.0 * (double(s.input_elems()) + double(s.weight_elems()) + double(s.cout) +
-                        double(s.output_elems()));
-      sum += b;
-      most = std::max(most, b);
-    }
-    return staging == "resident" ? sum : most;
+    return staged_device_bytes(p, staging, [](const ConvShape &) { return 0.0; });
   }
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
                                        const ArmContext &) const override {
-    if (staging == "resident")
-      return std::make_unique<CudaResidentPrepared>(p, accum(), kernel());
-    return std::make_unique<CudaPerCallPrepared>(p, accum(), kernel());
+    const cuda::Accum acc = accum();
+    const cuda::Kernel k = kernel();
+    return prepare_staging<cuda::ResidentConv>(
+        p, staging,
+        [acc, k](const ConvShape &s, const float *w, const float *b) {
+          return std::make_unique<cuda::ResidentConv>(s, acc, w, b, k);
+        },
+        [acc, k](const ConvShape &s, const float *x, const float *w, const float *b, float *y) {
+          cuda::per_call_conv(s, acc, x, w, b, y, k);
+        });
   }
   nlohmann::json describe(const Problem &p) const override {
-    std::string name;
-    int64_t macs = 0;
-    for (const auto &s : p.shapes) {
-      const std::string k = cuda::kernel_name(s, accum(), kernel());
-      if (name.find(k) == std::string::npos)
-        name += (name.empty() ? "" : " | ") + k;
-      macs += cuda::issued_macs(s, accum(), kernel());
-    }
-    return {{"name", name}, {"issued_macs", macs}};
+    const cuda::Accum acc = accum();
+    const cuda::Kernel k = kernel();
+    return describe_kernels(
+        p, [&](const ConvShape &s) { return cuda::kernel_name(s, acc, k); },
+        [&](const ConvShape &s) { return cuda::issued_macs(s, acc, k); });
   }
   virtual cuda::Accum accum() const = 0;
   virtual cuda::Kernel kernel() const { return cuda::Kernel::best; }
