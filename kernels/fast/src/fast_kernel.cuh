@@ -6,6 +6,8 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -92,11 +94,20 @@ void launch_tr(const Plan &P, const float *x, const float *w, const float *b, fl
   // in dynamic shared memory.
   const size_t partial_bytes = sizeof(T) * C::kThreads * C::kCells;
   if (partial_bytes + sizeof(typename Tile<T, M, TR, Fused, C>::Smem) > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(partial_bytes));
-    if (e != cudaSuccess)
-      throw std::runtime_error(std::string("fast kernel: shared memory for the split: ") +
-                               cudaGetErrorString(e));
+    // Once per kernel and device, not on every (timed) launch: the attribute is per device.
+    static std::atomic<uint64_t> configured{0};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess)
+      dev = 0;
+    const uint64_t bit = uint64_t{1} << (dev & 63);
+    if (!(configured.load(std::memory_order_relaxed) & bit)) {
+      const cudaError_t e = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(partial_bytes));
+      if (e != cudaSuccess)
+        throw std::runtime_error(std::string("fast kernel: shared memory for the split: ") +
+                                 cudaGetErrorString(e));
+      configured.fetch_or(bit, std::memory_order_relaxed);
+    }
   }
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;

@@ -112,24 +112,31 @@ void launch_typed(const ConvShape& s, const float* d_x, const float* d_w, const 
 
 }  // namespace
 
-void launch_conv(const ConvShape& s, Accum acc, Kernel k, const float* d_x, const float* d_w,
-                 const float* d_b, float* d_y, cudaStream_t stream) {
-  if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64)) {
+ConvLaunch::ConvLaunch(const ConvShape& s, Accum acc, Kernel k) : shape_(s), acc_(acc) {
+  if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64))
+    fast_.emplace(s, acc == Accum::f64, k == Kernel::fused);
+}
+
+void ConvLaunch::operator()(const float* d_x, const float* d_w, const float* d_b, float* d_y,
+                            cudaStream_t stream) const {
+  if (fast_) {
     try {
-      if (acc == Accum::f64)
-        fast::launch_fast_f64(s, d_x, d_w, d_b, d_y, stream, k == Kernel::fused);
-      else
-        fast::launch_fast_f32(s, d_x, d_w, d_b, d_y, stream);
+      fast_->launch(d_x, d_w, d_b, d_y, stream);
     } catch (const std::runtime_error& e) {
       (void)cudaGetLastError();
       throw CudaError(e.what());
     }
     return;
   }
-  if (acc == Accum::f64)
-    launch_typed<AccumF64>(s, d_x, d_w, d_b, d_y, stream);
+  if (acc_ == Accum::f64)
+    launch_typed<AccumF64>(shape_, d_x, d_w, d_b, d_y, stream);
   else
-    launch_typed<AccumF32>(s, d_x, d_w, d_b, d_y, stream);
+    launch_typed<AccumF32>(shape_, d_x, d_w, d_b, d_y, stream);
+}
+
+void launch_conv(const ConvShape& s, Accum acc, Kernel k, const float* d_x, const float* d_w,
+                 const float* d_b, float* d_y, cudaStream_t stream) {
+  ConvLaunch(s, acc, k)(d_x, d_w, d_b, d_y, stream);
 }
 
 }  // namespace convbench::cuda::detail

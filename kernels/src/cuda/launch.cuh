@@ -4,7 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <optional>
+
 #include "convbench/cuda_conv.hpp"
+#include "convbench/fast_conv.hpp"
 #include "convbench/shape.hpp"
 
 namespace convbench::cuda::detail {
@@ -13,5 +16,20 @@ namespace convbench::cuda::detail {
 // the shape has no bias. The shape must already be validated. Checks the launch (cudaGetLastError).
 void launch_conv(const ConvShape& s, Accum acc, Kernel k, const float* d_x, const float* d_w,
                  const float* d_b, float* d_y, cudaStream_t stream);
+
+// launch_conv resolved once for (s, acc, k): which kernel, and for the fast path its
+// configuration and plan (fast::FastLaunch). ResidentConv keeps one, so its timed launches only
+// enqueue. The shape must already be validated.
+class ConvLaunch {
+ public:
+  ConvLaunch(const ConvShape& s, Accum acc, Kernel k);
+  void operator()(const float* d_x, const float* d_w, const float* d_b, float* d_y,
+                  cudaStream_t stream) const;
+
+ private:
+  ConvShape shape_;
+  Accum acc_;
+  std::optional<fast::FastLaunch> fast_;
+};
 
 }  // namespace convbench::cuda::detail

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,33 @@ FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tu
 // stage of the three model families in facts.md is supported (K == 2 * stride). The answer is the
 // same for f32 and f64; the argument is kept so a path may differ later.
 bool fast_supported(const ConvShape &s, bool f64);
+
+namespace detail {
+struct Plan;
+}
+
+// One shape's fast launch, resolved once: the configuration (choose_fast_config unless given),
+// the shape's checks and the launch plan. launch() then only enqueues, so a resident arm's timed
+// launches carry no table lookup and no validation (about 1 us of host time per launch on the
+// dev box, which lands inside the timed interval when the stream is idle). The constructor throws
+// what launch_fast_* throw for the shape (std::invalid_argument); launch() throws
+// std::invalid_argument for a null bias the shape needs, std::runtime_error when the launch fails.
+class FastLaunch {
+public:
+  FastLaunch(const ConvShape &s, bool f64, bool fused);
+  FastLaunch(const ConvShape &s, bool f64, bool fused, const FastConfig &config);
+  ~FastLaunch();
+  FastLaunch(FastLaunch &&) noexcept;
+  FastLaunch &operator=(FastLaunch &&) noexcept;
+  void launch(const float *d_x, const float *d_w, const float *d_b, float *d_y,
+              void *stream) const;
+  const FastConfig &config() const { return config_; }
+
+private:
+  bool f64_, fused_;
+  FastConfig config_;
+  std::unique_ptr<detail::Plan> plan_;
+};
 
 // Polyphase tiled kernel, f32 accumulation (fma allowed), with choose_fast_config(s, false, true).
 // Throws std::invalid_argument when the
