@@ -3,13 +3,16 @@
 # ones included), the sanitizers, the benchmarks and the performance comparison, and leave logs
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
-#   steps: build tests tests-bench sanitize bench counters lease ncu perf compare sweep
-#   (default: all but tests-bench, the bench and lease subset of tests, and sweep, the fast
-#   kernels' block-shape sweep)
+#   steps: build tests gpu-tests tests-bench sanitize bench counters lease ncu perf compare sweep
+#   (default: all but gpu-tests, the GPU test binaries alone (tests runs them after ctest),
+#   tests-bench, the bench and lease subset of tests, and sweep, the fast kernels' block-shape
+#   sweep)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 W=${W:-/tmp/h200}
+# Logs and results of this call only (a warm machine keeps /tmp between calls).
+rm -rf "$W/logs" "$W/results"
 mkdir -p "$OUT" "$W/logs" "$W/results"
 steps=${*:-build tests sanitize bench counters lease ncu perf compare}
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -37,6 +40,9 @@ if has tests; then
   timeout 400 ctest --test-dir $B --output-on-failure -j4 --timeout 300 -E 'etcd' >"$W/logs/ctest.txt" 2>&1
   log "ctest (all but etcd) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
   grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest.txt" | head -20 >&2
+fi
+
+if has tests || has gpu-tests; then
   for t in kernels_cuda_tests fast_gpu_tests tc_gpu_tests cudnn_peer_tests profiles_gpu_tests arm_counters_gpu_tests; do
     [ -x "$B/bin/$t" ] || { log "$t: not built"; continue; }
     timeout 300 "$B/bin/$t" >"$W/logs/$t.txt" 2>&1

@@ -28,10 +28,12 @@ namespace convbench::fast::detail {
 // cluster (fast_f32_configs()), which gives the small early stages enough blocks; ptxas caps
 // (-b2, -b4) trade registers for a second or fourth block per SM. Which config runs for a
 // shape is the fastest of the last sweep (tuned_configs.inc; choose_fast_config()).
-// t192-c32-k12-u24-r8 was added after the last sweep, for the next one: its 96-position tile
-// fits the 96 x 2^k positions of every vocoder stage exactly (the 64/128-position tiles issue
-// 25-33% wasted multiply-adds on 96 positions: up0 at 96 frames, 2.42e9 FFMA for 1.80e9
-// valid); emulation-tested here, not yet run on the H200.
+// The 96-position tiles fit the 96 x 2^k positions of every vocoder stage exactly (the 64/128-
+// position tiles issue 25-33% wasted multiply-adds on 96 positions: up0 at 96 frames, 2.42e9
+// FFMA for 1.80e9 valid). The 8 x 4 one, t192-c32-k12-u24-r8, was swept in session 3's first
+// call: it won only 256x up0 at 96 frames in f32 (s4, 89.8 us vs 102.8 us), and was 1.2-2.5x
+// slower in f64 (200-218 registers: one 6-warp block per SM). The 4 x 4 ones below (the f64
+// winners' 16 cells, 192 or 96 threads) were added after it, for the next sweep.
 // Dropped earlier because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255
 // registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
 // Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
@@ -44,7 +46,9 @@ using CompiledConfigs =
                Config<256, 16, 4, 16, 8, 2>, // 128 rows x 64 positions, 8 x 4, 2 blocks/SM
                Config<256, 16, 8, 8, 8, 2>,  // 128 rows x 128 positions, 8 x 8, 2 blocks/SM
                Config<256, 16, 8, 8, 8>,     // the same with ptxas free (1 block/SM)
-               Config<192, 24, 4, 12, 8>>;   // 64 rows x 96 positions, 8 x 4 (not yet swept)
+               Config<192, 24, 4, 12, 8>,    // 64 rows x 96 positions, 8 x 4
+               Config<192, 24, 4, 12>,       // 32 rows x 96 positions, 4 x 4
+               Config<96, 24, 4, 12>>;       // 16 rows x 96 positions, 4 x 4
 
 template <class C> FastConfig runtime_config() {
   return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, C::kMinBlocks, 1};

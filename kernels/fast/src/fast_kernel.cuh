@@ -21,15 +21,28 @@ template <typename T> constexpr bool kExactSkip = sizeof(T) == sizeof(double);
 // Only the f32 kernel may split the input channels over a cluster (it changes the order).
 template <typename T> constexpr bool kCanSplit = sizeof(T) == sizeof(float);
 
-// One chunk of C::kBk channels is staged while the previous one computes (global loads into
-// registers before compute(), stored to shared memory after the barrier).
+// Dynamic shared memory of a block: two staging buffers (chunk c computes from one while chunk
+// c + 1 is stored into the other), and, for a split, the partial tile, which reuses the buffers
+// once the last chunk is done.
+template <typename T, class TL> constexpr size_t smem_bytes(int split) {
+  const size_t buffers = 2 * sizeof(typename TL::Smem);
+  const size_t partial = split > 1 ? sizeof(T) * TL::kThreads * TL::kCells : 0;
+  return buffers > partial ? buffers : partial;
+}
+
+// Double-buffered staging, one barrier per chunk: chunk c + 1's global loads go to registers
+// before chunk c computes from buffer c % 2, and are stored to the other buffer after it. That
+// buffer was last read by chunk c - 1's compute, which every thread finished before the barrier
+// that ended the previous iteration; the barrier after the store publishes chunk c + 1. (The
+// single-buffer kernel of session 2 needed a second barrier between compute and store: ncu put
+// 0.08-0.23 barrier-stalled warps on every issued instruction of up0 at 1536 frames.)
 template <typename T, int M, int TR, bool Fused, class C>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     polyphase_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
                      const float *__restrict__ bias, float *__restrict__ y) {
   using TL = Tile<T, M, TR, Fused, C>;
-  static_assert(sizeof(typename TL::Smem) <= 48 * 1024, "static shared memory limit");
-  __shared__ typename TL::Smem sm;
+  extern __shared__ float4 dynamic_smem[];
+  typename TL::Smem *buf = reinterpret_cast<typename TL::Smem *>(dynamic_smem);
   const int tid = static_cast<int>(threadIdx.x);
   const typename TL::Block blk = TL::block_coords(P, blockIdx.x, blockIdx.y, blockIdx.z);
   typename TL::Acc acc;
@@ -37,37 +50,39 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   typename TL::Stage st;
   const typename TL::Cursor cur = TL::make_cursor(P, blk, tid);
   TL::load_chunk(P, blk, cur, blk.chunk0 * C::kBk, tid, x, w, st);
-  TL::store_smem(tid, st, sm);
+  TL::store_smem(tid, st, buf[0]);
   // f64 only: does the chunk in shared memory need the explicit x == 0 skip?
   bool skip = kExactSkip<T> && __syncthreads_or(TL::nonfinite_weights(st));
   if (!kExactSkip<T>)
     __syncthreads();
+  int b = 0; // the buffer holding the chunk to compute
   for (int64_t chunk = blk.chunk0; chunk < blk.chunk1; ++chunk) {
     const bool more = chunk + 1 < blk.chunk1;
     if (more)
       TL::load_chunk(P, blk, cur, (chunk + 1) * C::kBk, tid, x, w, st);
     if (skip)
-      TL::template compute<true>(tid, sm, acc);
+      TL::template compute<true>(tid, buf[b], acc);
     else
-      TL::template compute<false>(tid, sm, acc);
-    __syncthreads();
+      TL::template compute<false>(tid, buf[b], acc);
     if (more) {
-      TL::store_smem(tid, st, sm);
+      TL::store_smem(tid, st, buf[b ^ 1]);
       if (kExactSkip<T>)
         skip = __syncthreads_or(TL::nonfinite_weights(st));
       else
         __syncthreads();
+      b ^= 1;
     }
   }
   if constexpr (kCanSplit<T>) {
     if (P.split > 1) {
-      // Partial sums through distributed shared memory: every rank publishes its tile, the
-      // cluster waits, each rank adds its slice of cells over ranks 0..split-1 in order, and the
-      // cluster waits again so no rank exits while another still reads its shared memory.
-      extern __shared__ float4 partial_storage[];
-      T *partial = reinterpret_cast<T *>(partial_storage);
+      // Partial sums through distributed shared memory: every rank publishes its tile (over its
+      // staging buffers, once all its threads are done computing), the cluster waits, each rank
+      // adds its slice of cells over ranks 0..split-1 in order, and the cluster waits again so
+      // no rank exits while another still reads its shared memory.
+      T *partial = reinterpret_cast<T *>(dynamic_smem);
       namespace cg = cooperative_groups;
       cg::cluster_group cluster = cg::this_cluster();
+      __syncthreads();
       TL::store_partial(tid, acc, partial);
       cluster.sync();
       TL::reduce_store(
@@ -83,36 +98,38 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 template <typename T, int M, int TR, bool Fused, class C>
 void launch_tr(const Plan &P, const float *x, const float *w, const float *b, float *y,
                cudaStream_t stream) {
+  using TL = Tile<T, M, TR, Fused, C>;
   const dim3 grid(static_cast<unsigned>(P.groups * P.u_tiles), static_cast<unsigned>(P.oc_tiles),
                   static_cast<unsigned>(P.batch * P.split));
   auto kernel = polyphase_kernel<T, M, TR, Fused, C>;
-  if (P.split == 1) {
-    kernel<<<grid, C::kThreads, 0, stream>>>(P, x, w, b, y);
-    return;
-  }
-  // A cluster of `split` blocks along z (one batch item's split ranges), with the partial tile
-  // in dynamic shared memory.
-  const size_t partial_bytes = sizeof(T) * C::kThreads * C::kCells;
-  if (partial_bytes + sizeof(typename Tile<T, M, TR, Fused, C>::Smem) > 48 * 1024) {
-    // Once per kernel and device, not on every (timed) launch: the attribute is per device.
-    static std::atomic<uint64_t> configured{0};
+  const size_t bytes = smem_bytes<T, TL>(P.split);
+  if (bytes > 48 * 1024) {
+    // Above the default 48 KiB a kernel must opt in. Once per kernel, size and device, not on
+    // every (timed) launch: the attribute is per device, and a split's size differs per split.
+    static std::atomic<uint64_t> configured[4]{};
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess)
       dev = 0;
     const uint64_t bit = uint64_t{1} << (dev & 63);
-    if (!(configured.load(std::memory_order_relaxed) & bit)) {
+    std::atomic<uint64_t> &done = configured[P.split >= 8 ? 3 : P.split >= 4 ? 2 : P.split - 1];
+    if (!(done.load(std::memory_order_relaxed) & bit)) {
       const cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(partial_bytes));
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
       if (e != cudaSuccess)
-        throw std::runtime_error(std::string("fast kernel: shared memory for the split: ") +
-                                 cudaGetErrorString(e));
-      configured.fetch_or(bit, std::memory_order_relaxed);
+        throw std::runtime_error(std::string("fast kernel: ") + std::to_string(bytes) +
+                                 " bytes of shared memory: " + cudaGetErrorString(e));
+      done.fetch_or(bit, std::memory_order_relaxed);
     }
   }
+  if (P.split == 1) {
+    kernel<<<grid, C::kThreads, bytes, stream>>>(P, x, w, b, y);
+    return;
+  }
+  // A cluster of `split` blocks along z (one batch item's split ranges).
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(C::kThreads);
-  cfg.dynamicSmemBytes = partial_bytes;
+  cfg.dynamicSmemBytes = bytes;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
