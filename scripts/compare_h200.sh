@@ -29,7 +29,8 @@ for model in $models; do
 done
 for f in "$O"/compare-*.json "$O/instrument.json"; do
   python3 -m convbench_analysis report "$f" --baseline cudnn-f32/resident >"${f%.json}.report.txt" 2>&1
-  echo "report $(basename "$f"): rc=$? (3 = some ratio refused)"
+  rc=$? # before any command substitution, which resets $?
+  echo "report $(basename "$f"): rc=$rc (3 = some ratio refused)"
 done
 python3 -m convbench_analysis report "$O/instrument.json" --baseline cuda-f32/resident --json \
   >"$O/instrument.report.json" 2>/dev/null

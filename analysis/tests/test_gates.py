@@ -10,7 +10,8 @@ Planted faults seen failing (then reverted):
 - clock read gpu_before (the idle clock between samples): test_clock_idle_before_not_tripped
   failed;
 - foreign-cpu compared with >= 0.0 instead of the threshold: every host case tripped and
-  test_clean_run_accepted failed.
+  test_clean_run_accepted failed;
+- timing-mode with its test inverted (tripping on equal modes): both timing-mode tests failed.
 """
 
 import pytest
@@ -252,3 +253,23 @@ def test_historical_case_without_token_and_drift_reports_every_reason(write):
     b["lease"]["token"] = None
     got = tripped(assess_files([write(a), write(b)]))
     assert got == {(0, HOST, "drift"), (1, HOST, "drift"), (1, None, "lease-none")}
+
+
+# ---- timing mode -----------------------------------------------------------------------------
+
+
+def test_launched_against_queued_refused_on_device_cases_only(write):
+    a = synth.make_run(seed=1)
+    b = synth.make_run(seed=2, start=1_795_100_000.0, token="2001")
+    b["plan"]["device_timing"] = "queued"
+    got = tripped(assess_files([write(a), write(b)]))
+    dev = {c["id"] for c in a["cases"] if c["device"]}
+    assert dev and got == {(i, cid, "timing-mode") for i in (0, 1) for cid in dev}
+
+
+def test_same_timing_mode_accepted_and_absent_means_launched(write):
+    a = synth.make_run(seed=1)
+    b = synth.make_run(seed=2, start=1_795_100_000.0, token="2001")
+    a["plan"].pop("device_timing", None)
+    b["plan"]["device_timing"] = "launched"
+    assert tripped(assess_files([write(a), write(b)])) == set()

@@ -34,6 +34,19 @@ __global__ void read_clocks(unsigned long long *out, int slots) {
     out[2 * smid + 1] = gt;
   }
 }
+// Spins until the host writes flags[0] (mapped memory: volatile reads see the host's write) or
+// `timeout_ns` of the global timer pass; then flags[1] says which.
+__global__ void hold_queue(volatile int *flags, unsigned long long timeout_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (flags[0] == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > timeout_ns) {
+      flags[1] = 1;
+      return;
+    }
+  }
+}
 } // namespace
 
 Facts facts(int dev) {
@@ -91,6 +104,31 @@ double EventTimer::seconds() {
       cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
   return double(ms) * 1e-3;
 }
+
+QueueHold::QueueHold(double timeout_s) : timeout_s_(timeout_s), host_(nullptr), dev_(nullptr) {
+  void *h = nullptr;
+  BENCH_CUDA(cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped));
+  host_ = static_cast<int *>(h);
+  host_[0] = host_[1] = 0;
+  void *d = nullptr;
+  const cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
+  if (e != cudaSuccess) {
+    cudaFreeHost(h);
+    check(e, "cudaHostGetDevicePointer");
+  }
+  dev_ = static_cast<int *>(d);
+}
+QueueHold::~QueueHold() { cudaFreeHost(host_); }
+void QueueHold::hold(void *s) {
+  // The previous hold has finished: its stream was synchronised before the next sample.
+  reinterpret_cast<volatile int *>(host_)[0] = 0;
+  reinterpret_cast<volatile int *>(host_)[1] = 0;
+  hold_queue<<<1, 1, 0, static_cast<cudaStream_t>(s)>>>(
+      dev_, static_cast<unsigned long long>(timeout_s_ * 1e9));
+  BENCH_CUDA(cudaGetLastError());
+}
+void QueueHold::release() { reinterpret_cast<volatile int *>(host_)[0] = 1; }
+bool QueueHold::timed_out() const { return reinterpret_cast<volatile int *>(host_)[1] != 0; }
 
 StreamLink::StreamLink() : event_(nullptr) {
   cudaEvent_t e;

@@ -32,6 +32,11 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --threads N       threads of the host arms. Default: the number of online CPUs
   --min-time S      Google Benchmark minimum time per sample, in seconds; iterations are
                     calibrated to reach it (at least one). Default: 0.05
+  --device-timing MODE
+                    resident device arms: launched (CUDA events around each call as the host
+                    launches it: the host's launch latency and any gap between a provider's
+                    kernels count) or queued (the stream is held while the call is enqueued, as
+                    nvbench does, so the events time the GPU's work only). Default: launched
   --out PATH        result file. Default: results/<utc>-<host>-<model>-<stages>.json
   --dump DIR        write each case's shape/parameters (JSON) and its input, weights, bias and
                     every arm's output (.npy, float32) under DIR
@@ -127,7 +132,7 @@ Options parse_cli(int argc, const char *const *argv) {
   std::set<std::string> given;
   const std::set<std::string> with_value{
       "--stage",   "--model",    "--frames", "--arms", "--staging",    "--reps",   "--seed",
-      "--threads", "--min-time", "--out",    "--dump", "--lease-wait", "--profile"};
+      "--threads", "--min-time", "--device-timing", "--out",    "--dump", "--lease-wait", "--profile"};
   const std::set<std::string> switches{"--no-lease", "--no-counters", "--help", "-h"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -187,6 +192,10 @@ Options parse_cli(int argc, const char *const *argv) {
       o.threads = int(parse_int(flag, value, 1, 4096));
     } else if (flag == "--min-time") {
       o.min_time = parse_seconds(flag, value, false, 3600);
+    } else if (flag == "--device-timing") {
+      if (value != "launched" && value != "queued")
+        throw UsageError("--device-timing: expected launched or queued, got '" + value + "'");
+      o.device_timing = value;
     } else if (flag == "--out") {
       o.out = value;
     } else if (flag == "--dump") {

@@ -48,6 +48,28 @@ private:
   void *event_;
 };
 
+// Holds a stream's queue until release(), as nvbench's blocking kernel does: a one-thread kernel
+// spins on a host-mapped flag, so everything enqueued behind it (the start event, the arm's call,
+// the stop event) is already queued when the GPU gets to it, and the events time the GPU's work
+// only -- not the host's launch latency between them, nor the host-side work of a provider that
+// launches several kernels per call (cuDNN: 3). Guard: a call that waits for the GPU while the
+// queue is held would wait forever; the kernel gives up after `timeout_s` and timed_out() says so.
+class QueueHold {
+public:
+  explicit QueueHold(double timeout_s = 2.0);
+  ~QueueHold();
+  QueueHold(const QueueHold &) = delete;
+  QueueHold &operator=(const QueueHold &) = delete;
+  void hold(void *stream); // enqueues the spinning kernel
+  void release();          // lets it finish (the host writes the flag)
+  bool timed_out() const;  // the last hold gave up; read it after the stream has synchronised
+
+private:
+  double timeout_s_;
+  int *host_; // mapped pinned memory: [0] release flag, [1] timed-out flag
+  int *dev_;
+};
+
 // The SM clock over an interval, measured on the device as nvbench does: a kernel with blocks on
 // every SM reads clock64() and %globaltimer at begin() and again at end(); MHz = cycles / ns x 1e3,
 // averaged over the SMs seen both times. Free of NVML, so it sees what the kernels ran at.

@@ -510,7 +510,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
     for (auto &c : R.cases)
       if (c.gate.pass)
         timed.push_back(&c);
-    SampleRunner runner(R.opt.min_time);
+    SampleRunner runner(R.opt.min_time, R.opt.device_timing == "queued");
 #if CONVBENCH_HAVE_CUDA
     std::unique_ptr<device::SmClock> smclock;
     if (R.gpu)
@@ -678,6 +678,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
                  {"seed", R.opt.seed},
                  {"threads", R.threads},
                  {"min_time_s", R.opt.min_time},
+                 {"device_timing", R.opt.device_timing},
                  {"order", order}};
     json context = SampleRunner::context();
     context["date"] = R.started_utc;

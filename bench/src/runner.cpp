@@ -44,7 +44,18 @@ void initialise_once() {
 }
 } // namespace
 
-SampleRunner::SampleRunner(double min_time) : min_time_(min_time) { initialise_once(); }
+#if CONVBENCH_HAVE_CUDA
+struct SampleRunner::Hold {
+  device::QueueHold q;
+};
+#else
+struct SampleRunner::Hold {};
+#endif
+
+SampleRunner::SampleRunner(double min_time, bool queued) : min_time_(min_time), queued_(queued) {
+  initialise_once();
+}
+SampleRunner::~SampleRunner() = default;
 
 SampleTiming SampleRunner::run(const std::string &name, PreparedArm &arm, bool device) {
   std::exception_ptr error;
@@ -63,16 +74,30 @@ SampleTiming SampleRunner::run(const std::string &name, PreparedArm &arm, bool d
     b->UseRealTime();
   } else {
 #if CONVBENCH_HAVE_CUDA
+    const bool held = queued_ && arm.enqueue_only();
+    if (held && !hold_)
+      hold_ = std::make_unique<Hold>();
     b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State &st) {
       try {
         device::EventTimer timer;
         for (auto _ : st) {
+          if (held)
+            hold_->q.hold(arm.stream_begin());
           timer.start(arm.stream_begin());
           arm.call();
           timer.stop(arm.stream_end());
-          st.SetIterationTime(timer.seconds());
+          if (held)
+            hold_->q.release();
+          const double s = timer.seconds();
+          if (held && hold_->q.timed_out())
+            throw std::runtime_error(
+                name + ": the call waited for the GPU while its stream was held "
+                       "(--device-timing queued); time it with --device-timing launched");
+          st.SetIterationTime(s);
         }
       } catch (...) {
+        if (held)
+          hold_->q.release(); // never leave the stream spinning
         error = std::current_exception();
         st.SkipWithError("arm failed");
       }

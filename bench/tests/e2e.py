@@ -108,6 +108,8 @@ def t_cli_errors(bench, schema, tmp):
         ["--seed", "-1"],
         ["--threads", "0"],
         ["--min-time", "0"],
+        ["--device-timing", "eventually"],
+        ["--device-timing"],
         ["--lease-wait", "-1"],
         ["--out", "/proc/convbench-e2e.json"],
         ["--out", tmp],
@@ -391,6 +393,23 @@ def t_gpu_run(bench, schema, tmp):
             check(m is not None and 100 < m < 5000, f"{c['id']}: measured SM clock {m}")
         if c["staging"] == "resident":
             check(c["counters"]["status"] in ("collected", "unavailable"), f"{c['id']}: counters {c['counters']}")
+    check(r["plan"]["device_timing"] == "launched", "default device timing")
+    # --device-timing queued: the same resident cases, enqueued behind a held stream, so the
+    # host's launch latency no longer counts; a queued time above the launched one means the
+    # hold added time instead of removing it.
+    q = {}
+    for timing in ("launched", "queued"):
+        p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "8", "--reps", "3",
+                        "--staging", "resident", "--arms", "cuda-f32,cuda-f64", "--no-counters", "--no-lease",
+                        "--device-timing", timing, "--out", f"{timing}.json"], tmp)
+        check(p.returncode == 0, f"{timing}: exit {p.returncode}: {p.stderr[-800:]}")
+        rr = load(os.path.join(tmp, f"{timing}.json"))
+        validate(v, rr, f"{timing} run")
+        check(rr["plan"]["device_timing"] == timing, f"{timing}: plan.device_timing {rr['plan'].get('device_timing')}")
+        q[timing] = {c["id"]: c["stats"]["median"] for c in rr["cases"]}
+    for cid, t in q["queued"].items():
+        print(f"{cid}: launched {q['launched'][cid] * 1e6:.2f} us, queued {t * 1e6:.2f} us")
+        check(t <= 1.05 * q["launched"][cid], f"{cid}: queued {t * 1e6:.2f} us > launched {q['launched'][cid] * 1e6:.2f} us")
 
 
 TESTS = {"cli_errors": t_cli_errors, "small_run": t_small_run, "atomic_out": t_atomic_out, "dump": t_dump,

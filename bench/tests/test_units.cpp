@@ -13,6 +13,8 @@
 #include "atomic_write.hpp"
 #include "catalog.hpp"
 #include "cli.hpp"
+#include "convbench/cuda_conv.hpp"
+#include "device.hpp"
 #include "gate.hpp"
 #include "npy.hpp"
 #include "shuffle.hpp"
@@ -260,7 +262,8 @@ TEST(Cli, ParsesEveryFlagBothSpellings) {
                         "--out",        "x.json",
                         "--dump",       "d",
                         "--lease-wait", "2.5",
-                        "--profile",    "memory"};
+                        "--profile",    "memory",
+                        "--device-timing", "queued"};
   Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
   EXPECT_EQ(o.stages, (std::vector<std::string>{"up0", "chain"}));
   EXPECT_EQ(o.model, "hifigan_v1");
@@ -272,4 +275,60 @@ TEST(Cli, ParsesEveryFlagBothSpellings) {
   EXPECT_DOUBLE_EQ(o.min_time, 0.2);
   EXPECT_DOUBLE_EQ(o.lease_wait, 2.5);
   EXPECT_EQ(o.profile.value_or(""), "memory");
+  EXPECT_EQ(o.device_timing, "queued");
+  EXPECT_EQ(Options{}.device_timing, "launched");
 }
+
+// ---- the queue hold of --device-timing queued (GPU machine; skipped elsewhere) ----
+
+#if CONVBENCH_HAVE_CUDA
+namespace {
+void sleep_ms(int ms) { usleep(useconds_t(ms) * 1000); }
+} // namespace
+
+// The events around a 30 ms host pause: without a hold they time the pause (the GPU records the
+// start event at once); behind a hold both events are queued when the GPU reaches them, so they
+// time ~nothing. The first half is the control: a hold that did not hold (its kernel returning
+// at once) gives the control's >= 29 ms and fails the second half.
+TEST(QueueHold, EventsBehindAHoldTimeTheGpuNotTheHost) {
+  std::string why;
+  if (!convbench::cuda::device_available(&why))
+    GTEST_SKIP() << "no CUDA device here (" << why << "): the queue hold runs on the GPU machine";
+  device::EventTimer timer;
+  timer.start(nullptr);
+  sleep_ms(30);
+  timer.stop(nullptr);
+  EXPECT_GE(timer.seconds(), 0.029) << "control: events on an idle stream time the host's pause";
+  device::QueueHold hold(5.0);
+  for (int i = 0; i < 3; ++i) { // reusable: each hold starts from a cleared flag
+    hold.hold(nullptr);
+    timer.start(nullptr);
+    sleep_ms(30);
+    timer.stop(nullptr);
+    hold.release();
+    EXPECT_LT(timer.seconds(), 0.005) << "round " << i;
+    EXPECT_FALSE(hold.timed_out()) << "round " << i;
+  }
+}
+
+// A call that waits for the GPU while the queue is held would wait forever: the hold gives up
+// after its timeout, and says so.
+TEST(QueueHold, GivesUpAfterItsTimeoutAndSaysSo) {
+  std::string why;
+  if (!convbench::cuda::device_available(&why))
+    GTEST_SKIP() << "no CUDA device here (" << why << "): the queue hold runs on the GPU machine";
+  device::QueueHold hold(0.05);
+  device::EventTimer timer;
+  hold.hold(nullptr);
+  timer.start(nullptr);
+  timer.stop(nullptr);
+  (void)timer.seconds(); // waits: nobody releases the hold
+  EXPECT_TRUE(hold.timed_out());
+  hold.hold(nullptr);
+  hold.release();
+  timer.start(nullptr);
+  timer.stop(nullptr);
+  (void)timer.seconds();
+  EXPECT_FALSE(hold.timed_out()) << "a released hold is not a timeout";
+}
+#endif

@@ -72,6 +72,12 @@ GATES: dict[str, Gate] = {
             ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
         ),
         Gate(
+            "timing-mode",
+            "the same device case was timed launched in one run and queued in another: "
+            "the times measure different things",
+            "compare runs made with the same bench_conv --device-timing",
+        ),
+        Gate(
             "drift",
             "another run of the same binary, config and host disagrees beyond both runs' noise",
             "the instrument is unstable between runs: find the cause (load, governor, "
@@ -371,7 +377,38 @@ def _drift_key(run: Run) -> tuple:
         host,
         d["plan"].get("model"),
         d["plan"].get("threads"),
+        device_timing(run),
     )
+
+
+def device_timing(run: Run) -> str:
+    """How the run timed its resident device arms; results older than the field: launched."""
+    return run.data["plan"].get("device_timing", "launched")
+
+
+def _timing_mode_gates(a: Assessment) -> None:
+    """Launched times include the host's launch gaps, queued ones do not: never set one against
+    the other."""
+    for x in range(len(a.runs)):
+        for y in range(x + 1, len(a.runs)):
+            rx, ry = a.runs[x], a.runs[y]
+            tx, ty = device_timing(rx), device_timing(ry)
+            if tx == ty:
+                continue
+            ids_y = {c["id"] for c in ry.cases if c["device"]}
+            for c in rx.cases:
+                if not c["device"] or c["id"] not in ids_y:
+                    continue
+                for me, i, mine, other, theirs in ((rx, x, tx, ry, ty), (ry, y, ty, rx, tx)):
+                    a._add(
+                        Finding(
+                            "timing-mode",
+                            f"timed {mine} here, {theirs} in {other.path}",
+                            me.path,
+                            c["id"],
+                        ),
+                        i,
+                    )
 
 
 def _drift_gates(a: Assessment) -> None:
@@ -416,5 +453,6 @@ def assess(runs: list[Run], th: Thresholds | None = None) -> Assessment:
             for f in _case_gates(run, c, a.thresholds):
                 a._add(f, i)
     _overlap_gates(a)
+    _timing_mode_gates(a)
     _drift_gates(a)
     return a

@@ -45,6 +45,7 @@ public:
   }
   void *stream_begin() const override { return convs_.front()->stream(); }
   void *stream_end() const override { return convs_.back()->stream(); }
+  bool enqueue_only() const override { return true; }
   void sync() override {
     for (auto &c : convs_)
       device::sync_stream(c->stream());

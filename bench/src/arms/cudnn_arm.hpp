@@ -21,6 +21,7 @@ public:
   void call() override { conv_.launch(); }
   void *stream_begin() const override { return conv_.stream(); }
   void *stream_end() const override { return conv_.stream(); }
+  bool enqueue_only() const override { return true; }
   void sync() override { device::sync_stream(conv_.stream()); }
   void output(float *y) override { conv_.download_output(y); }
   std::string algorithm() const { return conv_.algorithm(); }
