@@ -4,9 +4,10 @@
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize bench counters lease ncu perf compare sweep
+#          queued
 #   (default: all but gpu-tests, the GPU test binaries alone (tests runs them after ctest),
-#   tests-bench, the bench and lease subset of tests, and sweep, the fast kernels' block-shape
-#   sweep)
+#   tests-bench, the bench and lease subset of tests, sweep, the fast kernels' block-shape
+#   sweep, and queued, --device-timing queued against launched on the instrument's cases)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -150,6 +151,22 @@ if has sweep; then
     --json "$W/results/sweep.json" >"$W/logs/sweep.txt" 2>&1
   log "fast_kernels_bench --sweep rc=$? (3 = some config wrong)"
   grep -iE "best|speedup" "$W/logs/sweep.txt" | tail -30 >&2
+fi
+
+if has queued; then
+  # The queue hold itself (unit tests), then the instrument's cases (A/A twins, 9 rounds) timed
+  # both ways in one call: CV and A/A per mode, and what the launch gaps cost each arm.
+  $B/bin/bench_unit_tests --gtest_filter='QueueHold.*' >"$W/logs/queue-hold.txt" 2>&1
+  log "bench_unit_tests QueueHold rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/queue-hold.txt" | tr '\n' ' ')"
+  for timing in queued launched; do
+    timeout 120 $B/bin/bench_conv --stage up0,up1,up2 --frames 96 --staging resident --reps 9 --no-counters \
+      --arms cuda-f32,cuda-f32,cuda-f64,cuda-f64,cudnn-f32,cudnn-f32 --device-timing $timing \
+      --out "$W/results/instrument-$timing.json" >"$W/logs/instrument-$timing.txt" 2>&1
+    log "instrument --device-timing $timing: rc=$?"
+  done
+  timeout 200 python3 bench/tests/e2e.py gpu_run "$PWD/$B/bin/bench_conv" "$PWD/results/result.schema.json" \
+    >"$W/logs/e2e-gpu-run.txt" 2>&1
+  log "e2e gpu_run (launched and queued) rc=$? $(tail -1 "$W/logs/e2e-gpu-run.txt")"
 fi
 
 tar -C "$W" -czf "$OUT/h200.tgz" logs results

@@ -4,11 +4,17 @@
 Per (model, stage, frames): best-of-N of cuda-f32 against cudnn-f32 and against the fp32 FMA floor,
 cuda-f64 (and cuda-f64-fma) against cudnn-f64 and the fp64 floors, as markdown; then, per target
 of the issue, in how many cases it is met and which cases miss it (the chain against the sum of
-its stages' best times from the same run). Reads result files only.
+its stages' best times from the same run). Reads result files only. A ratio the analysis refuses
+(a gate tripped on either of its cases: spread, lease, clock, ...) is marked with a dagger, and
+each target's tally says how many of its cases are refused: `convbench-analyze report` names why.
 Usage: perf_table.py results/examples/compare-*.json
 """
 import json
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis" / "src"))
+from convbench_analysis import gates, load  # noqa: E402
 
 
 def best(cases, arm):
@@ -16,6 +22,15 @@ def best(cases, arm):
     if not c or not c.get("stats") or c["gate"]["result"] != "pass":
         return None
     return c["stats"]["best"]
+
+
+def refused(cases, *arms):
+    """True when the analysis refuses a ratio between these arms' cases (cases[arm]["refused"])."""
+    return any(cases.get(a, {}).get("refused") for a in arms)
+
+
+def mark(text, cases, *arms):
+    return text + ("†" if text != "-" and refused(cases, *arms) else "")
 
 
 def fmt_us(s):
@@ -28,7 +43,7 @@ def ratio(a, b):
 
 def targets(rows):
     """rows: (model, stage, frames, cases, floor). Returns [(target, met, total, misses)]."""
-    out = {k: [0, 0, [], []] for k in ("cuda-f32 faster than cudnn-f32",
+    out = {k: [0, 0, [], [], 0] for k in ("cuda-f32 faster than cudnn-f32",
                                    "cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
                                    "cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
                                    "chain within 1.1x of the sum of its stages")}
@@ -43,24 +58,27 @@ def targets(rows):
         f32, n32, f64 = best(cases, "cuda-f32"), best(cases, "cudnn-f32"), best(cases, "cuda-f64")
         checks = []
         if f32 is not None and n32 is not None:
-            checks.append(("cuda-f32 faster than cudnn-f32", f32 < n32, f32 / n32))
+            checks.append(("cuda-f32 faster than cudnn-f32", f32 < n32, f32 / n32,
+                           refused(cases, "cuda-f32", "cudnn-f32")))
         fl32, fl64 = floor.get("fp32_fma"), floor.get("fp64_nofma")
         if stage != "chain" and f32 is not None and fl32 and fl32 >= 20e-6:
             checks.append(("cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
-                           f32 <= 1.3 * fl32, f32 / fl32))
+                           f32 <= 1.3 * fl32, f32 / fl32, refused(cases, "cuda-f32")))
         if stage != "chain" and f64 is not None and fl64 and fl64 >= 20e-6:
             checks.append(("cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
-                           f64 <= 1.3 * fl64, f64 / fl64))
+                           f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64")))
         if stage == "chain" and f32 is not None and stage_sum.get((model, frames)):
             r = f32 / stage_sum[(model, frames)]
-            checks.append(("chain within 1.1x of the sum of its stages", r <= 1.1, r))
-        for name, ok, r in checks:
+            checks.append(("chain within 1.1x of the sum of its stages", r <= 1.1, r,
+                           refused(cases, "cuda-f32")))
+        for name, ok, r, no in checks:
             out[name][1] += 1
             out[name][0] += ok
             out[name][3].append(r)
+            out[name][4] += no
             if not ok:
                 out[name][2].append(f"{where} {r:.2f}")
-    return [(k, v[0], v[1], v[2], (min(v[3]), max(v[3])) if v[3] else None)
+    return [(k, v[0], v[1], v[2], (min(v[3]), max(v[3])) if v[3] else None, v[4])
             for k, v in out.items()]
 
 
@@ -73,12 +91,14 @@ def main(paths):
     for path in paths:
         try:
             run = json.load(open(path))
-        except (OSError, ValueError) as e:
-            print(f"perf_table: {path}: {e}", file=sys.stderr)
+            assessed = gates.assess([load.load_run(path)])
+        except (OSError, ValueError, load.InputError) as e:
+            print(f"perf_table: {path}: {str(e).splitlines()[0] if str(e) else e}", file=sys.stderr)
             return 2
         by = {}
         for c in run["cases"]:
             if c["staging"] in ("resident", "host"):
+                c = dict(c, refused=bool(assessed.for_case(0, c["id"])))
                 by.setdefault((c["stage"], c["frames"]), {})[c["arm"]] = c
         model = run["plan"]["model"]
         for (stage, frames), cases in sorted(by.items(), key=lambda k: (k[0][1], k[0][0])):
@@ -86,15 +106,21 @@ def main(paths):
             floor = any_case.get("floor_s") or {}
             f32, n32 = best(cases, "cuda-f32"), best(cases, "cudnn-f32")
             f64, f64f, n64 = best(cases, "cuda-f64"), best(cases, "cuda-f64-fma"), best(cases, "cudnn-f64")
-            print(f"| {model} | {stage} | {frames} | {fmt_us(f32)} | {fmt_us(n32)} | {ratio(f32, n32)} "
-                  f"| {ratio(f32, floor.get('fp32_fma'))} | {fmt_us(f64)} "
-                  f"| {ratio(f64, floor.get('fp64_nofma'))} | {fmt_us(f64f)} "
-                  f"| {ratio(f64f, floor.get('fp64_fma'))} | {fmt_us(n64)} | {ratio(f64f, n64)} |")
+            print(f"| {model} | {stage} | {frames} | {fmt_us(f32)} | {fmt_us(n32)} "
+                  f"| {mark(ratio(f32, n32), cases, 'cuda-f32', 'cudnn-f32')} "
+                  f"| {mark(ratio(f32, floor.get('fp32_fma')), cases, 'cuda-f32')} | {fmt_us(f64)} "
+                  f"| {mark(ratio(f64, floor.get('fp64_nofma')), cases, 'cuda-f64')} | {fmt_us(f64f)} "
+                  f"| {mark(ratio(f64f, floor.get('fp64_fma')), cases, 'cuda-f64-fma')} | {fmt_us(n64)} "
+                  f"| {mark(ratio(f64f, n64), cases, 'cuda-f64-fma', 'cudnn-f64')} |")
             rows.append((model, stage, frames, cases, floor))
     print()
-    for name, met, total, misses, span in targets(rows):
+    print("† the analysis refuses this ratio: a gate tripped on one of its cases "
+          "(`convbench-analyze report` names it)")
+    print()
+    for name, met, total, misses, span, no in targets(rows):
         print(f"- {name}: met in {met} of {total}" +
               (f" (ratios {span[0]:.2f}-{span[1]:.2f})" if span else "") +
+              (f", {no} of the {total} refused by the analysis" if no else "") +
               (f"; misses (ratio): {', '.join(misses)}" if misses else ""))
     return 0
 
