@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `report ... | head`: the reader left, which is not bad input
+        sys.stderr.close()  # no second complaint from the interpreter's flush at exit
+        return 128 + 13  # what a shell reports for a process ended by SIGPIPE
     except OSError as e:  # e.g. the plot folder cannot be written
         print(f"{PROG}: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -9,10 +9,37 @@ import numpy as np
 
 from . import record
 from .fit import fit_line, signature
-from .gates import Assessment, seconds
+from .gates import Assessment, seconds, spread_of
 from .stats import DEFAULT_SEED, best_ratio
 
 REFERENCE_ARM = "cpu-f64/host"
+
+
+def round_drift(cases: list[dict]) -> dict | None:
+    """What every device case of a run shares from round to round: interleaving puts each case in
+    every round, so a move common to all of them (clocks, neighbours, the machine) shows in the
+    median over cases of log(time / the case's geometric mean), round by round. Ratios within a
+    round cancel it; each case's CV does not. Dividing it out leaves the case's own noise
+    (`cv_without_drift`). None with fewer than 3 device cases timed in all of 3 or more rounds."""
+    per = {}
+    for c in cases:
+        if c["device"]:
+            per[c["id"]] = {s["round"]: s["seconds"] for s in c.get("samples") or []
+                            if (s.get("seconds") or 0) > 0}
+    rounds = sorted({r for v in per.values() for r in v})
+    full = {cid: v for cid, v in per.items() if rounds and all(r in v for r in rounds)}
+    if len(full) < 3 or len(rounds) < 3:
+        return None
+    logs = {cid: np.log([v[r] for r in rounds]) for cid, v in full.items()}
+    d = np.median(np.array([lg - lg.mean() for lg in logs.values()]), axis=0)
+    return {
+        "rounds": rounds,
+        "cases": len(full),
+        "drift": [float(np.expm1(x)) for x in d],
+        "range": float(np.expm1(d.max() - d.min())),
+        "cv": {cid: spread_of(np.exp(lg))[0] for cid, lg in logs.items()},
+        "cv_without_drift": {cid: spread_of(np.exp(lg - d))[0] for cid, lg in logs.items()},
+    }
 
 
 def pick_baseline(labels: list[str], wanted: str | None) -> str | None:
@@ -38,6 +65,18 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
     for i, run in enumerate(a.runs):
         s = record.summary(run)
         s["findings"] = [f.as_dict() for f in a.run_findings.get(i, [])]
+        drift = round_drift(run.cases)
+        s["round_drift"] = (
+            None
+            if drift is None
+            else {k: drift[k] for k in ("rounds", "cases", "drift", "range")}
+            | {
+                "cv_median": float(np.median(list(drift["cv"].values()))),
+                "cv_without_drift_median": float(
+                    np.median(list(drift["cv_without_drift"].values()))
+                ),
+            }
+        )
         out["runs"].append(s)
         groups = defaultdict(list)
         for c in run.cases:
@@ -75,6 +114,8 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
                     "ci": None,
                     "status": "ok",
                     "reasons": [f.as_dict() for f in own],
+                    "cv": spread_of(x)[0] if len(x) else None,
+                    "cv_without_drift": (drift or {}).get("cv_without_drift", {}).get(c["id"]),
                 }
                 if not own and len(x):
                     accepted_points[(s["model"], lb)][(stage, frames)] = (
@@ -169,6 +210,14 @@ def render(rep: dict) -> str:
         )
         for f in s["findings"]:
             lines.append(f"  run REFUSED  {f['code']}: {f['detail']} (fix: {f['remedy']})")
+        d = s.get("round_drift")
+        if d:
+            moves = ", ".join(f"r{r} {x:+.2%}" for r, x in zip(d["rounds"], d["drift"], strict=True))
+            lines.append(
+                f"  round drift, shared by the {d['cases']} device cases: {moves} (range "
+                f"{d['range']:.2%}); their CV, median {d['cv_median']:.2%}, is "
+                f"{d['cv_without_drift_median']:.2%} without it (ratios within a round cancel it)"
+            )
     for g in rep["groups"]:
         lines.append("")
         lines.append(
