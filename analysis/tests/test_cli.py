@@ -183,3 +183,16 @@ def test_console_script_installed():
         pytest.skip("convbench-analyze not on PATH: run `pip install -e analysis/`")
     p = subprocess.run([exe, "gates"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "lease-overlap" in p.stdout
+
+
+def test_reader_leaving_early_is_not_bad_input(clean, write):
+    # `report ... | head -1`: the pipe closes under a long report. Planted fault seen failing:
+    # without the BrokenPipeError handler the CLI said "error: : Broken pipe" and exited 2.
+    paths = [write(synth.make_run(seed=s, start=1_795_000_000.0 + s * 1e5, token=str(3000 + s)))
+             for s in range(40)]  # ~200 KB of report: more than a pipe holds
+    p = subprocess.Popen([sys.executable, "-m", "convbench_analysis", "report", *map(str, paths)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and err == ""
