@@ -46,6 +46,8 @@ def targets(rows):
     out = {k: [0, 0, [], [], 0] for k in ("cuda-f32 faster than cudnn-f32",
                                    "cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
                                    "cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
+                                   "cuda-f64 faster than cudnn-f64",
+                                   "cuda-f64-fma (the same bits) faster than cudnn-f64",
                                    "chain within 1.1x of the sum of its stages")}
     stage_sum = {}
     for model, stage, frames, cases, floor in rows:
@@ -56,6 +58,7 @@ def targets(rows):
     for model, stage, frames, cases, floor in rows:
         where = f"{model} {stage}/{frames}"
         f32, n32, f64 = best(cases, "cuda-f32"), best(cases, "cudnn-f32"), best(cases, "cuda-f64")
+        f64f, n64 = best(cases, "cuda-f64-fma"), best(cases, "cudnn-f64")
         checks = []
         if f32 is not None and n32 is not None:
             checks.append(("cuda-f32 faster than cudnn-f32", f32 < n32, f32 / n32,
@@ -67,6 +70,10 @@ def targets(rows):
         if stage != "chain" and f64 is not None and fl64 and fl64 >= 20e-6:
             checks.append(("cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
                            f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64")))
+        for name, arm, t in (("cuda-f64 faster than cudnn-f64", "cuda-f64", f64),
+                             ("cuda-f64-fma (the same bits) faster than cudnn-f64", "cuda-f64-fma", f64f)):
+            if t is not None and n64 is not None:
+                checks.append((name, t < n64, t / n64, refused(cases, arm, "cudnn-f64")))
         if stage == "chain" and f32 is not None and stage_sum.get((model, frames)):
             r = f32 / stage_sum[(model, frames)]
             checks.append(("chain within 1.1x of the sum of its stages", r <= 1.1, r,

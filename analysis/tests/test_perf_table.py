@@ -4,7 +4,7 @@ The counts are facts about results/examples/compare-bigvgan_v2_44khz_128band_512
 3's kernels). Planted faults seen failing: the cuDNN comparison written `f32 > n32` (0 of 18),
 the floor test without the 20 us cut (0 of 18), the chain set against the sum of the stages'
 cudnn-f32 times instead of cuda-f32 (3 of 3 still met, but the ratio span moved: only the span
-assertion caught it), the refusal read from the wrong run index (for_case(1, ...): no dagger and
+assertion caught it), the f64 comparisons written `t > n64` (8 and 3 of 18), the refusal read from the wrong run index (for_case(1, ...): no dagger and
 no "refused" count, caught by the last two assertions)."""
 
 import subprocess
@@ -28,6 +28,8 @@ def test_perf_table_tallies_the_targets_of_the_committed_run():
     assert "- cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us): met in 0 of 14 " in out
     assert "- cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us): met in 6 of 17 " in out
     assert "- chain within 1.1x of the sum of its stages: met in 3 of 3 (ratios 0.99-1.00)" in out
+    assert "- cuda-f64 faster than cudnn-f64: met in 10 of 18 (ratios 0.36-1.31)" in out
+    assert "- cuda-f64-fma (the same bits) faster than cudnn-f64: met in 15 of 18 (ratios 0.37-1.09)" in out
     # The analysis refuses up5/384's cuDNN ratios (cudnn spread / power-cap throttling): marked.
     up5 = next(r for r in rows if "| up5 | 384 |" in r)
     assert "| 0.47† |" in up5
