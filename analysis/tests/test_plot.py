@@ -3,7 +3,9 @@
 Planted fault seen failing (then reverted): plot() without the counters figure:
 test_sweep_figures found no *-tflops.png."""
 
+import matplotlib
 import matplotlib.image as mpimg
+import matplotlib.pyplot
 import synth
 
 from convbench_analysis import cli
@@ -50,3 +52,31 @@ def test_unwritable_out_is_bad_input(tmp_path, write, capsys):
     blocker.write_text("x")
     assert cli.main(["plot", str(write(synth.make_run(reps=3))), "--out", str(blocker)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_no_text_overlaps_in_a_six_stage_figure(write):
+    # Title, legend and every panel (its title, tick labels, axis labels) are disjoint and
+    # inside the figure. Planted fault seen failing: the old layout (one row of panels, no
+    # constrained layout, legend at the upper left) put the figure title over the panel titles
+    # and the legend over the first panel.
+    from convbench_analysis import gates, load, plot
+
+    run = synth.make_run(stages=tuple(f"up{i}" for i in range(6)), arms=tuple(synth.ARMS), reps=3)
+    a = gates.assess([load.load_run(write(run))])
+    figs = list(plot.figures(a))
+    assert [stem.rsplit("-", 1)[1] for stem, _ in figs] == ["time", "ratio", "tflops"]
+    for stem, fig in figs:
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        boxes = [("title", fig._suptitle.get_window_extent(r))]
+        boxes += [("legend", leg.get_window_extent(r)) for leg in fig.legends]
+        boxes += [(ax.get_title(), ax.get_tightbbox(r)) for ax in fig.axes]
+        whole = fig.bbox
+        for name, b in boxes:
+            assert b.x0 >= whole.x0 - 1 and b.x1 <= whole.x1 + 1, (stem, name)
+            assert b.y0 >= whole.y0 - 1 and b.y1 <= whole.y1 + 1, (stem, name)
+        for i, (n1, b1) in enumerate(boxes):
+            for n2, b2 in boxes[i + 1 :]:
+                assert not b1.overlaps(b2), (stem, n1, n2)
+        assert len(fig.axes) == 6 and len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 2
+        matplotlib.pyplot.close(fig)
