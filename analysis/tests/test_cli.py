@@ -36,6 +36,13 @@ def test_report_clean_exit_0(clean, write):
     assert "REFUSED" not in out and "all ratios accepted" in out
     assert "fp64 " in out and "% of 33.3" in out  # counters collected: achieved vs peak
     assert "fixed per-call" not in out  # no per-call arm in the clean run
+    assert "device timing launched" in out  # synth's runs predate the field: launched
+
+
+def test_report_names_the_device_timing(clean, write):
+    clean["plan"]["device_timing"] = "queued"
+    rc, out, err = cli("report", write(clean))
+    assert rc == 0 and "device timing queued, lease valid" in out, err
 
 
 def test_report_json(clean, write):

@@ -30,6 +30,7 @@ def summary(run: Run) -> dict:
         "gpu": (gpu or {}).get("name") or "no GPU",
         "gpu_uuid": (gpu or {}).get("uuid"),
         "model": d["plan"].get("model"),
+        "device_timing": d["plan"].get("device_timing", "launched"),
         "lease": verdict or "unknown",
         "lease_backend": lease.get("backend"),
         "lease_token": lease.get("token"),

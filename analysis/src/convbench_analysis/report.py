@@ -205,7 +205,7 @@ def render(rep: dict) -> str:
     for s in rep["runs"]:
         lines.append(
             f"run {s['path']}: host {s['host']}, GPU {s['gpu']}, model {s['model']}, "
-            f"lease {s['lease']}"
+            f"device timing {s['device_timing']}, lease {s['lease']}"
             + (f" ({s['lease_backend']}, token {s['lease_token']})" if s["lease_backend"] else "")
         )
         for f in s["findings"]:
