@@ -33,6 +33,22 @@ def mark(text, cases, *arms):
     return text + ("†" if text != "-" and refused(cases, *arms) else "")
 
 
+def limit(cases, arm):
+    """What the counters say about a floor miss: time / floor ~ (issued / valid multiply-adds) /
+    (pipe busy), so the miss is tile waste, an idle pipe, or both. '' without counters."""
+    d = ((cases.get(arm) or {}).get("counters") or {}).get("derived") or {}
+    waste = d.get("counted_over_nominal_flop")
+    if "f64" in arm:
+        pct = d.get("fp64_pipe_util_pct")
+        busy = None if pct is None else f"fp64 pipe {pct:.0f}%"
+    else:
+        pct = d.get("fp32_pct_of_peak")
+        busy = None if pct is None else f"fp32 {pct:.0f}% of peak"
+    if waste is None or busy is None:
+        return ""
+    return f" (issued/valid {waste:.2f}, {busy})"
+
+
 def fmt_us(s):
     return "-" if s is None else f"{s * 1e6:.1f}"
 
@@ -62,29 +78,31 @@ def targets(rows):
         checks = []
         if f32 is not None and n32 is not None:
             checks.append(("cuda-f32 faster than cudnn-f32", f32 < n32, f32 / n32,
-                           refused(cases, "cuda-f32", "cudnn-f32")))
+                           refused(cases, "cuda-f32", "cudnn-f32"), ""))
         fl32, fl64 = floor.get("fp32_fma"), floor.get("fp64_nofma")
         if stage != "chain" and f32 is not None and fl32 and fl32 >= 20e-6:
             checks.append(("cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
-                           f32 <= 1.3 * fl32, f32 / fl32, refused(cases, "cuda-f32")))
+                           f32 <= 1.3 * fl32, f32 / fl32, refused(cases, "cuda-f32"),
+                           limit(cases, "cuda-f32")))
         if stage != "chain" and f64 is not None and fl64 and fl64 >= 20e-6:
             checks.append(("cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
-                           f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64")))
+                           f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64"),
+                           limit(cases, "cuda-f64")))
         for name, arm, t in (("cuda-f64 faster than cudnn-f64", "cuda-f64", f64),
                              ("cuda-f64-fma (the same bits) faster than cudnn-f64", "cuda-f64-fma", f64f)):
             if t is not None and n64 is not None:
-                checks.append((name, t < n64, t / n64, refused(cases, arm, "cudnn-f64")))
+                checks.append((name, t < n64, t / n64, refused(cases, arm, "cudnn-f64"), ""))
         if stage == "chain" and f32 is not None and stage_sum.get((model, frames)):
             r = f32 / stage_sum[(model, frames)]
             checks.append(("chain within 1.1x of the sum of its stages", r <= 1.1, r,
-                           refused(cases, "cuda-f32")))
-        for name, ok, r, no in checks:
+                           refused(cases, "cuda-f32"), ""))
+        for name, ok, r, no, why in checks:
             out[name][1] += 1
             out[name][0] += ok
             out[name][3].append(r)
             out[name][4] += no
             if not ok:
-                out[name][2].append(f"{where} {r:.2f}")
+                out[name][2].append(f"{where} {r:.2f}{why}")
     return [(k, v[0], v[1], v[2], (min(v[3]), max(v[3])) if v[3] else None, v[4])
             for k, v in out.items()]
 

@@ -4,8 +4,10 @@ The counts are facts about results/examples/compare-bigvgan_v2_44khz_128band_512
 3's kernels). Planted faults seen failing: the cuDNN comparison written `f32 > n32` (0 of 18),
 the floor test without the 20 us cut (0 of 18), the chain set against the sum of the stages'
 cudnn-f32 times instead of cuda-f32 (3 of 3 still met, but the ratio span moved: only the span
-assertion caught it), the f64 comparisons written `t > n64` (8 and 3 of 18), the refusal read from the wrong run index (for_case(1, ...): no dagger and
-no "refused" count, caught by the last two assertions)."""
+assertion caught it), the f64 comparisons written `t > n64` (8 and 3 of 18),
+limit() reading the fp64 pipe for the f32 arm (its miss then said "fp64 pipe 0%"), the
+refusal read from the wrong run index (for_case(1, ...): no dagger and no "refused" count,
+caught by the last two assertions)."""
 
 import subprocess
 import sys
@@ -30,6 +32,9 @@ def test_perf_table_tallies_the_targets_of_the_committed_run():
     assert "- chain within 1.1x of the sum of its stages: met in 3 of 3 (ratios 0.99-1.00)" in out
     assert "- cuda-f64 faster than cudnn-f64: met in 10 of 18 (ratios 0.36-1.31)" in out
     assert "- cuda-f64-fma (the same bits) faster than cudnn-f64: met in 15 of 18 (ratios 0.37-1.09)" in out
+    # Each floor miss with what the counters say: tile waste (issued / valid) and pipe busy.
+    assert "bigvgan_v2_44khz_128band_512x up0/96 1.88 (issued/valid 1.34, fp64 pipe 71%)" in out
+    assert "bigvgan_v2_44khz_128band_512x up0/96 2.79 (issued/valid 1.33, fp32 44% of peak)" in out
     # The analysis refuses up5/384's cuDNN ratios (cudnn spread / power-cap throttling): marked.
     up5 = next(r for r in rows if "| up5 | 384 |" in r)
     assert "| 0.47† |" in up5
