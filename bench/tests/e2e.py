@@ -406,7 +406,8 @@ def t_gpu_run(bench, schema, tmp):
         rr = load(os.path.join(tmp, f"{timing}.json"))
         validate(v, rr, f"{timing} run")
         check(rr["plan"]["device_timing"] == timing, f"{timing}: plan.device_timing {rr['plan'].get('device_timing')}")
-        q[timing] = {c["id"]: c["stats"]["median"] for c in rr["cases"]}
+        q[timing] = {c["id"]: c["stats"]["median"] for c in rr["cases"] if c["device"]}
+    check(len(q["queued"]) == 4 and q["queued"].keys() == q["launched"].keys(), f"device cases {sorted(q['queued'])}")
     for cid, t in q["queued"].items():
         print(f"{cid}: launched {q['launched'][cid] * 1e6:.2f} us, queued {t * 1e6:.2f} us")
         check(t <= 1.05 * q["launched"][cid], f"{cid}: queued {t * 1e6:.2f} us > launched {q['launched'][cid] * 1e6:.2f} us")
