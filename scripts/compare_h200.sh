@@ -5,17 +5,19 @@
 # (9 rounds with A/A twins); then the analysis report of every result.
 # Usage: scripts/compare_h200.sh BUILD_DIR OUT_DIR
 #   MODELS="..." (default: the three families) and ARMS="..." (default below; add cuda-tf32 and
-#   cuda-f64-dmma for the tensor-core arms) narrow a run: the whole comparison takes about 6.5 min
-#   on the H200 (512x 146 s, 256x 83 s, base ~55 s, the instrument ~40 s), more than one device
-#   call leaves after a build, so split it over two calls by MODELS.
+#   cuda-f64-dmma for the tensor-core arms) narrow a run; DEVICE_TIMING=queued times the resident
+#   device arms behind a held stream (bench_conv --device-timing; default launched). The whole
+#   comparison takes about 5.3 min on the H200 (512x 139 s, 256x 78 s, base 53 s, the instrument
+#   ~40 s): one device call after a build.
 set -uo pipefail
 B=${1:?build dir}; O=${2:?output dir}
 mkdir -p "$O"
 export PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}"
 arms=${ARMS:-cuda-f32,cuda-f64,cuda-f64-fma,cudnn-f32,cudnn-tf32,cudnn-f64}
+timing=${DEVICE_TIMING:-launched}
 models=${MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}
 # The instrument: CV across 9 rounds, and each device arm next to its A/A twin.
-"$B/bin/bench_conv" --stage up0,up1,up2 --frames 96 --staging resident --reps 9 \
+"$B/bin/bench_conv" --stage up0,up1,up2 --frames 96 --staging resident --reps 9 --device-timing "$timing" \
   --arms cuda-f32,cuda-f32,cuda-f64,cuda-f64,cudnn-f32,cudnn-f32 --out "$O/instrument.json" \
   >"$O/instrument.txt" 2>"$O/instrument.err"
 echo "instrument (9 rounds, A/A): rc=$?"
@@ -24,7 +26,7 @@ for model in $models; do
   # Counters (2 untimed passes per case) for the default model; the others are timed only.
   counters=""; [ "$model" = bigvgan_v2_44khz_128band_512x ] || counters=--no-counters
   "$B/bin/bench_conv" --model "$model" --stage all $counters --frames 96,384,1536 --staging resident \
-    --reps 5 --arms "$arms" --out "$O/compare-$model.json" >"$O/compare-$model.txt" 2>"$O/compare-$model.err"
+    --device-timing "$timing" --reps 5 --arms "$arms" --out "$O/compare-$model.json" >"$O/compare-$model.txt" 2>"$O/compare-$model.err"
   echo "compare $model: rc=$? $(( $(date +%s) - t0 )) s"
 done
 for f in "$O"/compare-*.json "$O/instrument.json"; do
