@@ -33,7 +33,10 @@ namespace convbench::fast::detail {
 // FFMA for 1.80e9 valid). The 8 x 4 one, t192-c32-k12-u24-r8, was swept in session 3's first
 // call: it won only 256x up0 at 96 frames in f32 (s4, 89.8 us vs 102.8 us), and was 1.2-2.5x
 // slower in f64 (200-218 registers: one 6-warp block per SM). The 4 x 4 ones below (the f64
-// winners' 16 cells, 192 or 96 threads) were added after it, for the next sweep.
+// winners' 16 cells, 192 or 96 threads) were added after it and won 9 of 144 cases of the
+// second sweep (up to 12%, up4 f64). t96-c16-k16-u16 (6 oc-groups: 24 rows) fits cout = 24 and
+// 48 (up5 and up4 of the 44 kHz models), where the 32-row tiles issue 1.35x the valid work; added
+// after the second sweep, emulation-tested here, not yet run on the H200.
 // Dropped earlier because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255
 // registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
 // Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
@@ -48,7 +51,8 @@ using CompiledConfigs =
                Config<256, 16, 8, 8, 8>,     // the same with ptxas free (1 block/SM)
                Config<192, 24, 4, 12, 8>,    // 64 rows x 96 positions, 8 x 4
                Config<192, 24, 4, 12>,       // 32 rows x 96 positions, 4 x 4
-               Config<96, 24, 4, 12>>;       // 16 rows x 96 positions, 4 x 4
+               Config<96, 24, 4, 12>,        // 16 rows x 96 positions, 4 x 4
+               Config<96, 16, 4, 16>>;       // 24 rows x 64 positions, 4 x 4 (not yet swept)
 
 template <class C> FastConfig runtime_config() {
   return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, C::kMinBlocks, 1};
