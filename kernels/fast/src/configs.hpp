@@ -36,7 +36,12 @@ namespace convbench::fast::detail {
 // winners' 16 cells, 192 or 96 threads) were added after it and won 9 of 144 cases of the
 // second sweep (up to 12%, up4 f64). t96-c16-k16-u16 (6 oc-groups: 24 rows) fits cout = 24 and
 // 48 (up5 and up4 of the 44 kHz models), where the 32-row tiles issue 1.35x the valid work; added
-// after the second sweep, emulation-tested here, not yet run on the H200.
+// after the second sweep, emulation-tested here, not yet run on the H200. So was
+// t192-c16-k24-u24-b2: the second sweep's 96-position tiles (12 channels a chunk) spent 247-266 us
+// per 1e9 issued f64 multiply-adds on 512x up0/96 against 178 for t128-c16-k16-u16 (16 a chunk),
+// which is why they lost there despite issuing 25% less; 24 channels a chunk halves the per-chunk
+// staging and barrier cost again. Capped at 2 blocks per SM: uncapped, ptxas gave its f64
+// kernel 184 registers, one 6-warp block per SM (what sank t192-c32-k12-u24-r8 in f64).
 // Dropped earlier because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255
 // registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
 // Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
@@ -52,7 +57,8 @@ using CompiledConfigs =
                Config<192, 24, 4, 12, 8>,    // 64 rows x 96 positions, 8 x 4
                Config<192, 24, 4, 12>,       // 32 rows x 96 positions, 4 x 4
                Config<96, 24, 4, 12>,        // 16 rows x 96 positions, 4 x 4
-               Config<96, 16, 4, 16>>;       // 24 rows x 64 positions, 4 x 4 (not yet swept)
+               Config<96, 16, 4, 16>,        // 24 rows x 64 positions, 4 x 4 (not yet swept)
+               Config<192, 24, 4, 24, 4, 2>>; // 32 x 96, 24 a chunk, 2 blocks/SM (not yet swept)
 
 template <class C> FastConfig runtime_config() {
   return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, C::kMinBlocks, 1};
