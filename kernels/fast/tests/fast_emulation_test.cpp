@@ -415,6 +415,54 @@ TEST(FastEmulation, ChosenConfigIsTunedForEveryVocoderStageAndSupportedElsewhere
   }
 }
 
+// A stage at a length the sweep did not time gets the table's row for the same channels, kernel,
+// stride and padding at the nearest swept length (log scale; the 256x and 512x models share
+// stage shapes at different lengths). Planted fault seen failing: the geomean fallback for every
+// untuned shape (the cases whose nearest row differs from it failed).
+TEST(FastEmulation, UnsweptLengthsTakeTheNearestSweptRowOfTheirStage) {
+  std::vector<peer_testing::Stage> swept;
+  for (int64_t f : {96, 384, 1536})
+    for (const auto &st : peer_testing::all_stages(f))
+      swept.push_back(st);
+  auto same_stage = [](const ConvShape &a, const ConvShape &b) {
+    return a.cin == b.cin && a.cout == b.cout && a.k == b.k && a.stride == b.stride &&
+           a.padding == b.padding;
+  };
+  int checked = 0, differs_from_fallback = 0;
+  for (int64_t frames : {60, 200, 1000})
+    for (const auto &st : peer_testing::all_stages(frames)) {
+      const ConvShape *near = nullptr;
+      double best = 0, second = 1e9;
+      for (const auto &sw : swept)
+        if (same_stage(sw.shape, st.shape)) {
+          const double d = std::fabs(std::log(double(sw.shape.l_in) / double(st.shape.l_in)));
+          if (!near || d < best) {
+            second = near ? best : second;
+            near = &sw.shape;
+            best = d;
+          } else {
+            second = std::min(second, d);
+          }
+        }
+      ASSERT_NE(near, nullptr) << st.name;
+      if (second - best < 1e-9)
+        continue; // a tie: either row is right
+      for (int arm = 0; arm < 3; ++arm) {
+        bool tuned = true;
+        const FastConfig c = choose_fast_config(st.shape, arm > 0, arm == 2, &tuned);
+        const FastConfig want = choose_fast_config(*near, arm > 0, arm == 2);
+        EXPECT_FALSE(tuned);
+        EXPECT_EQ(c.name(), want.name()) << st.model << " " << st.name << " " << frames;
+        ConvShape other = st.shape;
+        other.cin += 1; // not a stage of the table: the geomean fallback
+        differs_from_fallback += !(want == choose_fast_config(other, arm > 0, arm == 2));
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 3 * 16);
+  EXPECT_GT(differs_from_fallback, 0); // else this test could not tell the two apart
+}
+
 TEST(FastEmulation, WidthProbeF32GivesZeroF64GivesTwoPointFive) {
   const Problem pr = peer_testing::width_probe();
   ASSERT_TRUE(fast_supported(pr.shape, false));

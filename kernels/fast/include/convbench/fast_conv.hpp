@@ -67,8 +67,9 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
 
 // The configuration launch_conv (and the no-config launch_fast_* calls) run for a shape: the
 // fastest of the H200 sweep for that vocoder stage shape and arm (src/tuned_configs.inc, made by
-// scripts/fast_tuning.py from results/examples/sweeps/fast-sweep.json), else the config with the best
-// geomean there. *tuned (when given) says whether the shape was in the table.
+// scripts/fast_tuning.py from results/examples/sweeps/fast-sweep.json); for a stage swept at
+// other lengths, its row at the nearest length; else the config with the best geomean there.
+// *tuned (when given) says whether the shape itself was in the table.
 FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tuned = nullptr);
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
