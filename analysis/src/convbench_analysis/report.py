@@ -3,6 +3,7 @@ with a bootstrap interval, or REFUSED with every reason; then the fits and the s
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -13,6 +14,7 @@ from .gates import Assessment, seconds, spread_of
 from .stats import DEFAULT_SEED, best_ratio
 
 REFERENCE_ARM = "cpu-f64/host"
+TWIN = re.compile(r"#\d+$")  # an A/A twin's suffix: cuda-f32#2
 
 
 def round_drift(cases: list[dict]) -> dict | None:
@@ -59,6 +61,7 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
         "groups": [],
         "fits": [],
         "signatures": [],
+        "aa": [],
         "refused": 0,
     }
     accepted_points = defaultdict(dict)  # (model, label) -> {(stage, frames): (flops, best)}
@@ -94,6 +97,7 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
                 else f"baseline {baseline!r} not among {', '.join(sorted(by_label))}",
                 "rows": [],
             }
+            out["aa"] += _aa_twins(run.path, stage, frames, by_label, th, seed)
             base_case = by_label.get(base)
             base_findings = a.for_case(i, base_case["id"]) if base_case else []
             for lb in sorted(by_label, key=lambda x: (x != base, x)):
@@ -190,6 +194,35 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
     return out
 
 
+def _aa_twins(path, stage, frames, by_label, th, seed) -> list[dict]:
+    """Each A/A twin (an arm listed twice: cuda-f32#2 next to cuda-f32) against its arm: best
+    time ratio with its bootstrap interval. The instrument's own error: a ratio of the two runs
+    of one arm beyond aa_tolerance means no ratio finer than that can be told from noise."""
+    rows = []
+    for lb, c in sorted(by_label.items()):
+        arm, staging = lb.rsplit("/", 1)
+        if not TWIN.search(arm):
+            continue
+        first = by_label.get(f"{TWIN.sub('', arm)}/{staging}")
+        x, bx = seconds(c), (seconds(first) if first else np.array([]))
+        if not len(x) or not len(bx):
+            continue
+        r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
+        rows.append(
+            {
+                "file": path,
+                "stage": stage,
+                "frames": frames,
+                "twin": lb,
+                "arm": record.label(first),
+                "ratio": r.value,
+                "ci": [r.lo, r.hi],
+                "within": abs(r.value - 1.0) <= th.aa_tolerance,
+            }
+        )
+    return rows
+
+
 def _t(s: float | None) -> str:
     if s is None:
         return "-"
@@ -275,6 +308,15 @@ def render(rep: dict) -> str:
                 )
     for s in rep["signatures"]:
         lines.append(f"  {s['arm']} / {s['baseline']}: {s['text']}")
+    if rep["aa"]:
+        tol = rep["thresholds"]["aa_tolerance"]
+        lines.append("")
+        lines.append(f"A/A twins (best of the twin / best of its arm; limit 1 +- {tol:g}):")
+        for r in rep["aa"]:
+            lines.append(
+                f"  {r['stage']}/{r['frames']} {r['twin']:<24} {r['ratio']:.4f}  "
+                f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]  {'within' if r['within'] else 'OUTSIDE'}"
+            )
     lines.append("")
     lines.append(f"{rep['refused']} ratio(s) refused" if rep["refused"] else "all ratios accepted")
     return "\n".join(lines)

@@ -51,6 +51,11 @@ class Thresholds:
     signature_flat_tol: float = _t(
         0.15, "fit: ratio at the largest size within this of the ratio at the smallest -> flat"
     )
+    aa_tolerance: float = _t(
+        0.01,
+        "report: an A/A twin (an arm listed twice, cuda-f32#2) whose best time differs from its "
+        "arm's by more than this is flagged OUTSIDE (issue 7: the ratio within [0.99, 1.01])",
+    )
     ci_level: float = _t(0.95, "bootstrap confidence level of a ratio")
     bootstrap_resamples: float = _t(2000, "bootstrap resamples per ratio (seeded)")
     alpha: float = _t(0.05, "compare: Mann-Whitney U significance level (Google Benchmark's)")
