@@ -352,6 +352,19 @@ std::string case_key(const SweepRow &r) {
   return r.model + "|" + r.stage + "|" + std::to_string(r.frames) + "|" + r.arm;
 }
 
+// f(stage, frames) for every stage --model and --stage select, at each of --frames.
+template <class F> void for_each_stage(const Options &o, F &&f) {
+  for (int64_t frames : o.frames)
+    for (const auto &fam : peer_testing::model_families()) {
+      if (o.model != "all" && o.model != fam.model)
+        continue;
+      for (const auto &st : peer_testing::model_stages(fam, frames))
+        if (o.stages.empty() ||
+            std::find(o.stages.begin(), o.stages.end(), st.name) != o.stages.end())
+          f(st, frames);
+    }
+}
+
 int run_sweep(const Options &o) {
   std::vector<fast::FastConfig> configs;
   for (const auto &c : fast::fast_f32_configs()) // default first: it is the yardstick
@@ -364,20 +377,12 @@ int run_sweep(const Options &o) {
   std::printf("%-30s %6s %-4s %-12s %-16s %10s %10s %8s %9s %7s  %s\n", "model", "frames", "stage",
               "arm", "config", "median_us", "min_us", "TFLOP/s", "floor_us", "x_floor", "check");
   std::vector<SweepRow> rows;
-  for (int64_t frames : o.frames)
-    for (const auto &fam : peer_testing::model_families()) {
-      if (o.model != "all" && o.model != fam.model)
-        continue;
-      for (const auto &st : peer_testing::model_stages(fam, frames)) {
-        if (!o.stages.empty() &&
-            std::find(o.stages.begin(), o.stages.end(), st.name) == o.stages.end())
-          continue;
-        const auto pr = peer_testing::random_problem(st.shape, 1);
-        const DeviceFloats x(pr.x), w(pr.w), b(pr.b);
-        for (const auto &arm : o.arms)
-          sweep_arm(st, frames, arm, configs, o, x, w, b, rows);
-      }
-    }
+  for_each_stage(o, [&](const peer_testing::Stage &st, int64_t frames) {
+    const auto pr = peer_testing::random_problem(st.shape, 1);
+    const DeviceFloats x(pr.x), w(pr.w), b(pr.b);
+    for (const auto &arm : o.arms)
+      sweep_arm(st, frames, arm, configs, o, x, w, b, rows);
+  });
   // The fastest correct config per (model, stage, frames, arm), by median.
   std::map<std::string, size_t> best, dflt;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -501,17 +506,7 @@ int main(int argc, char **argv) {
       return run_sweep(o);
     std::printf("%-30s %6s %-4s %-11s %10s %10s %8s %17s  %s\n", "model", "frames", "stage", "arm",
                 "median_us", "min_us", "TFLOP/s", "floor_us x_floor", "note");
-    for (int64_t frames : o.frames)
-      for (const auto &fam : peer_testing::model_families()) {
-        if (o.model != "all" && o.model != fam.model)
-          continue;
-        for (const auto &st : peer_testing::model_stages(fam, frames)) {
-          if (!o.stages.empty() &&
-              std::find(o.stages.begin(), o.stages.end(), st.name) == o.stages.end())
-            continue;
-          run_stage(st, frames, o);
-        }
-      }
+    for_each_stage(o, [&](const peer_testing::Stage &st, int64_t frames) { run_stage(st, frames, o); });
   } catch (const std::exception &e) {
     std::fprintf(stderr, "fast_kernels_bench: %s\n", e.what());
     return 1;

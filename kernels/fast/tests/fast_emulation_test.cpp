@@ -168,6 +168,7 @@ std::vector<float> emulate(const Problem &pr, const FastConfig &cfg = default_fa
 
 using convbench::testing::reference_f64;
 
+using fast_testing::channel_cancellation_problem;
 using fast_testing::describe;
 using fast_testing::infinite_weight_problem;
 using fast_testing::kEmulationLimits;
@@ -262,26 +263,8 @@ TEST(FastEmulation, F64BitwiseEqualOnScaledVocoderStages) {
 // The gate's teeth on an order change: with a +2^40 / -2^40 pair of channels, summing the
 // channels in reverse moves cells; the emulated kernel must still match exactly.
 TEST(FastEmulation, F64KeepsOrderUnderCatastrophicCancellation) {
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.batch = 2;
-  s.cin = 37; // crosses two chunk boundaries of 16
-  s.cout = 5;
-  s.k = 4;
-  s.stride = 2;
-  s.padding = 1;
-  s.l_in = 19;
-  Problem pr = peer_testing::random_problem(s, 11);
-  const float big = std::ldexp(1.0f, 40);
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t t = 0; t < s.l_in; ++t)
-      pr.x[size_t((b * s.cin + s.cin - 1) * s.l_in + t)] =
-          pr.x[size_t((b * s.cin + s.cin - 2) * s.l_in + t)];
-  for (int64_t oc = 0; oc < s.cout; ++oc)
-    for (int64_t k = 0; k < s.k; ++k) {
-      pr.w[size_t(((s.cin - 2) * s.cout + oc) * s.k + k)] = big;
-      pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = -big;
-    }
+  const Problem pr = channel_cancellation_problem();
+  const ConvShape &s = pr.shape;
   const auto ref = reference_f64(pr);
   // Reversed input-channel order through the same reference: the problem must be able to tell.
   Problem rev = pr;

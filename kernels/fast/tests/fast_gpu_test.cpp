@@ -65,6 +65,7 @@ std::vector<float> run_fast(const Problem &pr, bool f64) {
   return y;
 }
 
+using fast_testing::channel_cancellation_problem;
 using fast_testing::describe;
 using fast_testing::infinite_weight_problem;
 using fast_testing::kDeviceLimits;
@@ -203,31 +204,9 @@ TEST(FastGpu, F64KeepsTapOrderUnderCancellation) {
 // shared-memory layout.
 TEST(FastGpu, EveryConfigKeepsOrderUnderCancellationAndSkipsZeroInputs) {
   SKIP_WITHOUT_GPU();
-  const float big = std::ldexp(1.0f, 40);
   std::vector<Problem> problems;
   problems.push_back(tap_order_problem());
-  { // channel order: +2^40 / -2^40 channels 35 and 36, across the chunk boundaries of 16 and 32
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = 2;
-    s.cin = 37;
-    s.cout = 5;
-    s.k = 4;
-    s.stride = 2;
-    s.padding = 1;
-    s.l_in = 19;
-    Problem pr = peer_testing::random_problem(s, 11);
-    for (int64_t b = 0; b < s.batch; ++b)
-      for (int64_t t = 0; t < s.l_in; ++t)
-        pr.x[size_t((b * s.cin + s.cin - 1) * s.l_in + t)] =
-            pr.x[size_t((b * s.cin + s.cin - 2) * s.l_in + t)];
-    for (int64_t oc = 0; oc < s.cout; ++oc)
-      for (int64_t k = 0; k < s.k; ++k) {
-        pr.w[size_t(((s.cin - 2) * s.cout + oc) * s.k + k)] = big;
-        pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = -big;
-      }
-    problems.push_back(pr);
-  }
+  problems.push_back(channel_cancellation_problem());
   problems.push_back(infinite_weight_problem());
   int cases = 0;
   for (const Problem &pr : problems) {

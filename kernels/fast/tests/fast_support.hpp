@@ -23,6 +23,38 @@ using testing::random_values;
 using testing::relative_l2;
 
 
+// A random ConvTranspose1d shape for the polyphase kernels' tests, drawn until `supported(s)`:
+// batch, cin, cout, stride, taps per phase M, padding, output_padding, l_in, bias, in this order
+// (each test's shapes are its seed's sequence of these draws). K = M * stride; M is drawn from
+// 1..4 unless `taps` fixes it (no draw); padding from 0..K + pad_over_k.
+struct RandomShapeRanges {
+  int64_t batch, cin, cout, l_in, stride;
+  int64_t pad_over_k = 0;
+  int64_t taps = 0;
+};
+template <class Supported>
+ConvShape random_transposed_shape(std::mt19937_64 &rng, const RandomShapeRanges &r,
+                                  Supported supported) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (;;) {
+    ConvShape s;
+    s.op = ConvOp::transposed;
+    s.batch = pick(1, r.batch);
+    s.cin = pick(1, r.cin);
+    s.cout = pick(1, r.cout);
+    s.stride = pick(1, r.stride);
+    s.k = (r.taps ? r.taps : pick(1, 4)) * s.stride;
+    s.padding = pick(0, s.k + r.pad_over_k);
+    s.output_padding = pick(0, s.stride - 1);
+    s.l_in = pick(1, r.l_in);
+    s.bias = pick(0, 3) != 0;
+    if (supported(s))
+      return s;
+  }
+}
+
 // One ConvTranspose1d upsample stage of a vocoder (facts.md: padding (K - s) / 2, bias on,
 // L_in = frames x product of the earlier strides, channels halve each stage).
 struct Stage {

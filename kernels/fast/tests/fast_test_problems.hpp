@@ -38,24 +38,10 @@ constexpr ShapeLimits kDeviceLimits{3, 300, 200, 400};
 // keep K == 2 * stride (every vocoder stage).
 inline ConvShape random_supported_shape(std::mt19937_64 &rng, const ShapeLimits &lim,
                                         const FastConfig &cfg = default_fast_config()) {
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  for (;;) {
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = pick(1, lim.batch);
-    s.cin = pick(1, lim.cin);
-    s.cout = pick(1, lim.cout);
-    s.stride = pick(1, 8);
-    s.k = (cfg.block() == default_fast_config() ? pick(1, 4) : 2) * s.stride;
-    s.padding = pick(0, s.k);
-    s.output_padding = pick(0, s.stride - 1);
-    s.l_in = pick(1, lim.l_in);
-    s.bias = pick(0, 3) != 0;
-    if (fast_config_unsupported_reason(s, cfg).empty())
-      return s;
-  }
+  const int64_t taps = cfg.block() == default_fast_config() ? 0 : 2;
+  return peer_testing::random_transposed_shape(
+      rng, {lim.batch, lim.cin, lim.cout, lim.l_in, 8, 0, taps},
+      [&](const ConvShape &s) { return fast_config_unsupported_reason(s, cfg).empty(); });
 }
 
 // Tap order inside one channel: a +2^40 / -2^40 pair of taps over a constant row in the last
@@ -97,6 +83,33 @@ inline Problem infinite_weight_problem() {
     pr.x[size_t(dead * s.l_in + t)] = 0.0f;
   for (int64_t i = 0; i < s.cout * s.k; ++i)
     pr.w[size_t(dead * s.cout * s.k + i)] = std::numeric_limits<float>::infinity();
+  return pr;
+}
+
+// Channel order: a +2^40 / -2^40 pair of channels (the last two of 37, so every block config
+// stages them chunks after the first) over the same input rows, batch 2; summing the channels in
+// any other order moves cells.
+inline Problem channel_cancellation_problem() {
+  ConvShape s;
+  s.op = ConvOp::transposed;
+  s.batch = 2;
+  s.cin = 37;
+  s.cout = 5;
+  s.k = 4;
+  s.stride = 2;
+  s.padding = 1;
+  s.l_in = 19;
+  Problem pr = peer_testing::random_problem(s, 11);
+  const float big = std::ldexp(1.0f, 40);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t t = 0; t < s.l_in; ++t)
+      pr.x[size_t((b * s.cin + s.cin - 1) * s.l_in + t)] =
+          pr.x[size_t((b * s.cin + s.cin - 2) * s.l_in + t)];
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k) {
+      pr.w[size_t(((s.cin - 2) * s.cout + oc) * s.k + k)] = big;
+      pr.w[size_t(((s.cin - 1) * s.cout + oc) * s.k + k)] = -big;
+    }
   return pr;
 }
 

@@ -253,24 +253,10 @@ TEST(TcEmulation, VocoderStagesBothPrecisionsEveryTile) {
 // strides 1..7, M 1..4, bias on and off; several u tiles and oc tiles.
 TEST(TcEmulation, RandomShapes) {
   std::mt19937_64 rng(2026);
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
   int checks = 0, drawn = 0;
   while (drawn < 40) {
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = pick(1, 3);
-    s.cin = pick(1, 41);
-    s.cout = pick(1, 70);
-    s.stride = pick(1, 7);
-    s.k = pick(1, 4) * s.stride;
-    s.padding = pick(0, s.k + 2);
-    s.output_padding = pick(0, s.stride - 1);
-    s.l_in = pick(1, 150);
-    s.bias = pick(0, 3) != 0;
-    if (!tc_supported(s, nullptr))
-      continue;
+    const ConvShape s = peer_testing::random_transposed_shape(
+        rng, {3, 41, 70, 150, 7, 2}, [](const ConvShape &c) { return tc_supported(c, nullptr); });
     ++drawn;
     checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random", {1, 0, 3});
   }

@@ -136,26 +136,12 @@ TEST(TcGpu, EveryVocoderStageAt96Frames) {
 TEST(TcGpu, RandomOddShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(7);
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
   int checks = 0, drawn = 0;
   double worst = 0.0;
   int64_t differing = 0;
   while (drawn < 60) {
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = pick(1, 3);
-    s.cin = pick(1, 300);
-    s.cout = pick(1, 200);
-    s.stride = pick(1, 8);
-    s.k = pick(1, 4) * s.stride;
-    s.padding = pick(0, s.k + 3);
-    s.output_padding = pick(0, s.stride - 1);
-    s.l_in = pick(1, 400);
-    s.bias = pick(0, 3) != 0;
-    if (!tc_supported(s, nullptr))
-      continue;
+    const ConvShape s = peer_testing::random_transposed_shape(
+        rng, {3, 300, 200, 400, 8, 3}, [](const ConvShape &c) { return tc_supported(c, nullptr); });
     ++drawn;
     checks +=
         check_both(peer_testing::random_problem(s, uint64_t(drawn)), "random", &worst, &differing);
