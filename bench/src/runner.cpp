@@ -77,7 +77,10 @@ SampleTiming SampleRunner::run(const std::string &name, PreparedArm &arm, bool d
     const bool held = queued_ && arm.enqueue_only();
     if (held && !hold_)
       hold_ = std::make_unique<Hold>();
-    b = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State &st) {
+    // `held` by value: the benchmark runs after this block has ended (RunSpecifiedBenchmarks
+    // below), so a reference to it would dangle -- on the H200 that read garbage as `true` in
+    // launched mode and dereferenced the absent hold (segfault in e2e gpu_run).
+    b = benchmark::RegisterBenchmark(name.c_str(), [&, held](benchmark::State &st) {
       try {
         device::EventTimer timer;
         for (auto _ : st) {

@@ -58,10 +58,14 @@ using CompiledConfigs =
                Config<192, 24, 4, 12>,       // 32 rows x 96 positions, 4 x 4
                Config<96, 24, 4, 12>,        // 16 rows x 96 positions, 4 x 4
                Config<96, 16, 4, 16>,        // 24 rows x 64 positions, 4 x 4 (not yet swept)
-               Config<192, 24, 4, 24, 4, 2>>; // 32 x 96, 24 a chunk, 2 blocks/SM (not yet swept)
+               Config<192, 24, 4, 24, 4, 2>, // 32 x 96, 24 a chunk, 2 blocks/SM
+               // Controls: the f32 and f64 winners of the large stages, threads row-major.
+               Config<128, 16, 4, 16, 8, 1, true>, // t128-c32-k16-u16-r8-rm
+               Config<128, 16, 4, 16, 4, 1, true>>; // t128-c16-k16-u16-rm
 
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads, C::kCells, C::kBk, C::kUg, C::kRows, C::kMinBlocks, 1};
+  return FastConfig{C::kThreads, C::kCells, C::kBk,        C::kUg,
+                    C::kRows,    C::kMinBlocks, 1, C::kRowMajor};
 }
 
 // Calls f(C{}) for the compiled Config type of `c`'s block shape; returns false when none is.

@@ -156,6 +156,8 @@ std::string FastConfig::name() const {
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-r%d", rows_per_thread);
   if (min_blocks != 1 && n > 0 && n < int(sizeof buf))
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-b%d", min_blocks);
+  if (row_major && n > 0 && n < int(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "-rm");
   if (split != 1 && n > 0 && n < int(sizeof buf))
     std::snprintf(buf + n, sizeof buf - size_t(n), "-s%d", split);
   return buf;

@@ -53,7 +53,18 @@ namespace convbench::fast::detail {
 // chunk = ic ascending), so every configuration keeps the f64 byte-identity contract.
 // MinBlocks: resident blocks per SM asked of ptxas through __launch_bounds__ (it caps the
 // registers per thread at 65536 / (Threads * MinBlocks)); 1 leaves ptxas free.
-template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks = 1> struct Config {
+//
+// RowMajor picks how a thread id maps to its (oc-group, u-group). Row-major (sessions 1-3):
+// ug = tid % kUg, so a warp holds 16-32 consecutive u-groups of one or two oc-groups, and every
+// 16-byte read of the x window in compute() is a different address per lane: 3 shared-memory
+// wavefronts per read at 24 u-groups (f32), up to 6 in f64. Warp tiles (the default since session
+// 4, as GEMM kernels lay out their warps): a warp is kWarpU u-groups x kWarpO oc-groups, so its x
+// reads span kWarpU lanes' windows (f32, Tn = 4: 128 contiguous bytes, one wavefront) and its
+// weight reads kWarpO oc-groups (one wavefront), each value shared by the other lanes through
+// the broadcast. Which thread computes a cell never changes how the cell is computed.
+template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks = 1,
+          bool RowMajor = false>
+struct Config {
   static constexpr int kThreads = Threads;
   static constexpr int kUg = UGroups;        // u-groups per block
   static constexpr int kTn = Tn;             // consecutive u per thread
@@ -65,6 +76,28 @@ template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks 
   static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4
   static constexpr int kXr = kTn + 4;    // x values a thread reads per channel (aligned 4-vectors)
   static constexpr int kCells = kRows * kTn; // cells per thread
+  static constexpr bool kRowMajor = RowMajor;
+  // Warp tile: u-groups along a warp's lanes (8 where the block allows, else 16 or 4; 0: none
+  // fits, row-major), and oc-groups across them.
+  static constexpr int kWarpU = RowMajor || kThreads % 32 != 0 ? 0
+                                : (kUg % 8 == 0 && kOg % 4 == 0)   ? 8
+                                : (kUg % 16 == 0 && kOg % 2 == 0)  ? 16
+                                : (kUg % 4 == 0 && kOg % 8 == 0)   ? 4
+                                                                   : 0;
+  static constexpr int kWarpO = kWarpU ? 32 / kWarpU : 0;
+  // The u-group and oc-group of thread tid (a bijection of [0, kThreads) onto kUg x kOg).
+  CB_HD static int ug_of(int tid) {
+    if constexpr (kWarpU == 0)
+      return tid % kUg;
+    else
+      return (tid / 32) % (kUg / kWarpU) * kWarpU + tid % kWarpU;
+  }
+  CB_HD static int og_of(int tid) {
+    if constexpr (kWarpU == 0)
+      return tid / kUg;
+    else
+      return (tid / 32) / (kUg / kWarpU) * kWarpO + (tid % 32) / kWarpU;
+  }
   static_assert(kThreads % kUg == 0, "u-groups divide the block");
   static_assert(kRows == 4 || kRows == 8, "rows per thread");
   static_assert(kUg % kRows == 0, "weight rows (Rows * kOg elements) split evenly over the threads");
@@ -367,8 +400,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // One chunk of kBk channels into the thread's kRows * kTn accumulators. Skip: the reference's
   // "x == 0 adds nothing" made explicit (needed only with non-finite weights, see above).
   template <bool Skip> CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
-    const int ug = tid % kUg;
-    const int og = tid / kUg;
+    const int ug = C::ug_of(tid);
+    const int og = C::og_of(tid);
 #ifdef __CUDA_ARCH__
 #pragma unroll 4
 #endif
@@ -430,8 +463,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
 
   CB_HD static void store_output(const Plan &P, const Block &k, int tid, const Acc &a,
                                  const float *bias, float *y) {
-    const int ug = tid % kUg;
-    const int og = tid / kUg;
+    const int ug = C::ug_of(tid);
+    const int og = C::og_of(tid);
     CB_UNROLL
     for (int tm = 0; tm < TM; ++tm)
       CB_UNROLL
@@ -464,7 +497,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
       for (int r = 1; r < P.split; ++r)
         v = add_rn(v, partials(r)[e]);
       const int t = e % kThreads, cell = e / kThreads;
-      store_cell(P, k, t / kUg, t % kUg, cell / (TR * kTn), (cell / kTn) % TR, cell % kTn, v,
+      store_cell(P, k, C::og_of(t), C::ug_of(t), cell / (TR * kTn), (cell / kTn) % TR, cell % kTn, v,
                  bias, y);
     }
   }

@@ -25,8 +25,10 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -223,7 +225,7 @@ TEST(FastEmulation, F64BitwiseEqualToReferenceOnRandomSupportedShapes) {
 
 TEST(FastEmulation, ConfigsAreTheDocumentedSetDefaultFirst) {
   const auto cfgs = fast_configs();
-  ASSERT_EQ(cfgs.size(), 13u);
+  ASSERT_EQ(cfgs.size(), 15u);
   EXPECT_EQ(cfgs.front(), default_fast_config());
   EXPECT_EQ(cfgs.front().name(), "t64-c16-k16-u8"); // launch_conv's kernel, unchanged
   ConvShape up0 = peer_testing::all_stages(96).front().shape;
@@ -240,6 +242,45 @@ TEST(FastEmulation, ConfigsAreTheDocumentedSetDefaultFirst) {
                std::invalid_argument);
   FastConfig odd{96, 16, 16, 8};
   EXPECT_NE(fast_config_unsupported_reason(up0, odd).find("not compiled"), std::string::npos);
+}
+
+// The thread layout of every compiled block: each thread owns one (oc-group, u-group), all of
+// them covered (the bitwise tests would also see a hole: their output starts as NaN); every
+// block but the row-major controls is laid out in warp tiles, whose 32 lanes span kWarpU
+// consecutive u-groups (one shared-memory wavefront per x read in f32) x kWarpO oc-groups.
+// Planted faults seen failing: og_of without the warp's oc offset (holes and doubles); the warp
+// tile's kWarpU condition inverted (every block row-major).
+TEST(FastEmulation, ThreadLayoutCoversTheTileInWarpTiles) {
+  std::apply(
+      [](auto... cs) {
+        ([&](auto c) {
+          using C = decltype(c);
+          const std::string name = detail::runtime_config<C>().name();
+          std::vector<int> owner(size_t(C::kThreads), -1);
+          for (int tid = 0; tid < C::kThreads; ++tid) {
+            const int ug = C::ug_of(tid), og = C::og_of(tid);
+            ASSERT_TRUE(ug >= 0 && ug < C::kUg && og >= 0 && og < C::kOg) << name << " " << tid;
+            int &o = owner[size_t(og * C::kUg + ug)];
+            EXPECT_EQ(o, -1) << name << ": (og " << og << ", ug " << ug << ") owned twice";
+            o = tid;
+          }
+          EXPECT_EQ(C::kWarpU == 0, C::kRowMajor) << name;
+          EXPECT_EQ(name.find("-rm") != std::string::npos, C::kRowMajor) << name;
+          if constexpr (C::kWarpU != 0)
+            for (int warp = 0; warp < C::kThreads / 32; ++warp) {
+              std::set<int> us, os;
+              for (int lane = 0; lane < 32; ++lane) {
+                us.insert(C::ug_of(warp * 32 + lane));
+                os.insert(C::og_of(warp * 32 + lane));
+              }
+              EXPECT_EQ(int(us.size()), C::kWarpU) << name;
+              EXPECT_EQ(*us.rbegin() - *us.begin(), C::kWarpU - 1) << name << ": not consecutive";
+              EXPECT_EQ(int(os.size()), C::kWarpO) << name;
+            }
+        }(cs),
+         ...);
+      },
+      detail::CompiledConfigs{});
 }
 
 // The vocoder stages with their strides, kernels and paddings, channels cut by 16 and 5 frames,

@@ -32,8 +32,13 @@ struct FastConfig {
   int rows_per_thread = 4;
   int min_blocks = 1; // blocks per SM asked of ptxas (__launch_bounds__): a register cap
   int split = 1;
+  // Threads laid out row-major over (oc-group, u-group), the sessions 1-3 mapping, instead of in
+  // warp tiles (polyphase_tile.hpp, Config): compiled for two controls only, so that one sweep
+  // measures what the warp tiles change ("-rm" in the name).
+  bool row_major = false;
   // e.g. "t64-c16-k16-u8", "t256-c64-k8-u16-r8-s4": threads, cells per thread, chunk, u-groups,
-  // then rows per thread, min blocks per SM and split when they differ from 4, 1 and 1.
+  // then rows per thread, min blocks per SM, "-rm" and split when they differ from 4, 1, warp
+  // tiles and 1.
   std::string name() const;
   // The compiled block shape, without the runtime split.
   FastConfig block() const {
@@ -44,7 +49,7 @@ struct FastConfig {
   bool operator==(const FastConfig &o) const {
     return threads == o.threads && cells_per_thread == o.cells_per_thread && chunk == o.chunk &&
            u_groups == o.u_groups && rows_per_thread == o.rows_per_thread &&
-           min_blocks == o.min_blocks && split == o.split;
+           min_blocks == o.min_blocks && split == o.split && row_major == o.row_major;
   }
 };
 
