@@ -6,7 +6,7 @@
 # Usage: scripts/compare_h200.sh BUILD_DIR OUT_DIR
 #   MODELS="..." (default: the three families) and ARMS="..." (default below; add cuda-tf32 and
 #   cuda-f64-dmma for the tensor-core arms) narrow a run; DEVICE_TIMING=queued times the resident
-#   device arms behind a held stream (bench_conv --device-timing; default launched). The whole
+#   device arms behind a held stream (bench_conv --device-timing; the default, queued; launched for the old view). The whole
 #   comparison takes about 5.3 min on the H200 (512x 139 s, 256x 78 s, base 53 s, the instrument
 #   ~40 s): one device call after a build.
 set -uo pipefail
@@ -14,7 +14,7 @@ B=${1:?build dir}; O=${2:?output dir}
 mkdir -p "$O"
 export PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}"
 arms=${ARMS:-cuda-f32,cuda-f64,cuda-f64-fma,cudnn-f32,cudnn-tf32,cudnn-f64}
-timing=${DEVICE_TIMING:-launched}
+timing=${DEVICE_TIMING:-queued}
 models=${MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}
 # The instrument: CV across 9 rounds, and each device arm next to its A/A twin.
 "$B/bin/bench_conv" --stage up0,up1,up2 --frames 96 --staging resident --reps 9 --device-timing "$timing" \

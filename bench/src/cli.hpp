@@ -27,7 +27,7 @@ struct Options {
   uint64_t seed = 1;
   int threads = 0;        // 0: hardware concurrency
   double min_time = 0.05; // Google Benchmark's minimum time per sample
-  std::string device_timing = "launched"; // launched | queued (resident device arms)
+  std::string device_timing = "queued"; // queued | launched (resident device arms)
   std::string out;        // empty: results/<utc>-<host>-<model>-<stages>.json
   std::string dump;       // empty: no dump
   bool no_lease = false;

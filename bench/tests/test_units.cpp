@@ -263,7 +263,7 @@ TEST(Cli, ParsesEveryFlagBothSpellings) {
                         "--dump",       "d",
                         "--lease-wait", "2.5",
                         "--profile",    "memory",
-                        "--device-timing", "queued"};
+                        "--device-timing", "launched"};
   Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
   EXPECT_EQ(o.stages, (std::vector<std::string>{"up0", "chain"}));
   EXPECT_EQ(o.model, "hifigan_v1");
@@ -275,8 +275,8 @@ TEST(Cli, ParsesEveryFlagBothSpellings) {
   EXPECT_DOUBLE_EQ(o.min_time, 0.2);
   EXPECT_DOUBLE_EQ(o.lease_wait, 2.5);
   EXPECT_EQ(o.profile.value_or(""), "memory");
-  EXPECT_EQ(o.device_timing, "queued");
-  EXPECT_EQ(Options{}.device_timing, "launched");
+  EXPECT_EQ(o.device_timing, "launched");
+  EXPECT_EQ(Options{}.device_timing, "queued");
 }
 
 // ---- the queue hold of --device-timing queued (GPU machine; skipped elsewhere) ----
