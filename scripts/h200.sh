@@ -4,8 +4,10 @@
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize bench counters lease ncu perf compare sweep
-#          queued
-#   (default: all but gpu-tests, the GPU test binaries alone (tests runs them after ctest),
+#          queued ncu-f32 main
+#   (main: the README's main job alone, `bench_conv --stage up0 --reps 3`; bench adds the chain
+#   sweep; ncu-f32: ncu of one cuda-f32 and one cudnn-f32 launch on 512x up0 at 96 and 1536
+#   frames; default: all but main, ncu-f32, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
 #   tests-bench, the bench and lease subset of tests, sweep, the fast kernels' block-shape
 #   sweep, and queued, --device-timing queued against launched on the instrument's cases)
 set -uo pipefail
@@ -75,10 +77,12 @@ if has sanitize; then
   done
 fi
 
-if has bench; then
+if has bench || has main; then
   t0=$(date +%s)
   $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/up0.json" >"$W/logs/bench-up0.txt" 2>"$W/logs/bench-up0.err"
   log "bench_conv --stage up0 --reps 3: rc=$? wall $(( $(date +%s) - t0 )) s"; cat "$W/logs/bench-up0.txt" >&2
+fi
+if has bench; then
   t0=$(date +%s)
   timeout 420 $B/bin/bench_conv --stage chain --frames 96,384,1536 --reps 3 \
     --out "$W/results/chain-sweep.json" >"$W/logs/bench-chain.txt" 2>"$W/logs/bench-chain.err"
@@ -117,11 +121,27 @@ fi
 
 if has ncu; then
   timeout 300 ncu --clock-control none --nvtx --nvtx-include "convbench@up0/" --metrics gpu__time_duration.sum \
-    $B/bin/bench_conv --stage up0 --reps 1 --arms cuda-f32 --staging resident --no-lease \
+    $B/bin/bench_conv --stage up0 --reps 1 --arms cuda-f32 --staging resident --no-lease --device-timing launched \
     --out "$W/results/under-ncu.json" >"$W/logs/ncu.txt" 2>&1
   log "bench under ncu: rc=$? ranges profiled: $(grep -c 'gpu__time_duration' "$W/logs/ncu.txt")"
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('under ncu, counters:', [c['counters'].get('status') + ': ' + str(c['counters'].get('message',''))[:120] for c in r['cases'] if c['device']])" \
     "$W/results/under-ncu.json" 2>&1 | tee -a "$W/logs/summary.txt" >&2
+fi
+
+if has ncu-f32; then
+  # What limits cuda-f32, and what cuDNN's kernel does on the same case: one launch each (the
+  # first timed one; launch 0 is the correctness gate's), 512x up0 at 96 and 1536 frames.
+  for f in 96 1536; do
+    for a in cuda-f32:polyphase cudnn-f32:dgrad; do
+      timeout 150 ncu --clock-control none -k "regex:${a#*:}" --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis \
+        --metrics smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active \
+        $B/bin/bench_conv --stage up0 --frames $f --arms ${a%%:*} --staging resident --reps 1 --min-time 0.001 \
+        --no-counters --no-lease --device-timing launched --out "$W/results/ncu-$f-${a%%:*}.json" >"$W/logs/ncu-f32-$f-${a%%:*}.txt" 2>&1
+      log "ncu ${a%%:*} up0/$f rc=$? $(grep -E '^  [a-z_]+.*(polyphase|dgrad)|Issue Slots Busy|Achieved Occupancy|Registers Per|pipe_fma_cycles' "$W/logs/ncu-f32-$f-${a%%:*}.txt" | tr -s ' ' | head -6 | tr '\n' ';')"
+    done
+  done
 fi
 
 if has perf; then
