@@ -232,6 +232,21 @@ def t_small_run(bench, schema, tmp):
     gates = {c["arm"]: c["gate"] for c in r["cases"]}
     check(gates["cpu-f64"]["kind"] == "reference" and gates["cpu-f32"]["kind"] == "tolerance", "gate kinds")
     check(gates["cpu-f32"]["rel_l2_err"] <= gates["cpu-f32"]["tolerance"], "cpu-f32 within tolerance")
+    # Every case names its kernel; cpu-f32 the instruction set it ran, which must be this CPU's
+    # best (/proc/cpuinfo). Planted: describe() naming "avx2" unconditionally fails here on an
+    # AVX-512 machine (this one and the H200's host).
+    kernels = {c["arm"]: c["kernel"] for c in r["cases"]}
+    check(all(isinstance(k, dict) and k.get("name") for k in kernels.values()), f"kernel names {kernels}")
+    flags = set()
+    if os.path.exists("/proc/cpuinfo"):
+        for ln in open("/proc/cpuinfo"):
+            if ln.startswith("flags"):
+                flags = set(ln.split(":", 1)[1].split())
+                break
+    if flags:
+        isa = ("avx512" if {"avx512f", "avx512vl", "fma"} <= flags
+               else "avx2" if {"avx2", "fma"} <= flags else "generic")
+        check(kernels["cpu-f32"].get("isa") == isa, f"cpu-f32 ran {kernels['cpu-f32']}, this CPU's best is {isa}")
 
     # More cases so the order has room to differ: 2 stages x 2 frame counts x 2 arms = 8 cases.
     sweep = ["--stage", "up2,up3", "--frames", "4,8", "--reps", "3", "--min-time", "0.001"]

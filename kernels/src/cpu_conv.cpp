@@ -116,4 +116,6 @@ void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const floa
   cpu_f32::conv(cpu_f32::best_isa(), s, x, w, bias, y, pool);
 }
 
+const char* cpu_f32_isa() { return cpu_f32::isa_name(cpu_f32::best_isa()); }
+
 }  // namespace convbench

@@ -18,4 +18,8 @@ void conv_cpu_f64(const ConvShape& s, const float* x, const float* w, const floa
 void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                   ThreadPool& pool);
 
+// The instruction set conv_cpu_f32 runs on this CPU: "avx512", "avx2" or "generic" (the same
+// arm is a different kernel on another machine: the result record says which ran).
+const char* cpu_f32_isa();
+
 }  // namespace convbench

@@ -11,6 +11,12 @@ public:
   // wrong tap or a dropped bias through (those give relative errors of 1e-2 and more).
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &conv_cpu_f32; }
+  // Which instruction set ran: cpu-f32 on an AVX-512 machine and on an AVX2 one are different
+  // kernels, and their times are not comparable across machines without it.
+  nlohmann::json describe(const Problem &) const override {
+    const std::string isa = cpu_f32_isa();
+    return {{"name", "cpu-f32 " + isa + " register-blocked polyphase GEMM"}, {"isa", isa}};
+  }
 };
 } // namespace convbench::bench
 
