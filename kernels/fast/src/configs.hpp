@@ -35,13 +35,16 @@ namespace convbench::fast::detail {
 // slower in f64 (200-218 registers: one 6-warp block per SM). The 4 x 4 ones below (the f64
 // winners' 16 cells, 192 or 96 threads) were added after it and won 9 of 144 cases of the
 // second sweep (up to 12%, up4 f64). t96-c16-k16-u16 (6 oc-groups: 24 rows) fits cout = 24 and
-// 48 (up5 and up4 of the 44 kHz models), where the 32-row tiles issue 1.35x the valid work; added
-// after the second sweep, emulation-tested here, not yet run on the H200. So was
-// t192-c16-k24-u24-b2: the second sweep's 96-position tiles (12 channels a chunk) spent 247-266 us
+// 48 (up5 and up4 of the 44 kHz models), where the 32-row tiles issue 1.35x the valid work; in
+// session 4's first sweep it won 38 of 144 cases (geomean 1.04 / 1.03 / 1.14x the default, the
+// best single f64-fma config). t192-c16-k24-u24-b2 (6 wins there): the second sweep's 96-position tiles (12 channels a chunk) spent 247-266 us
 // per 1e9 issued f64 multiply-adds on 512x up0/96 against 178 for t128-c16-k16-u16 (16 a chunk),
 // which is why they lost there despite issuing 25% less; 24 channels a chunk halves the per-chunk
 // staging and barrier cost again. Capped at 2 blocks per SM: uncapped, ptxas gave its f64
 // kernel 184 registers, one 6-warp block per SM (what sank t192-c32-k12-u24-r8 in f64).
+// Session 4: threads in warp tiles (polyphase_tile.hpp, Config); the two -rm configs keep the
+// old row-major layout as controls, so each sweep measures the layout (session 4: warp / row-major
+// time 0.976-0.987 in f32, 0.99-1.00 in f64, 0.92-1.00 in f64-fma, geomean over 48 cases).
 // Dropped earlier because ptxas (nvcc 13.0, sm_90) spilled them in the f64 kernels, 255
 // registers: Config<64, 8, 4, 32> (32-60 bytes spill stores), Config<64, 8, 8, 16> (8-40 bytes),
 // Config<256, 32, 4, 16> (capped at 128 registers, 8-24 bytes).
