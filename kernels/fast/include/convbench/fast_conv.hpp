@@ -62,7 +62,8 @@ FastConfig default_fast_config();
 // fast_config_unsupported_reason().
 std::vector<FastConfig> fast_configs();
 
-// The f32 candidates: fast_configs() and, for the 8-row configurations, split 2, 4 and 8.
+// The f32 candidates: fast_configs() and, for the 8-row configurations, split 2, 4 and 8; for
+// the 4-row ones but the default and the row-major control, split 2 and 4.
 std::vector<FastConfig> fast_f32_configs();
 
 // Empty when `config` is compiled and can run shape `s` (in f64 when `f64`: no split there),
