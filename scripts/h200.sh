@@ -30,7 +30,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 
 if has build; then
-  { nvidia-smi; nvcc --version; nproc; lscpu | grep -E "Model name|Flags" | cut -c1-200; } >"$W/logs/machine.txt" 2>&1
+  { nvidia-smi; nvcc --version; nproc; lscpu | grep -E "Model name"; echo "ISA flags: $(grep -m1 -ow -E 'avx2|fma|avx512f|avx512vl|avx512_fp16|avx512_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"; } >"$W/logs/machine.txt" 2>&1
   t0=$(date +%s)
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     >"$W/logs/configure.txt" 2>&1 || { log "configure FAILED"; tail -30 "$W/logs/configure.txt"; }
