@@ -37,8 +37,9 @@ namespace convbench::fast::detail {
 // second sweep (up to 12%, up4 f64). t96-c16-k16-u16 (6 oc-groups: 24 rows) fits cout = 24 and
 // 48 (up5 and up4 of the 44 kHz models), where the 32-row tiles issue 1.35x the valid work; in
 // session 4's first sweep it won 38 of 144 cases (geomean 1.04 / 1.03 / 1.14x the default, the
-// best single f64-fma config). t192-c16-k24-u24-b2 (6 wins there): the second sweep's 96-position tiles (12 channels a chunk) spent 247-266 us
-// per 1e9 issued f64 multiply-adds on 512x up0/96 against 178 for t128-c16-k16-u16 (16 a chunk),
+// best single f64-fma config). t192-c16-k24-u24-b2 (6 wins there): the second sweep's
+// 96-position tiles (12 channels a chunk) spent 247-266 us per 1e9 issued f64 multiply-adds on
+// 512x up0/96 against 178 for t128-c16-k16-u16 (16 a chunk),
 // which is why they lost there despite issuing 25% less; 24 channels a chunk halves the per-chunk
 // staging and barrier cost again. Capped at 2 blocks per SM: uncapped, ptxas gave its f64
 // kernel 184 registers, one 6-warp block per SM (what sank t192-c32-k12-u24-r8 in f64).
@@ -67,8 +68,8 @@ using CompiledConfigs =
                Config<128, 16, 4, 16, 4, 1, true>>; // t128-c16-k16-u16-rm
 
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads, C::kCells, C::kBk,        C::kUg,
-                    C::kRows,    C::kMinBlocks, 1, C::kRowMajor};
+  return FastConfig{C::kThreads, C::kCells,     C::kBk, C::kUg,
+                    C::kRows,    C::kMinBlocks, 1,      C::kRowMajor};
 }
 
 // Calls f(C{}) for the compiled Config type of `c`'s block shape; returns false when none is.

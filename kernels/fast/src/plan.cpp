@@ -173,24 +173,20 @@ std::vector<FastConfig> fast_configs() {
 
 std::vector<FastConfig> fast_f32_configs() {
   std::vector<FastConfig> all = fast_configs();
-  for (const FastConfig &c : fast_configs())
-    if (c.rows_per_thread == 8)
-      for (int split : {2, 4, 8}) {
-        FastConfig s = c;
-        s.split = split;
-        all.push_back(s);
-      }
-  // The 4 x 4 tiles split 2 and 4 (session 4, not yet swept on the H200): at 96 frames their
-  // grids are half a wave (512x up0/96, t192-c16-k12-u24: 192 blocks for 3 x 132 slots at 112
-  // registers, 188 us), where a split of 2 fills one wave without the 1.33x tile waste of the
-  // 64-position tile that wins there today (165 us; cuDNN 152 us).
-  for (const FastConfig &c : fast_configs())
-    if (c.rows_per_thread == 4 && !c.row_major && !(c == default_fast_config()))
-      for (int split : {2, 4}) {
-        FastConfig s = c;
-        s.split = split;
-        all.push_back(s);
-      }
+  for (const FastConfig &c : fast_configs()) {
+    // The 8-row tiles split 2, 4 and 8. The 4 x 4 tiles (but the default and the row-major
+    // control) split 2 and 4 (session 4, not yet swept on the H200): at 96 frames their grids are
+    // half a wave (512x up0/96, t192-c16-k12-u24: 192 blocks for 3 x 132 slots at 112 registers,
+    // 188 us), where a split of 2 fills one wave without the 1.33x tile waste of the 64-position
+    // tile that wins there today (165 us; cuDNN 152 us).
+    const bool plain_4x4 = c.rows_per_thread == 4 && !c.row_major && !(c == default_fast_config());
+    const int max_split = c.rows_per_thread == 8 ? 8 : plain_4x4 ? 4 : 1;
+    for (int split = 2; split <= max_split; split *= 2) {
+      FastConfig s = c;
+      s.split = split;
+      all.push_back(s);
+    }
+  }
   return all;
 }
 

@@ -497,8 +497,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
       for (int r = 1; r < P.split; ++r)
         v = add_rn(v, partials(r)[e]);
       const int t = e % kThreads, cell = e / kThreads;
-      store_cell(P, k, C::og_of(t), C::ug_of(t), cell / (TR * kTn), (cell / kTn) % TR, cell % kTn, v,
-                 bias, y);
+      store_cell(P, k, C::og_of(t), C::ug_of(t), cell / (TR * kTn), (cell / kTn) % TR,
+                 cell % kTn, v, bias, y);
     }
   }
 };
