@@ -4,12 +4,13 @@
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize bench counters lease ncu perf compare sweep
-#          queued ncu-f32 main
+#          queued ncu-f32 main gemm
 #   (main: the README's main job alone, `bench_conv --stage up0 --reps 3`; bench adds the chain
 #   sweep; ncu-f32: ncu of one cuda-f32 and one cudnn-f32 launch on 512x up0 at 96 and 1536
 #   frames; default: all but main, ncu-f32, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
 #   tests-bench, the bench and lease subset of tests, sweep, the fast kernels' block-shape
-#   sweep, and queued, --device-timing queued against launched on the instrument's cases)
+#   sweep, queued, --device-timing queued against launched on the instrument's cases, and gemm,
+#   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -68,8 +69,8 @@ if has sanitize; then
     rc=$?
     # racecheck of the fast kernels' random-shape sets outlasts 200 s: the exact-property cases
     # (cancellation, zero skip, width probe) exercise every shared-memory path of the tile.
-    filter='*Random*:*Cancellation*:*Infinite*:*Width*:*SplitsSmall*'
-    [ $tool = racecheck ] && filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*'
+    filter='*Random*:*Cancellation*:*Infinite*:*Width*:*SplitsSmall*:*AsyncStagingSmall*'
+    [ $tool = racecheck ] && filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*:*AsyncStagingSmall*'
     log "compute-sanitizer $tool kernels_cuda_tests rc=$rc $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-kernels.txt" | tr '\n' ' ')"
     timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 $B/bin/fast_gpu_tests \
       --gtest_filter="$filter" >"$W/logs/san-$tool-fast.txt" 2>&1
@@ -165,12 +166,22 @@ fi
 if has sweep; then
   # Every compiled block shape of the fast kernels, checked against the default on the device and
   # timed on every vocoder stage: which configuration should become the default.
-  timeout 200 $B/bin/fast_gpu_tests --gtest_filter='*EveryConfig*:*ClusterSplits*' >"$W/logs/fast-configs.txt" 2>&1
+  timeout 200 $B/bin/fast_gpu_tests --gtest_filter='*EveryConfig*:*ClusterSplits*:*AsyncStaging*' >"$W/logs/fast-configs.txt" 2>&1
   log "fast_gpu_tests EveryConfig rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$W/logs/fast-configs.txt" | tr '\n' ' ')"
-  timeout 360 $B/bin/fast_kernels_bench --sweep --frames 96,384,1536 --reps 20 \
+  timeout 480 $B/bin/fast_kernels_bench --sweep --frames 96,384,1536 --reps 20 \
     --json "$W/results/sweep.json" >"$W/logs/sweep.txt" 2>&1
   log "fast_kernels_bench --sweep rc=$? (3 = some config wrong)"
   grep -iE "best|speedup" "$W/logs/sweep.txt" | tail -30 >&2
+fi
+
+if has gemm; then
+  # cuBLAS SGEMM (TF32 off) and DGEMM on every stage's polyphase GEMM, the same multiply-adds as
+  # the stage: the vendor SIMT GEMM's rate on these sizes, a measured ceiling for the floor targets.
+  for m in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
+    timeout 120 python3 scripts/torch_peer.py --gemm --no-cpu --model $m --stages all \
+      --frames 96,384,1536 --out "$W/results/gemm-$m.json" >"$W/logs/gemm-$m.txt" 2>&1
+    log "cuBLAS GEMM ceiling $m rc=$?"
+  done
 fi
 
 if has queued; then

@@ -8,6 +8,12 @@ untimed calls, in microseconds. Prints a table and writes JSON to --out.
 
     python3 scripts/torch_peer.py --out results/torch_peer.json            # CPU, up0..up3
     python3 scripts/torch_peer.py --gpu --frames 96,384 --out peer.json    # CPU + cuDNN
+    python3 scripts/torch_peer.py --gemm --no-cpu --stages all --frames 96,384,1536 --out g.json
+
+--gemm times cuBLAS on each stage's polyphase GEMM, [s*cout, cin*K/s] x [cin*K/s, l_in] (the
+stage's multiply-adds, as one matrix product: FLOPs = 2 cin cout K l_in), in f32 with TF32 off
+(SGEMM: FFMA, the arithmetic cuda-f32 must use) and in f64 (DGEMM): what the vendor's own SIMT
+GEMM reaches on these sizes, a measured ceiling for the floor targets of issue 7.
 
 This is a side measurement for issue 7 (cpu-f32 vs PyTorch CPU; cuDNN through PyTorch), not a
 convbench result record: no lease, no probes.
@@ -72,6 +78,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--cpu-f64", action="store_true", help="also time the CPU op in f64")
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU cases")
     p.add_argument("--gpu", action="store_true", help="also time cuDNN (f32, tf32, f64)")
+    p.add_argument("--gemm", action="store_true", help="also time cuBLAS on the polyphase GEMM")
     p.add_argument("--cudnn-benchmark", action="store_true", help="torch.backends.cudnn.benchmark")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -89,8 +96,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             fail(f"stage '{s}' not in {args.model} (has {', '.join(known)})")
     if args.threads < 1 or args.reps < 1 or args.warmup < 0:
         fail("--threads and --reps must be >= 1, --warmup >= 0")
-    if args.no_cpu and not args.gpu:
-        fail("--no-cpu without --gpu leaves nothing to time")
+    if args.no_cpu and not (args.gpu or args.gemm):
+        fail("--no-cpu without --gpu or --gemm leaves nothing to time")
     return args
 
 
@@ -149,6 +156,30 @@ def time_gpu(torch, F, shape: dict, mode: str, args) -> list[float]:
     return samples
 
 
+def time_gemm(torch, shape: dict, mode: str, args) -> list[float]:
+    """cuBLAS on the stage's polyphase GEMM (same multiply-adds; no scatter, no bias)."""
+    dtype = torch.float64 if mode == "f64" else torch.float32
+    torch.backends.cuda.matmul.allow_tf32 = False  # SGEMM: FFMA on IEEE f32, as cuda-f32
+    taps = shape["k"] // shape["stride"]
+    rows, inner = shape["stride"] * shape["cout"], shape["cin"] * taps
+    gen = torch.Generator().manual_seed(args.seed)
+    a = torch.randn(rows, inner, generator=gen, dtype=dtype).cuda()
+    b = torch.randn(inner, shape["l_in"], generator=gen, dtype=dtype).cuda()
+    c = torch.empty(rows, shape["l_in"], dtype=dtype, device="cuda")
+    for _ in range(max(args.warmup, 1)):
+        torch.mm(a, b, out=c)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(args.reps):
+        start.record()
+        torch.mm(a, b, out=c)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e3)  # ms -> us
+    return samples
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
@@ -156,8 +187,8 @@ def main(argv: list[str]) -> int:
         import torch.nn.functional as F
     except ImportError as e:
         fail(f"PyTorch is not importable here ({e}); run this on the GPU machine")
-    if args.gpu and not torch.cuda.is_available():
-        fail("--gpu given but torch.cuda.is_available() is False")
+    if (args.gpu or args.gemm) and not torch.cuda.is_available():
+        fail("--gpu or --gemm given but torch.cuda.is_available() is False")
     torch.set_num_threads(args.threads)
     torch.backends.cudnn.benchmark = args.cudnn_benchmark
 
@@ -169,7 +200,7 @@ def main(argv: list[str]) -> int:
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "cudnn_version": torch.backends.cudnn.version() if args.gpu else None,
-        "device_name": torch.cuda.get_device_name(0) if args.gpu else None,
+        "device_name": torch.cuda.get_device_name(0) if args.gpu or args.gemm else None,
         "cpu_threads": torch.get_num_threads(),
         "cpu_count": os.cpu_count(),
         "cudnn_benchmark": args.cudnn_benchmark,
@@ -214,6 +245,15 @@ def main(argv: list[str]) -> int:
                                 "torch-cudnn",
                                 mode,
                                 lambda s=shape, m=mode: time_gpu(torch, F, s, m, args),
+                            )
+                        )
+                if args.gemm:
+                    for mode in ("f32", "f64"):
+                        runs.append(
+                            (
+                                "cublas-gemm",
+                                mode,
+                                lambda s=shape, m=mode: time_gemm(torch, s, m, args),
                             )
                         )
                 for provider, dtype, run in runs:

@@ -67,12 +67,29 @@ using CompiledConfigs =
                Config<128, 16, 4, 16, 8, 1, true>, // t128-c32-k16-u16-r8-rm
                Config<128, 16, 4, 16, 4, 1, true>>; // t128-c16-k16-u16-rm
 
+// f32 only (session 5): cp.async staging (polyphase_tile.hpp, Config::kStages), 3 buffers. The
+// f64 kernels convert to double on the way into shared memory, which cp.async cannot. Why: ncu
+// of t256-c64-k8-u16-r8-b2 (the f32 winner on 512x up0 at 1536 frames) counts 1323 issued
+// instructions per warp per 8-channel chunk, 1024 of them FFMA; the SASS (ptxas, local) puts
+// about 130 of the rest in the register staging (load, select, store per element), and the FMA
+// pipe is 59.6% busy with no eligible warp in 27% of cycles. Copies that hold no registers and
+// run two chunks ahead cut the first and should shrink the second; 16 channels a chunk halve
+// the per-chunk cost again (the register path could not: twice the staging registers at the
+// 128-register cap). Each adds 3 kernels (f32, TR 1, 2, 4; M == 2).
+using F32OnlyConfigs =
+    std::tuple<Config<256, 16, 8, 16, 8, 2, false, 3>,  // 128 x 128, 8 x 8, 16 a chunk
+               Config<256, 16, 8, 8, 8, 2, false, 3>,   // the f32 winner's block, cp.async: A/B
+               Config<128, 16, 4, 16, 8, 1, false, 3>,  // 64 x 64, 8 x 4, 16 a chunk
+               Config<192, 24, 4, 24, 4, 1, false, 3>>; // 32 x 96, 4 x 4, 24 a chunk
+using AllConfigs = decltype(std::tuple_cat(CompiledConfigs{}, F32OnlyConfigs{}));
+
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads, C::kCells,     C::kBk, C::kUg,
-                    C::kRows,    C::kMinBlocks, 1,      C::kRowMajor};
+  return FastConfig{C::kThreads,    C::kCells, C::kBk,       C::kUg,    C::kRows,
+                    C::kMinBlocks, 1,          C::kRowMajor, C::kStages};
 }
 
-// Calls f(C{}) for the compiled Config type of `c`'s block shape; returns false when none is.
+// Calls f(C{}) for the compiled Config type of `c`'s block shape (AllConfigs); returns false
+// when none is.
 template <class F> bool with_config(const FastConfig &c, F &&f) {
   return std::apply(
       [&](auto... cs) {
@@ -84,7 +101,7 @@ template <class F> bool with_config(const FastConfig &c, F &&f) {
           return true;
         }(cs) || ...);
       },
-      CompiledConfigs{});
+      AllConfigs{});
 }
 
 // Plan of shape `s` for block configuration `c` (u and oc tiles depend on the block shape).

@@ -25,7 +25,8 @@ template <typename T> constexpr bool kCanSplit = sizeof(T) == sizeof(float);
 // c + 1 is stored into the other), and, for a split, the partial tile, which reuses the buffers
 // once the last chunk is done.
 template <typename T, class TL> constexpr size_t smem_bytes(int split) {
-  const size_t buffers = 2 * sizeof(typename TL::Smem);
+  constexpr int kBuffers = TL::Cfg::kStages > 0 ? TL::Cfg::kStages : 2;
+  const size_t buffers = kBuffers * sizeof(typename TL::Smem);
   const size_t partial = split > 1 ? sizeof(T) * TL::kThreads * TL::kCells : 0;
   return buffers > partial ? buffers : partial;
 }
@@ -36,19 +37,17 @@ template <typename T, class TL> constexpr size_t smem_bytes(int split) {
 // that ended the previous iteration; the barrier after the store publishes chunk c + 1. (The
 // single-buffer kernel of session 2 needed a second barrier between compute and store: ncu put
 // 0.08-0.23 barrier-stalled warps on every issued instruction of up0 at 1536 frames.)
-template <typename T, int M, int TR, bool Fused, class C>
-__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
-    polyphase_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
-                     const float *__restrict__ bias, float *__restrict__ y) {
-  using TL = Tile<T, M, TR, Fused, C>;
-  extern __shared__ float4 dynamic_smem[];
-  typename TL::Smem *buf = reinterpret_cast<typename TL::Smem *>(dynamic_smem);
-  const int tid = static_cast<int>(threadIdx.x);
-  const typename TL::Block blk = TL::block_coords(P, blockIdx.x, blockIdx.y, blockIdx.z);
-  typename TL::Acc acc;
-  TL::zero(acc);
+template <class TL>
+__device__ __forceinline__ void chunks_through_registers(const Plan &P,
+                                                         const typename TL::Block &blk,
+                                                         const typename TL::Cursor &cur, int tid,
+                                                         const float *__restrict__ x,
+                                                         const float *__restrict__ w,
+                                                         typename TL::Smem *buf,
+                                                         typename TL::Acc &acc) {
+  using T = typename TL::Value;
+  using C = typename TL::Cfg;
   typename TL::Stage st;
-  const typename TL::Cursor cur = TL::make_cursor(P, blk, tid);
   TL::load_chunk(P, blk, cur, blk.chunk0 * C::kBk, tid, x, w, st);
   TL::store_smem(tid, st, buf[0]);
   // f64 only: does the chunk in shared memory need the explicit x == 0 skip?
@@ -73,6 +72,61 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
       b ^= 1;
     }
   }
+}
+
+// cp.async staging (f32, Config::kStages > 0): kStages buffers, chunks c + 1 .. c + kStages - 1
+// in flight while chunk c computes. One barrier per chunk: it publishes chunk c (every thread
+// has waited for its own copies of it) and tells that every thread is done computing chunk
+// c - 1, whose buffer the copy issued next (chunk c + kStages - 1) overwrites. Every iteration
+// commits one group (empty past the last chunk), so "all but kStages - 2 groups done" means
+// chunk c is in.
+template <class TL>
+__device__ __forceinline__ void chunks_async(const Plan &P, const typename TL::Block &blk,
+                                             const typename TL::AsyncCursor &cur, int tid,
+                                             const float *__restrict__ x,
+                                             const float *__restrict__ w, typename TL::Smem *buf,
+                                             typename TL::Acc &acc) {
+  using C = typename TL::Cfg;
+  struct Device {
+    const Plan &P;
+    const typename TL::Block &blk;
+    const typename TL::AsyncCursor &cur;
+    int tid;
+    const float *x, *w;
+    typename TL::Smem *buf;
+    typename TL::Acc &acc;
+    // One copy group per call, empty when `real` is false (past the last chunk).
+    __device__ void copy(int i, int b, bool real) {
+      if (real)
+        TL::copy_chunk_async(P, blk, cur, (blk.chunk0 + i) * C::kBk, tid, x, w, buf[b]);
+      async_commit();
+    }
+    __device__ void wait_for(int) {
+      async_wait<C::kStages - 2>();
+      __syncthreads();
+    }
+    __device__ void compute(int b) { TL::template compute<false>(tid, buf[b], acc); }
+  };
+  TL::async_schedule(static_cast<int>(blk.chunk1 - blk.chunk0),
+                     Device{P, blk, cur, tid, x, w, buf, acc});
+  async_wait<0>(); // nothing left in flight: a split's partial tile reuses the buffers
+}
+
+template <typename T, int M, int TR, bool Fused, class C>
+__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
+    polyphase_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
+                     const float *__restrict__ bias, float *__restrict__ y) {
+  using TL = Tile<T, M, TR, Fused, C>;
+  extern __shared__ float4 dynamic_smem[];
+  typename TL::Smem *buf = reinterpret_cast<typename TL::Smem *>(dynamic_smem);
+  const int tid = static_cast<int>(threadIdx.x);
+  const typename TL::Block blk = TL::block_coords(P, blockIdx.x, blockIdx.y, blockIdx.z);
+  typename TL::Acc acc;
+  TL::zero(acc);
+  if constexpr (C::kStages > 0)
+    chunks_async<TL>(P, blk, TL::make_async_cursor(P, blk, tid), tid, x, w, buf, acc);
+  else
+    chunks_through_registers<TL>(P, blk, TL::make_cursor(P, blk, tid), tid, x, w, buf, acc);
   if constexpr (kCanSplit<T>) {
     if (P.split > 1) {
       // Partial sums through distributed shared memory: every rank publishes its tile (over its

@@ -158,6 +158,8 @@ std::string FastConfig::name() const {
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-b%d", min_blocks);
   if (row_major && n > 0 && n < int(sizeof buf))
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-rm");
+  if (stages != 0 && n > 0 && n < int(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "-a%d", stages);
   if (split != 1 && n > 0 && n < int(sizeof buf))
     std::snprintf(buf + n, sizeof buf - size_t(n), "-s%d", split);
   return buf;
@@ -173,7 +175,10 @@ std::vector<FastConfig> fast_configs() {
 
 std::vector<FastConfig> fast_f32_configs() {
   std::vector<FastConfig> all = fast_configs();
-  for (const FastConfig &c : fast_configs()) {
+  std::apply([&](auto... cs) { (all.push_back(detail::runtime_config<decltype(cs)>()), ...); },
+             detail::F32OnlyConfigs{});
+  const std::vector<FastConfig> blocks = all;
+  for (const FastConfig &c : blocks) {
     // The 8-row tiles split 2, 4 and 8. The 4 x 4 tiles (but the default and the row-major
     // control) split 2 and 4 (session 4, not yet swept on the H200): at 96 frames their grids are
     // half a wave (512x up0/96, t192-c16-k12-u24: 192 blocks for 3 x 132 slots at 112 registers,
@@ -194,6 +199,15 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
   const std::string why = detail::unsupported_reason(s);
   if (!why.empty())
     return why;
+  if (c.stages != 0) {
+    if (f64)
+      return "block configuration " + c.name() +
+             " stages f32 through cp.async: f32 only (the f64 kernels convert on the way)";
+    // Its x offsets are int over a whole chunk's rows (polyphase_tile.hpp, AsyncCursor).
+    if (std::max<int64_t>(s.cin, c.chunk) * s.l_in >= (int64_t{1} << 31))
+      return "block configuration " + c.name() + ": max(cin, chunk) x l_in too large for 32-bit "
+             "offsets";
+  }
   if (c.split != 1) {
     if (f64)
       return "split " + std::to_string(c.split) +

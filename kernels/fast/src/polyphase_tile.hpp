@@ -62,8 +62,13 @@ namespace convbench::fast::detail {
 // reads span kWarpU lanes' windows (f32, Tn = 4: 128 contiguous bytes, one wavefront) and its
 // weight reads kWarpO oc-groups (one wavefront), each value shared by the other lanes through
 // the broadcast. Which thread computes a cell never changes how the cell is computed.
+//
+// Stages (f32 only, session 5): 0 stages each chunk through registers into two shared-memory
+// buffers (the f64 kernels must: they convert to double on the way); >= 2 copies global ->
+// shared memory with cp.async into that many buffers, Stages - 1 chunks in flight ahead of the
+// one being computed, so staging holds no registers and costs one instruction per element.
 template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks = 1,
-          bool RowMajor = false>
+          bool RowMajor = false, int Stages = 0>
 struct Config {
   static constexpr int kThreads = Threads;
   static constexpr int kUg = UGroups;        // u-groups per block
@@ -77,6 +82,7 @@ struct Config {
   static constexpr int kXr = kTn + 4;    // x values a thread reads per channel (aligned 4-vectors)
   static constexpr int kCells = kRows * kTn; // cells per thread
   static constexpr bool kRowMajor = RowMajor;
+  static constexpr int kStages = Stages;
   // Warp tile: u-groups along a warp's lanes (8 where the block allows, else 16 or 4; 0: none
   // fits, row-major), and oc-groups across them.
   static constexpr int kWarpU = RowMajor || kThreads % 32 != 0 ? 0
@@ -102,6 +108,7 @@ struct Config {
   static_assert(kRows == 4 || kRows == 8, "rows per thread");
   static_assert(kUg % kRows == 0, "weight rows (Rows * kOg elements) split evenly over the threads");
   static_assert(kTn % 4 == 0, "a thread's x window is read as aligned 4-vectors");
+  static_assert(kStages == 0 || kStages >= 2, "cp.async staging needs two buffers or more");
 };
 
 // Today's block (the default that launch_conv runs): 64 threads = 8 oc-groups x 8 u-groups, 16
@@ -198,6 +205,31 @@ CB_HD void load4(const double *p, double (&v)[4]) {
 #endif
 }
 
+// cp.async staging (Config::kStages > 0, f32): one 4-byte global -> shared copy per element,
+// zero-filled when `ok` is false (src-size 0: nothing is read; src is then any valid address).
+// On the host (emulation) the copy happens at once; commit and wait have nothing to do there.
+CB_HD void copy4_async(float *dst, const float *src, bool ok) {
+#ifdef __CUDA_ARCH__
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+               "r"(ok ? 4 : 0)
+               : "memory");
+#else
+  *dst = ok ? *src : 0.0f;
+#endif
+}
+CB_HD void async_commit() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most N of this thread's committed copy groups are still in flight.
+template <int N> CB_HD void async_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 // Fused: each tap is one fma (the f32 arm, and the cuda-f64-fma arm); not fused: __dmul_rn then
 // __dadd_rn, two fp64 instructions per tap (the cuda-f64 arm as issue 2 specifies it, whose
 // counters must show zero DFMA). Both give the same bits for f32 operands (see above).
@@ -205,6 +237,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   static_assert(M >= 1 && M <= 4, "taps per phase");
   // The block shape of this instantiation (these shadow the DefaultConfig names above).
   using Cfg = C;
+  using Value = T; // the accumulator type
   static constexpr int kThreads = C::kThreads;
   static constexpr int kTn = C::kTn;
   static constexpr int kUg = C::kUg;
@@ -310,15 +343,17 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   static constexpr int kRowStep = kThreads / (TR * BO); // weight rows (ii*M + j) per element step
   // With kRowStep a multiple of M, a thread's j is fixed and ii advances by kRowStep / M.
   static constexpr bool kAffineW = kRowStep % M == 0;
-  struct Cursor {
-    int w_off;          // element 0's offset from the chunk's first weight (ic0, 0, 0)
-    bool w_ok;          // the thread's oc exists
-    int w_ii0;          // element 0's channel within the chunk
-    int x_off[kXPt];    // element i's offset from the chunk's first x row; -1: outside (stage 0)
-    int x_ii[kXPt];     // element i's channel within the chunk (for the last, partial chunk)
+  struct WeightCursor {
+    int w_off; // element 0's offset from the chunk's first weight (ic0, 0, 0)
+    bool w_ok; // the thread's oc exists
+    int w_ii0; // element 0's channel within the chunk
   };
-  CB_HD static Cursor make_cursor(const Plan &P, const Block &k, int tid) {
-    Cursor c;
+  struct Cursor : WeightCursor {
+    int x_off[kXPt]; // element i's offset from the chunk's first x row; -1: outside (stage 0)
+    int x_ii[kXPt];  // element i's channel within the chunk (for the last, partial chunk)
+  };
+  CB_HD static WeightCursor make_weight_cursor(const Plan &P, const Block &k, int tid) {
+    WeightCursor c;
     const int rr = tid % TR;
     const int ol = (tid / TR) % BO;
     const int jj0 = tid / (TR * BO);
@@ -327,6 +362,11 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     c.w_ii0 = jj0 / M;
     c.w_off = static_cast<int>((k.oc0 + ol) * P.k + k.r0 + rr) + (jj0 / M) * row +
               (jj0 % M) * static_cast<int>(P.s);
+    return c;
+  }
+  CB_HD static Cursor make_cursor(const Plan &P, const Block &k, int tid) {
+    Cursor c;
+    static_cast<WeightCursor &>(c) = make_weight_cursor(P, k, tid);
     const int l_in = static_cast<int>(P.l_in);
     const int t0 = static_cast<int>(k.t_base);
     CB_UNROLL
@@ -368,6 +408,120 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
         CB_UNROLL
         for (int i = 0; i < kXPt; ++i)
           st.x[i] = (c.x_off[i] >= 0 && c.x_ii[i] < left) ? xp[c.x_off[i]] : 0.0f;
+      }
+    }
+  }
+
+  // cp.async staging (f32, kStages > 0): the same elements and zeros as load_chunk +
+  // store_smem, with the x window cut so that a thread's addresses are affine in its element
+  // index (the register cursor's per-element offsets, 2 x 9 registers at 16 channels a chunk,
+  // spilled the 128 x 128 tile at its 128-register cap): the first kBu columns as rows of the
+  // block's threads (thread tid owns column tid % kBu of rows tid / kBu + i * kXRowStep), the 4
+  // columns past them (the M - 1 taps' overlap, padded) one element per thread.
+  static constexpr int kXRowStep = kThreads / kBu;     // x rows per element step
+  static constexpr int kXMain = kBk / kXRowStep;       // main x elements per thread
+  static constexpr int kXEdge = kBk * (kXw - kBu);     // edge x elements per block
+  static constexpr int kXEdgePt = (kXEdge + kThreads - 1) / kThreads;
+  // The cp.async schedule (kStages buffers) of a block's n chunks, written once for the kernel
+  // and its emulation: s.copy(i, b) stages the block's i-th chunk into buffer b, s.wait_for(i)
+  // is the barrier after which chunk i is in shared memory for every thread (and every thread
+  // is done with chunk i - 1), s.compute(b) runs the multiply-adds of buffer b. Chunk i lives in
+  // buffer i % kStages; while it computes, chunk i + kStages - 1 is in flight into the buffer
+  // chunk i - 1 was computed from. On the device every iteration commits one copy group, empty
+  // past the last chunk, so that wait_for(i) = "all but kStages - 2 groups done".
+  template <class S> CB_HD static void async_schedule(int n, S &&s) {
+    constexpr int NS = C::kStages;
+    static_assert(NS >= 2, "a cp.async config");
+    CB_UNROLL
+    for (int i = 0; i < NS - 1; ++i)
+      s.copy(i, i, i < n);
+    for (int i = 0; i < n; ++i) {
+      s.wait_for(i);
+      const int ahead = i + NS - 1;
+      s.copy(ahead, ahead % NS, ahead < n);
+      s.compute(i % NS);
+    }
+  }
+  static constexpr int kNoRow = 1 << 30; // never below a chunk's channels left
+  struct AsyncCursor : WeightCursor {
+    int x_row0; // the thread's first main row
+    int x_off;  // its first main element's offset from the chunk's first x row
+    bool x_ok;  // its column's t is inside [0, l_in)
+    int x_step; // offset from one of its main elements to the next (kXRowStep rows)
+    int e_row[kXEdgePt]; // edge element i's row; kNoRow: none, or its t outside [0, l_in)
+    int e_off[kXEdgePt]; // its offset from the chunk's first x row
+  };
+  // Offsets are int: fast_config_unsupported_reason() refuses these configs when
+  // max(cin, chunk) * l_in reaches 2^31.
+  CB_HD static AsyncCursor make_async_cursor(const Plan &P, const Block &k, int tid) {
+    static_assert(kThreads % kBu == 0 && kBk % kXRowStep == 0,
+                  "the x window's main columns split into whole rows of the block's threads");
+    AsyncCursor c;
+    static_cast<WeightCursor &>(c) = make_weight_cursor(P, k, tid);
+    if (!c.w_ok) // oc outside cout: its copies (zeros) point at oc 0 of the same channels
+      c.w_off = c.w_ii0 * static_cast<int>(P.cout * P.k);
+    const int l_in = static_cast<int>(P.l_in);
+    const int t0 = static_cast<int>(k.t_base);
+    const int col = tid % kBu;
+    c.x_row0 = tid / kBu;
+    c.x_ok = t0 + col >= 0 && t0 + col < l_in;
+    c.x_off = c.x_row0 * l_in + (c.x_ok ? t0 + col : 0); // outside: column 0 of its row
+    c.x_step = kXRowStep * l_in;
+    CB_UNROLL
+    for (int i = 0; i < kXEdgePt; ++i) {
+      const int e = tid + i * kThreads;
+      const int t = t0 + kBu + e % (kXw - kBu); // >= 0: t0 >= -3 and kBu >= 32
+      const bool in = e < kXEdge && t < l_in;
+      c.e_row[i] = in ? e / (kXw - kBu) : kNoRow;
+      c.e_off[i] = in ? (e / (kXw - kBu)) * l_in + t : 0;
+    }
+    return c;
+  }
+
+  // A full chunk (kBk channels left) takes the bounds the cursor fixed for the block: each copy
+  // is one pointer step and one cp.async. The cursor clamps the offsets of a thread's elements
+  // outside the tensors to valid addresses (they copy zeros), so no address is ever invalid;
+  // the last, partial chunk selects a valid address per element.
+  CB_HD static void copy_chunk_async(const Plan &P, const Block &k, const AsyncCursor &c,
+                                     int64_t ic0, int tid, const float *x, const float *w,
+                                     Smem &sm) {
+    static_assert(sizeof(T) == sizeof(float), "cp.async copies f32 as it is: f32 kernels only");
+    static_assert(kAffineW, "cp.async staging needs the cursor's affine weight offsets");
+    const int left = static_cast<int>(P.cin - ic0); // channels left (> 0)
+    const int w_step = (kRowStep / M) * static_cast<int>(P.cout * P.k);
+    const float *wq = w + ic0 * P.cout * P.k + c.w_off;
+    const float *xp = x + (k.b * P.cin + ic0) * P.l_in;
+    const float *xq = xp + c.x_off;
+    const int col = tid % kBu;
+    if (left >= kBk) { // pointers stepped, not recomputed: two integer adds per copy
+      const float *p = wq;
+      CB_UNROLL
+      for (int i = 0; i < kWPt; ++i, p += w_step)
+        copy4_async(&sm.w[tid + i * kThreads], p, c.w_ok);
+      p = xq;
+      CB_UNROLL
+      for (int i = 0; i < kXMain; ++i, p += c.x_step)
+        copy4_async(&sm.x[(c.x_row0 + i * kXRowStep) * kXw + col], p, c.x_ok);
+    } else {
+      CB_UNROLL
+      for (int i = 0; i < kWPt; ++i) {
+        const bool ok = c.w_ok && c.w_ii0 + i * (kRowStep / M) < left;
+        copy4_async(&sm.w[tid + i * kThreads], ok ? wq + i * w_step : w, ok);
+      }
+      CB_UNROLL
+      for (int i = 0; i < kXMain; ++i) {
+        const int r = c.x_row0 + i * kXRowStep;
+        const bool ok = c.x_ok && r < left;
+        copy4_async(&sm.x[r * kXw + col], ok ? xq + i * c.x_step : x, ok);
+      }
+    }
+    CB_UNROLL
+    for (int i = 0; i < kXEdgePt; ++i) {
+      const int e = tid + i * kThreads;
+      if (e < kXEdge) {
+        const bool ok = c.e_row[i] < left; // never for kNoRow
+        copy4_async(&sm.x[(e / (kXw - kBu)) * kXw + kBu + e % (kXw - kBu)],
+                    ok ? xp + c.e_off[i] : x, ok);
       }
     }
   }

@@ -175,6 +175,55 @@ TEST(FastGpu, F32ClusterSplitsSmallRandomShapes) {
   expect_splits_within_bound(problems, 12 * 3);
 }
 
+// The f32-only cp.async configurations (stages != 0, every split of them too) against cpu-f64
+// within the f32 bound, every output cell written: the emulation test runs the same schedule
+// (Tile::async_schedule) on the host, where a copy into the buffer being computed and an edge
+// element outside the input copied as data were seen failing; here the device's own ordering
+// (wait_group, barrier) is what is checked.
+void expect_async_within_bound(const std::vector<Problem> &problems, int min_cases) {
+  int cases = 0;
+  for (const Problem &pr : problems) {
+    const auto ref = reference_f64(pr);
+    for (const FastConfig &cfg : fast_f32_configs()) {
+      if (cfg.stages == 0 || !fast_config_unsupported_reason(pr.shape, cfg, false).empty())
+        continue;
+      const auto got = run_config_once(pr, cfg, false, true);
+      ASSERT_EQ(nan_cells(got), 0) << cfg.name() << ": unwritten " << describe(pr.shape);
+      EXPECT_LT(peer_testing::relative_l2(got, ref), peer_testing::kF32RelativeL2Bound)
+          << cfg.name() << " " << describe(pr.shape);
+      ++cases;
+    }
+  }
+  EXPECT_GE(cases, min_cases);
+}
+
+TEST(FastGpu, F32AsyncStagingKeepsTheBoundOnEveryVocoderStage) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Problem> problems;
+  for (int64_t frames : {1, 96})
+    for (const auto &st : peer_testing::all_stages(frames))
+      problems.push_back(peer_testing::random_problem(st.shape, 47));
+  expect_async_within_bound(problems, 32 * 4);
+}
+
+// Small random shapes (odd channels, a partial last chunk, short rows: the edge columns and the
+// clamped addresses), small enough for scripts/h200.sh's compute-sanitizer filter
+// (*AsyncStagingSmall*): memcheck and racecheck of the cp.async copies and their barrier.
+TEST(FastGpu, F32AsyncStagingSmallRandomShapes) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Problem> problems;
+  std::mt19937_64 rng(101);
+  FastConfig async;
+  for (const FastConfig &c : fast_f32_configs())
+    if (c.stages != 0 && c.split == 1)
+      async = c; // the shapes keep K == 2 * stride, as every non-default config needs
+  ASSERT_NE(async.stages, 0) << "no cp.async config compiled";
+  for (int i = 0; i < 12; ++i)
+    problems.push_back(peer_testing::random_problem(
+        fast_testing::random_supported_shape(rng, {3, 300, 150, 200}, async), 60 + i));
+  expect_async_within_bound(problems, 12 * 4);
+}
+
 TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(99);

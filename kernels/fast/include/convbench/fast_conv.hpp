@@ -36,9 +36,12 @@ struct FastConfig {
   // warp tiles (polyphase_tile.hpp, Config): compiled for two controls only, so that one sweep
   // measures what the warp tiles change ("-rm" in the name).
   bool row_major = false;
+  // f32 only: 0 stages each chunk through registers into two shared-memory buffers; >= 2 copies
+  // it with cp.async into that many buffers ("-a3" in the name), see fast_f32_configs().
+  int stages = 0;
   // e.g. "t64-c16-k16-u8", "t256-c64-k8-u16-r8-s4": threads, cells per thread, chunk, u-groups,
-  // then rows per thread, min blocks per SM, "-rm" and split when they differ from 4, 1, warp
-  // tiles and 1.
+  // then rows per thread, min blocks per SM, "-rm", "-a<stages>" and split when they differ
+  // from 4, 1, warp tiles, register staging and 1.
   std::string name() const;
   // The compiled block shape, without the runtime split.
   FastConfig block() const {
@@ -49,7 +52,8 @@ struct FastConfig {
   bool operator==(const FastConfig &o) const {
     return threads == o.threads && cells_per_thread == o.cells_per_thread && chunk == o.chunk &&
            u_groups == o.u_groups && rows_per_thread == o.rows_per_thread &&
-           min_blocks == o.min_blocks && split == o.split && row_major == o.row_major;
+           min_blocks == o.min_blocks && split == o.split && row_major == o.row_major &&
+           stages == o.stages;
   }
 };
 
@@ -62,8 +66,9 @@ FastConfig default_fast_config();
 // fast_config_unsupported_reason().
 std::vector<FastConfig> fast_configs();
 
-// The f32 candidates: fast_configs() and, for the 8-row configurations, split 2, 4 and 8; for
-// the 4-row ones but the default and the row-major control, split 2 and 4.
+// The f32 candidates: fast_configs(), then the f32-only cp.async configurations (stages 3);
+// and for each 8-row configuration split 2, 4 and 8, for each 4-row one but the default and the
+// row-major control split 2 and 4.
 std::vector<FastConfig> fast_f32_configs();
 
 // Empty when `config` is compiled and can run shape `s` (in f64 when `f64`: no split there),
