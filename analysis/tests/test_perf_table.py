@@ -1,7 +1,8 @@
 """scripts/perf_table.py on the committed H200 comparison: the table and its per-target tally.
 
 The counts are facts about results/examples/compare-bigvgan_v2_44khz_128band_512x.json (session
-5's kernels: cp.async staging in f32; queued timing). Planted faults seen failing: the cuDNN comparison written `f32 > n32` (0 of 18),
+5's kernels: cp.async staging in f32; queued timing). Planted faults seen failing: the cuDNN
+comparison written `f32 > n32` (0 of 18),
 the floor test without the 20 us cut (0 of 18), the chain set against the sum of the stages'
 cudnn-f32 times instead of cuda-f32 (3 of 3 still met, but the ratio span moved: only the span
 assertion caught it), the f64 comparisons written `t > n64` (8 and 3 of 18),

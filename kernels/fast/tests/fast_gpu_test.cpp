@@ -129,63 +129,19 @@ TEST(FastGpu, EveryConfigKeepsTheContractsOnEveryVocoderStageAt96Frames) {
   EXPECT_EQ(cases, 16 * static_cast<int>(fast_configs().size()));
 }
 
-// The f32 cluster splits (fast_f32_configs()) against cpu-f64 within the f32 bound: a split
-// that dropped a rank's partial, or read a rank's shared memory after it exited, fails here (the
-// emulation test's twin failed on a dropped last rank).
-void expect_splits_within_bound(const std::vector<Problem> &problems, int min_cases) {
+// The f32 candidates that `pick` selects (fast_f32_configs()) against cpu-f64 within the f32
+// bound, every output cell written. Splits: one that dropped a rank's partial, or read a rank's
+// shared memory after it exited, fails here (the emulation test's twin failed on a dropped last
+// rank). cp.async staging: the emulation test runs the same schedule (Tile::async_schedule) on
+// the host, where a copy into the buffer being computed and an edge element past the row copied
+// as data were seen failing; here the device's own ordering (wait_group, barrier) is checked.
+template <class Pick>
+void expect_f32_within_bound(const std::vector<Problem> &problems, int min_cases, Pick pick) {
   int cases = 0;
   for (const Problem &pr : problems) {
     const auto ref = reference_f64(pr);
     for (const FastConfig &cfg : fast_f32_configs()) {
-      if (cfg.split == 1)
-        continue;
-      const auto got = run_config_once(pr, cfg, false, true);
-      ASSERT_EQ(nan_cells(got), 0) << cfg.name() << ": unwritten";
-      EXPECT_LT(peer_testing::relative_l2(got, ref), peer_testing::kF32RelativeL2Bound)
-          << cfg.name() << " cin " << pr.shape.cin << " cout " << pr.shape.cout << " l_in "
-          << pr.shape.l_in;
-      ++cases;
-    }
-  }
-  EXPECT_GE(cases, min_cases);
-}
-
-// Every vocoder stage at 1 and 96 frames.
-TEST(FastGpu, F32ClusterSplitsKeepTheBoundOnEveryVocoderStage) {
-  SKIP_WITHOUT_GPU();
-  std::vector<Problem> problems;
-  for (int64_t frames : {1, 96})
-    for (const auto &st : peer_testing::all_stages(frames))
-      problems.push_back(peer_testing::random_problem(st.shape, 45));
-  expect_splits_within_bound(problems, 32 * 3);
-}
-
-// Small random shapes (odd channels; empty split ranges when chunks < split): small enough for
-// scripts/h200.sh's compute-sanitizer filter (*SplitsSmall*), which checks the distributed
-// shared-memory reduction under memcheck and racecheck.
-TEST(FastGpu, F32ClusterSplitsSmallRandomShapes) {
-  SKIP_WITHOUT_GPU();
-  std::vector<Problem> problems;
-  std::mt19937_64 rng(99);
-  // Every split config is compiled for M == 2 only, so the shapes keep K == 2 * stride.
-  const FastConfig split = fast_f32_configs().back();
-  for (int i = 0; i < 12; ++i)
-    problems.push_back(peer_testing::random_problem(
-        fast_testing::random_supported_shape(rng, {3, 300, 150, 200}, split), 46 + i));
-  expect_splits_within_bound(problems, 12 * 3);
-}
-
-// The f32-only cp.async configurations (stages != 0, every split of them too) against cpu-f64
-// within the f32 bound, every output cell written: the emulation test runs the same schedule
-// (Tile::async_schedule) on the host, where a copy into the buffer being computed and an edge
-// element outside the input copied as data were seen failing; here the device's own ordering
-// (wait_group, barrier) is what is checked.
-void expect_async_within_bound(const std::vector<Problem> &problems, int min_cases) {
-  int cases = 0;
-  for (const Problem &pr : problems) {
-    const auto ref = reference_f64(pr);
-    for (const FastConfig &cfg : fast_f32_configs()) {
-      if (cfg.stages == 0 || !fast_config_unsupported_reason(pr.shape, cfg, false).empty())
+      if (!pick(cfg))
         continue;
       const auto got = run_config_once(pr, cfg, false, true);
       ASSERT_EQ(nan_cells(got), 0) << cfg.name() << ": unwritten " << describe(pr.shape);
@@ -196,14 +152,45 @@ void expect_async_within_bound(const std::vector<Problem> &problems, int min_cas
   }
   EXPECT_GE(cases, min_cases);
 }
+bool is_split(const FastConfig &c) { return c.split != 1; }
+bool is_async(const FastConfig &c) { return c.stages != 0; }
 
-TEST(FastGpu, F32AsyncStagingKeepsTheBoundOnEveryVocoderStage) {
-  SKIP_WITHOUT_GPU();
+// Every vocoder stage at 1 and 96 frames, inputs from `seed`.
+std::vector<Problem> vocoder_problems(uint64_t seed) {
   std::vector<Problem> problems;
   for (int64_t frames : {1, 96})
     for (const auto &st : peer_testing::all_stages(frames))
-      problems.push_back(peer_testing::random_problem(st.shape, 47));
-  expect_async_within_bound(problems, 32 * 4);
+      problems.push_back(peer_testing::random_problem(st.shape, seed));
+  return problems;
+}
+// 12 small random shapes that `cfg` supports (every non-default config is compiled for M == 2
+// only, so they keep K == 2 * stride), drawn from rng_seed, inputs from seed0 + i.
+std::vector<Problem> small_problems(uint64_t rng_seed, const FastConfig &cfg, uint64_t seed0) {
+  std::vector<Problem> problems;
+  std::mt19937_64 rng(rng_seed);
+  for (int i = 0; i < 12; ++i)
+    problems.push_back(peer_testing::random_problem(
+        fast_testing::random_supported_shape(rng, {3, 300, 150, 200}, cfg), seed0 + i));
+  return problems;
+}
+
+TEST(FastGpu, F32ClusterSplitsKeepTheBoundOnEveryVocoderStage) {
+  SKIP_WITHOUT_GPU();
+  expect_f32_within_bound(vocoder_problems(45), 32 * 3, is_split);
+}
+
+// Small random shapes (odd channels; empty split ranges when chunks < split): small enough for
+// scripts/h200.sh's compute-sanitizer filter (*SplitsSmall*), which checks the distributed
+// shared-memory reduction under memcheck and racecheck.
+TEST(FastGpu, F32ClusterSplitsSmallRandomShapes) {
+  SKIP_WITHOUT_GPU();
+  expect_f32_within_bound(small_problems(99, fast_f32_configs().back(), 46), 12 * 3, is_split);
+}
+
+// The f32-only cp.async configurations (stages != 0, every split of them too).
+TEST(FastGpu, F32AsyncStagingKeepsTheBoundOnEveryVocoderStage) {
+  SKIP_WITHOUT_GPU();
+  expect_f32_within_bound(vocoder_problems(47), 32 * 4, is_async);
 }
 
 // Small random shapes (odd channels, a partial last chunk, short rows: the edge columns and the
@@ -211,17 +198,12 @@ TEST(FastGpu, F32AsyncStagingKeepsTheBoundOnEveryVocoderStage) {
 // (*AsyncStagingSmall*): memcheck and racecheck of the cp.async copies and their barrier.
 TEST(FastGpu, F32AsyncStagingSmallRandomShapes) {
   SKIP_WITHOUT_GPU();
-  std::vector<Problem> problems;
-  std::mt19937_64 rng(101);
   FastConfig async;
   for (const FastConfig &c : fast_f32_configs())
     if (c.stages != 0 && c.split == 1)
-      async = c; // the shapes keep K == 2 * stride, as every non-default config needs
+      async = c;
   ASSERT_NE(async.stages, 0) << "no cp.async config compiled";
-  for (int i = 0; i < 12; ++i)
-    problems.push_back(peer_testing::random_problem(
-        fast_testing::random_supported_shape(rng, {3, 300, 150, 200}, async), 60 + i));
-  expect_async_within_bound(problems, 12 * 4);
+  expect_f32_within_bound(small_problems(101, async, 60), 12 * 4, is_async);
 }
 
 TEST(FastGpu, F64BitwiseEqualOnRandomSupportedShapes) {
