@@ -22,8 +22,8 @@ template <typename T> constexpr bool kExactSkip = sizeof(T) == sizeof(double);
 template <typename T> constexpr bool kCanSplit = sizeof(T) == sizeof(float);
 
 // Dynamic shared memory of a block: two staging buffers (chunk c computes from one while chunk
-// c + 1 is stored into the other), and, for a split, the partial tile, which reuses the buffers
-// once the last chunk is done.
+// c + 1 is stored into the other; kStages of them for the cp.async configs), and, for a split,
+// the partial tile, which reuses the buffers once the last chunk is done.
 template <typename T, class TL> constexpr size_t smem_bytes(int split) {
   constexpr int kBuffers = TL::Cfg::kStages > 0 ? TL::Cfg::kStages : 2;
   const size_t buffers = kBuffers * sizeof(typename TL::Smem);
