@@ -80,6 +80,11 @@ using CompiledConfigs =
 // faster, geomean over 192 cases; these four are the fastest f32 config on 45 of 48 cases
 // (1.10x geomean over the best register-staged one); ncu on 512x up0 at 1536 frames: 1.06e9
 // issued instructions (was 1.17e9), FFMA 85% of them, FMA pipe 63.6% (was 59.6%), 1.47 ms.
+// Four buffers instead of three (3 chunks ahead) were compiled for the first and third shape
+// and swept once on up0/up1 of the three families at 384 and 1536 frames (sweeps/
+// fast-sweep-depth4.json, 108 rows, 0 wrong): 1.02x the time of 3 buffers, geomean over 48
+// pairs (0.84-1.23x), so the pipeline depth is not what leaves 28% of cycles without an
+// eligible warp; they were dropped again.
 using F32OnlyConfigs =
     std::tuple<Config<256, 16, 8, 16, 8, 2, false, 3>,  // 128 x 128, 8 x 8, 16 a chunk
                Config<256, 16, 8, 8, 8, 2, false, 3>,   // the f32 winner's block, cp.async: A/B
