@@ -142,7 +142,12 @@ def time_gpu(torch, F, shape: dict, mode: str, args) -> list[float]:
     def call():
         return F.conv_transpose1d(x, w, b, stride=shape["stride"], padding=shape["padding"])
 
-    for _ in range(max(args.warmup, 1)):  # the first call also runs cuDNN's algorithm choice
+    return time_events(torch, call, args)  # its first warm-up call runs cuDNN's algorithm choice
+
+
+def time_events(torch, call, args) -> list[float]:
+    """`call` on the GPU timed with CUDA events, --reps times after max(--warmup, 1) untimed."""
+    for _ in range(max(args.warmup, 1)):
         call()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -166,18 +171,7 @@ def time_gemm(torch, shape: dict, mode: str, args) -> list[float]:
     a = torch.randn(rows, inner, generator=gen, dtype=dtype).cuda()
     b = torch.randn(inner, shape["l_in"], generator=gen, dtype=dtype).cuda()
     c = torch.empty(rows, shape["l_in"], dtype=dtype, device="cuda")
-    for _ in range(max(args.warmup, 1)):
-        torch.mm(a, b, out=c)
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples = []
-    for _ in range(args.reps):
-        start.record()
-        torch.mm(a, b, out=c)
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3)  # ms -> us
-    return samples
+    return time_events(torch, lambda: torch.mm(a, b, out=c), args)
 
 
 def main(argv: list[str]) -> int:

@@ -288,8 +288,8 @@ void sweep_arm(const peer_testing::Stage &st, int64_t frames, const std::string 
     r.config = cfg.name();
     r.frames = frames;
     r.floor_us = floor_us;
-    if (f64 && (cfg.split != 1 || cfg.stages != 0))
-      continue; // f32-only candidates: a split changes the addition order; cp.async can't convert
+    if (f64 && cfg.f32_only())
+      continue;
     const std::string why = fast::fast_config_unsupported_reason(st.shape, cfg, f64);
     if (!why.empty()) {
       r.check = "not run: " + why;

@@ -43,6 +43,10 @@ struct FastConfig {
   // then rows per thread, min blocks per SM, "-rm", "-a<stages>" and split when they differ
   // from 4, 1, warp tiles, register staging and 1.
   std::string name() const;
+  // A split changes the f32 summation order and cp.async staging copies f32 as it is: either
+  // makes the configuration an f32-only candidate (fast_config_unsupported_reason refuses it
+  // for f64).
+  bool f32_only() const { return split != 1 || stages != 0; }
   // The compiled block shape, without the runtime split.
   FastConfig block() const {
     FastConfig c = *this;
