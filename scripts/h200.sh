@@ -4,13 +4,14 @@
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize bench counters lease ncu perf compare sweep
-#          queued ncu-f32 main gemm
+#          queued ncu-f32 main gemm cpu
 #   (main: the README's main job alone, `bench_conv --stage up0 --reps 3`; bench adds the chain
 #   sweep; ncu-f32: ncu of one cuda-f32 and one cudnn-f32 launch on 512x up0 at 96 and 1536
 #   frames; default: all but main, ncu-f32, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
 #   tests-bench, the bench and lease subset of tests, sweep, the fast kernels' block-shape
 #   sweep, queued, --device-timing queued against launched on the instrument's cases, and gemm,
-#   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets)
+#   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
+#   cpu, cpu-f32 and PyTorch's CPU op in turns, 3 rounds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -161,6 +162,20 @@ if has perf; then
     >"$W/logs/torch-peer.txt" 2>&1; log "torch peer rc=$?"
   $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 5 --arms cpu-f32 --threads 16 --no-counters \
     --out "$W/results/cpu-f32.json" >"$W/logs/bench-cpu-f32.txt" 2>&1; log "cpu-f32 16 threads rc=$?"
+fi
+
+if has cpu; then
+  # cpu-f32 against PyTorch's CPU conv_transpose1d at 16 threads, in turns, 3 rounds of each:
+  # torch's times on this machine swing from round to round (session 6: up1 median 5.0-6.6 ms,
+  # min 2.6-4.2 ms), so one run of each is no comparison.
+  for r in 1 2 3; do
+    timeout 150 $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 5 --arms cpu-f32 --threads 16 \
+      --no-counters --no-lease --out "$W/results/cpu-f32-r$r.json" >"$W/logs/cpu-f32-r$r.txt" 2>&1
+    log "cpu-f32 round $r rc=$?"
+    timeout 150 python3 scripts/torch_peer.py --threads 16 --frames 96 --reps 20 \
+      --out "$W/results/torch-cpu-r$r.json" >"$W/logs/torch-cpu-r$r.txt" 2>&1
+    log "torch cpu round $r rc=$?"
+  done
 fi
 
 if has compare; then

@@ -12,6 +12,10 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 namespace convbench::cpu_f32 {
 
 namespace {
@@ -155,6 +159,15 @@ public:
         tap_n_[g] = p.phases[ph].n_taps;
         tap_t_[g] = t;
       }
+    // The 4 x 4 transpose path: the transposed layout ([oc][k] rows), K and MR multiples of 4,
+    // every k one tap (g_of_k_ inverts tap_k_).
+    by_tap_ = p.w_oc_stride == p.k && p.k % 4 == 0 && p.mr % 4 == 0 && p.n_taps_total == p.k;
+    if (by_tap_) {
+      g_of_k_.assign(static_cast<size_t>(p.k), -1);
+      for (int64_t g = 0; g < p.n_taps_total; ++g)
+        g_of_k_[tap_k_[g]] = g;
+      by_tap_ = std::find(g_of_k_.begin(), g_of_k_.end(), -1) == g_of_k_.end();
+    }
   }
   int64_t items() const { return items_; } // 0 when the items pack their own
 
@@ -165,13 +178,47 @@ public:
     const int64_t ob_end = std::min(ob_first + kObGroup, p.n_oc_blocks);
     const int64_t ic0 = item % n_ic_blocks_ * p.kc;
     const int64_t n_ic = std::min(p.kc, p.cin - ic0);
-    for (int64_t l = 0; l < n_ic; ++l)
+    // The group's rows of one channel are one contiguous run, and the next channel's a whole
+    // cout x K floats on (3 KB for up2): the loads waited on memory (perf: most of the pack's
+    // time on them), so the run kPrefetchAhead channels ahead is prefetched.
+    constexpr int64_t kPrefetchAhead = 4;
+    const int64_t run_bytes = (ob_end - ob_first) * mr * p.w_oc_stride * int64_t(sizeof(float));
+    for (int64_t l = 0; l < n_ic; ++l) {
+      if (l + kPrefetchAhead < n_ic) {
+        const char *ahead = reinterpret_cast<const char *>(
+            p.w + (ic0 + l + kPrefetchAhead) * p.w_ic_stride + ob_first * mr * p.w_oc_stride);
+        for (int64_t off = 0; off < run_bytes; off += 64)
+          __builtin_prefetch(ahead + off);
+      }
       for (int64_t ob = ob_first; ob < ob_end; ++ob) {
         const int64_t rows = std::min(mr, p.cout - ob * mr);
         const float *src = p.w + (ic0 + l) * p.w_ic_stride + ob * mr * p.w_oc_stride;
         float *block = wpack_ + ob * p.pack_ob_floats() + ic0 * g_all * mr;
+        auto dst_of = [&](int64_t g) {
+          return block + tap_first_[g] * n_ic * mr + tap_t_[g] * mr + l * tap_n_[g] * mr;
+        };
+#if defined(__SSE2__)
+        // The transposed layout holds an oc block's rows of one channel as [oc][k], K
+        // contiguous floats per oc: 4 x 4 blocks of it, transposed in registers, are 4 taps' 4
+        // rows each (the element-wise gather below is a scalar load and store per weight: 5%
+        // of up2's time, perf at 2 threads).
+        if (by_tap_ && rows == mr) {
+          for (int64_t k0 = 0; k0 < p.k; k0 += 4)
+            for (int64_t i0 = 0; i0 + 4 <= mr; i0 += 4) {
+              const float *sq = src + i0 * p.k + k0;
+              __m128 r0 = _mm_loadu_ps(sq), r1 = _mm_loadu_ps(sq + p.k),
+                     r2 = _mm_loadu_ps(sq + 2 * p.k), r3 = _mm_loadu_ps(sq + 3 * p.k);
+              _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+              _mm_storeu_ps(dst_of(g_of_k_[k0]) + i0, r0);
+              _mm_storeu_ps(dst_of(g_of_k_[k0 + 1]) + i0, r1);
+              _mm_storeu_ps(dst_of(g_of_k_[k0 + 2]) + i0, r2);
+              _mm_storeu_ps(dst_of(g_of_k_[k0 + 3]) + i0, r3);
+            }
+          continue;
+        }
+#endif
         for (int64_t g = 0; g < g_all; ++g) {
-          float *dst = block + tap_first_[g] * n_ic * mr + tap_t_[g] * mr + l * tap_n_[g] * mr;
+          float *dst = dst_of(g);
           const float *sg = src + tap_k_[g];
           for (int64_t i = 0; i < rows; ++i)
             dst[i] = sg[i * p.w_oc_stride];
@@ -179,6 +226,7 @@ public:
             dst[i] = 0.0f;
         }
       }
+    }
   }
 
 private:
@@ -186,6 +234,8 @@ private:
   float *wpack_;
   int64_t n_ic_blocks_, items_;
   std::vector<int64_t> tap_k_, tap_first_, tap_n_, tap_t_;
+  bool by_tap_ = false;
+  std::vector<int64_t> g_of_k_;
 };
 
 } // namespace
@@ -283,8 +333,11 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
         float *d = dst + row * b.width;
         std::fill(d, d + w_lo, 0.0f);
         const float *sr = src + (m0 + w_lo) * b.rows + row;
-        for (int64_t cell = w_lo; cell < w_hi; ++cell)
-          d[cell] = sr[(cell - w_lo) * b.rows];
+        if (b.rows == 1) // transposed: one contiguous run (the strided loop below, scalar
+          std::copy(sr, sr + (w_hi - w_lo), d + w_lo); // loads and stores, was 12% of up2)
+        else
+          for (int64_t cell = w_lo; cell < w_hi; ++cell)
+            d[cell] = sr[(cell - w_lo) * b.rows];
         std::fill(d + w_hi, d + b.width, 0.0f);
       }
     }

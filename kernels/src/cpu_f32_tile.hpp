@@ -147,14 +147,38 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
     }
   }
 
-  for (int64_t ph = 0; ph < p.n_phases; ++ph) {
-    const cpu_f32::Phase &f = p.phases[ph];
-    const int64_t u_end = min64(u_begin + chunk, f.n_out);
-    for (int64_t i = 0; i < rows; ++i) {
-      const float bv = p.bias ? p.bias[oc0 + i] : 0.0f;
+  // Stride 2 (two phases whose cells interleave in y: y_first one apart): both phases' cells
+  // of a row are written in one pass, in y order, which the compiler vectorises (a permute
+  // and a full-width store per 2 x VL cells). Phase by phase, each cell was a scalar load, add
+  // and store at stride 2: 5% of up2's time (perf, 2 threads).
+  int64_t lo = -1, hi = -1;
+  if (p.n_phases == 2 && p.phases[0].y_step == 2 && p.phases[1].y_step == 2) {
+    const int64_t d = p.phases[1].y_first - p.phases[0].y_first;
+    lo = d == 1 ? 0 : d == -1 ? 1 : -1;
+    hi = 1 - lo;
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const float bv = p.bias ? p.bias[oc0 + i] : 0.0f;
+    float *yrow = p.y + (b * p.cout + oc0 + i) * p.l_out;
+    int64_t u_paired = u_begin; // cells [u_begin, u_paired) of both phases are written
+    if (lo >= 0) {
+      const cpu_f32::Phase &f = p.phases[lo], &g = p.phases[hi];
+      const int64_t both = min64(min64(u_begin + chunk, f.n_out), g.n_out);
+      const float *c0 = acc + (lo * mr + i) * chunk - u_begin;
+      const float *c1 = acc + (hi * mr + i) * chunk - u_begin;
+      float *y0 = yrow + f.y_first; // y0[2u] is f's cell u, y0[2u + 1] g's
+      for (int64_t u = u_begin; u < both; ++u) {
+        y0[2 * u] = c0[u] + bv;
+        y0[2 * u + 1] = c1[u] + bv;
+      }
+      u_paired = both > u_begin ? both : u_begin;
+    }
+    for (int64_t ph = 0; ph < p.n_phases; ++ph) {
+      const cpu_f32::Phase &f = p.phases[ph];
+      const int64_t u_end = min64(u_begin + chunk, f.n_out);
       const float *c = acc + (ph * mr + i) * chunk - u_begin;
-      float *yr = p.y + (b * p.cout + oc0 + i) * p.l_out + f.y_first;
-      for (int64_t u = u_begin; u < u_end; ++u)
+      float *yr = yrow + f.y_first;
+      for (int64_t u = u_paired; u < u_end; ++u)
         yr[u * f.y_step] = c[u] + bv;
     }
   }

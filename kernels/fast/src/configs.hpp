@@ -89,7 +89,14 @@ using F32OnlyConfigs =
     std::tuple<Config<256, 16, 8, 16, 8, 2, false, 3>,  // 128 x 128, 8 x 8, 16 a chunk
                Config<256, 16, 8, 8, 8, 2, false, 3>,   // the f32 winner's block, cp.async: A/B
                Config<128, 16, 4, 16, 8, 1, false, 3>,  // 64 x 64, 8 x 4, 16 a chunk
-               Config<192, 24, 4, 24, 4, 1, false, 3>>; // 32 x 96, 4 x 4, 24 a chunk
+               Config<192, 24, 4, 24, 4, 1, false, 3>,  // 32 x 96, 4 x 4, 24 a chunk
+               // Session 6: 8 x 8 cells in 128-thread blocks, for the stages whose grids the 128 x
+               // 128 tile leaves under a wave and whose reductions are short (base up1 at 384
+               // frames: cin x M = 512; the 64 x 64 tile's 8 x 4 cells issued 33% non-FFMA
+               // instructions there, ncu: FMA pipe 43%, occupancy 4 blocks of 4 warps).
+               // (128 x 64 in 128 threads cannot take cp.async: one weight row per element step
+               // is not affine in the element index for M = 2.)
+               Config<128, 16, 8, 16, 8, 4, false, 3>>; // 64 x 128, 8 x 8, 4 blocks/SM
 using AllConfigs = decltype(std::tuple_cat(CompiledConfigs{}, F32OnlyConfigs{}));
 
 template <class C> FastConfig runtime_config() {
