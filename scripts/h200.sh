@@ -22,7 +22,7 @@ mkdir -p "$OUT" "$W/logs" "$W/results"
 steps=${*:-build tests sanitize bench counters lease ncu perf compare}
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo "== $*" | tee -a "$W/logs/summary.txt" >&2; }
-B=build-h200
+B=${B:-build-h200} # B=build: binaries built elsewhere for sm_90 and carried (cpu, gpu-tests)
 export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1 CONVBENCH_EXPECT_GPU=1
 
 # jsonschema is not in the GPU image: carried as wheels in .whl/ (README, "The GPU machine").
@@ -169,9 +169,9 @@ if has cpu; then
   # torch's times on this machine swing from round to round (session 6: up1 median 5.0-6.6 ms,
   # min 2.6-4.2 ms), so one run of each is no comparison.
   for r in 1 2 3; do
-    timeout 150 $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 5 --arms cpu-f32 --threads 16 \
-      --no-counters --no-lease --out "$W/results/cpu-f32-r$r.json" >"$W/logs/cpu-f32-r$r.txt" 2>&1
-    log "cpu-f32 round $r rc=$?"
+    timeout 150 $B/bin/cpu_f32_bench --threads 16 --frames 96 --reps 15 --stage up0,up1,up2,up3 \
+      >"$W/results/cpu-f32-r$r.txt" 2>&1
+    log "cpu-f32 round $r rc=$? $(awk '$1 ~ /^up/ {printf "%s %s/%s us  ", $1, $8, $9}' "$W/results/cpu-f32-r$r.txt")"
     timeout 150 python3 scripts/torch_peer.py --threads 16 --frames 96 --reps 20 \
       --out "$W/results/torch-cpu-r$r.json" >"$W/logs/torch-cpu-r$r.txt" 2>&1
     log "torch cpu round $r rc=$?"
