@@ -356,15 +356,40 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
   const int64_t items = p.items();
   const int64_t scratch_floats =
       round_up(p.acc_floats(), 16) + (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));
-  std::atomic<int64_t> next{0};
-  pool.parallel_for(std::min<int64_t>(pool.size(), items), [&](int64_t, int64_t) {
+  // Who runs which item. Each worker owns a contiguous range of the items in u-chunk-major
+  // order (the oc blocks of one u chunk are neighbours), so the chunk's input strips, loaded
+  // into the worker's L2 by its first item there, serve its next ones too; a worker whose range
+  // is done takes items from the front of the others' ranges, for balance. (Handed out one
+  // global item at a time, in oc-block-major order, every item pulled its u chunk's strips --
+  // 811 KB for up2 -- from L3 or another core's cache.) Which worker runs an item never changes
+  // how its cells are computed.
+  const int64_t workers = std::min<int64_t>(pool.size(), items);
+  struct alignas(64) Range {
+    std::atomic<int64_t> next;
+    int64_t end;
+  };
+  std::unique_ptr<Range[]> ranges(new Range[size_t(workers)]);
+  for (int64_t w = 0; w < workers; ++w) {
+    ranges[w].next.store(w * items / workers);
+    ranges[w].end = (w + 1) * items / workers;
+  }
+  const int64_t per_batch = p.n_u_chunks * p.n_oc_blocks;
+  auto item_of = [&](int64_t k) { // k-th item in u-chunk-major order -> run_item's index
+    const int64_t b = k / per_batch, r = k % per_batch;
+    const int64_t uc = r / p.n_oc_blocks, ob = r % p.n_oc_blocks;
+    return (b * p.n_oc_blocks + ob) * p.n_u_chunks + uc;
+  };
+  pool.parallel_for(workers, [&](int64_t begin, int64_t) {
     std::unique_ptr<float, decltype(&std::free)> scratch(
         static_cast<float *>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
         &std::free);
     if (!scratch)
       throw std::bad_alloc();
-    for (int64_t item = next.fetch_add(1); item < items; item = next.fetch_add(1))
-      run(p, item, item + 1, scratch.get());
+    for (int64_t v = 0; v < workers; ++v) { // its own range first, then the others' in turn
+      Range &r = ranges[(begin + v) % workers];
+      for (int64_t k = r.next.fetch_add(1); k < r.end; k = r.next.fetch_add(1))
+        run(p, item_of(k), item_of(k) + 1, scratch.get());
+    }
   });
 }
 

@@ -96,6 +96,15 @@ const float *pack_block(const cpu_f32::Plan &p, int64_t oc0, int64_t rows, int64
   return dst;
 }
 
+// Cells [u0, u1) of S phases into y0[S u + j] (phase j's cell u) plus bias, in y order.
+template <int S>
+void write_interleaved(float *y0, const float *const *c, int64_t u0, int64_t u1, float bv) {
+  for (int64_t u = u0; u < u1; ++u)
+#pragma GCC unroll 8
+    for (int j = 0; j < S; ++j)
+      y0[S * u + j] = c[j][u] + bv;
+}
+
 // One item: batch b, oc block ob, u chunk uc, over all phases and all input
 // channels.
 void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
@@ -147,31 +156,43 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
     }
   }
 
-  // Stride 2 (two phases whose cells interleave in y: y_first one apart): both phases' cells
-  // of a row are written in one pass, in y order, which the compiler vectorises (a permute
-  // and a full-width store per 2 x VL cells). Phase by phase, each cell was a scalar load, add
-  // and store at stride 2: 5% of up2's time (perf, 2 threads).
-  int64_t lo = -1, hi = -1;
-  if (p.n_phases == 2 && p.phases[0].y_step == 2 && p.phases[1].y_step == 2) {
-    const int64_t d = p.phases[1].y_first - p.phases[0].y_first;
-    lo = d == 1 ? 0 : d == -1 ? 1 : -1;
-    hi = 1 - lo;
+  // Strides 2, 4 and 8 (s phases whose cells interleave in y: y_first values s consecutive
+  // integers, y_step s): all phases' cells of a row are written in one pass, in y order, which
+  // the compiler vectorises (permutes and full-width stores). Phase by phase, each cell was a
+  // scalar load, add and store at stride s: 5% of up2's time (perf, 2 threads).
+  const int64_t n_ph = p.n_phases;
+  int64_t order[8]; // order[j]: the phase whose y_first is the smallest plus j
+  bool interleave = n_ph == 2 || n_ph == 4 || n_ph == 8;
+  int64_t f0 = interleave ? p.phases[0].y_first : 0;
+  for (int64_t ph = 0; interleave && ph < n_ph; ++ph)
+    f0 = p.phases[ph].y_first < f0 ? p.phases[ph].y_first : f0;
+  for (int64_t j = 0; interleave && j < n_ph; ++j)
+    order[j] = -1;
+  for (int64_t ph = 0; interleave && ph < n_ph; ++ph) {
+    const int64_t j = p.phases[ph].y_first - f0;
+    interleave = p.phases[ph].y_step == n_ph && j < n_ph && order[j] < 0;
+    if (interleave)
+      order[j] = ph;
   }
   for (int64_t i = 0; i < rows; ++i) {
     const float bv = p.bias ? p.bias[oc0 + i] : 0.0f;
     float *yrow = p.y + (b * p.cout + oc0 + i) * p.l_out;
-    int64_t u_paired = u_begin; // cells [u_begin, u_paired) of both phases are written
-    if (lo >= 0) {
-      const cpu_f32::Phase &f = p.phases[lo], &g = p.phases[hi];
-      const int64_t both = min64(min64(u_begin + chunk, f.n_out), g.n_out);
-      const float *c0 = acc + (lo * mr + i) * chunk - u_begin;
-      const float *c1 = acc + (hi * mr + i) * chunk - u_begin;
-      float *y0 = yrow + f.y_first; // y0[2u] is f's cell u, y0[2u + 1] g's
-      for (int64_t u = u_begin; u < both; ++u) {
-        y0[2 * u] = c0[u] + bv;
-        y0[2 * u + 1] = c1[u] + bv;
+    int64_t u_paired = u_begin; // cells [u_begin, u_paired) of every phase are written
+    if (interleave) {
+      int64_t all = u_begin + chunk;
+      const float *c[8];
+      for (int64_t j = 0; j < n_ph; ++j) {
+        all = min64(all, p.phases[order[j]].n_out);
+        c[j] = acc + (order[j] * mr + i) * chunk - u_begin;
       }
-      u_paired = both > u_begin ? both : u_begin;
+      float *y0 = yrow + f0; // y0[s u + j] is phase order[j]'s cell u
+      if (n_ph == 2)
+        write_interleaved<2>(y0, c, u_begin, all, bv);
+      else if (n_ph == 4)
+        write_interleaved<4>(y0, c, u_begin, all, bv);
+      else
+        write_interleaved<8>(y0, c, u_begin, all, bv);
+      u_paired = all > u_begin ? all : u_begin;
     }
     for (int64_t ph = 0; ph < p.n_phases; ++ph) {
       const cpu_f32::Phase &f = p.phases[ph];
