@@ -58,8 +58,8 @@ std::string data_dir() {
   if (fs::is_regular_file(source / "models.json"))
     return source.string();
   std::string msg = "no models.json found (set CONVBENCH_DATA_DIR); looked in";
-  for (auto &t : tried)
-    msg += " " + t.string();
+  for (auto &t : tried) // appended in two steps: " " + string trips GCC 12's -Wrestrict (a false
+    msg.append(" ").append(t.string()); // positive, GCC bug 105329)
   throw DataError(msg);
 }
 
