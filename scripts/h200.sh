@@ -3,8 +3,8 @@
 # ones included), the sanitizers, the benchmarks and the performance comparison, and leave logs
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
-#   steps: build tests gpu-tests tests-bench sanitize bench counters lease ncu perf compare sweep
-#          queued ncu-f32 main gemm cpu
+#   steps: build tests gpu-tests tests-bench sanitize sanitize-splits bench counters lease ncu perf
+#          compare sweep queued ncu-f32 main gemm cpu
 #   (main: the README's main job alone, `bench_conv --stage up0 --reps 3`; bench adds the chain
 #   sweep; ncu-f32: ncu of one cuda-f32 and one cudnn-f32 launch on 512x up0 at 96 and 1536
 #   frames; default: all but main, ncu-f32, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
@@ -19,7 +19,7 @@ W=${W:-/tmp/h200}
 # Logs and results of this call only (a warm machine keeps /tmp between calls).
 rm -rf "$W/logs" "$W/results"
 mkdir -p "$OUT" "$W/logs" "$W/results"
-steps=${*:-build tests sanitize bench counters lease ncu perf compare}
+steps=${*:-build tests sanitize sanitize-splits bench counters lease ncu perf compare}
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo "== $*" | tee -a "$W/logs/summary.txt" >&2; }
 B=${B:-build-h200} # B=build: binaries built elsewhere for sm_90 and carried (cpu, gpu-tests)
@@ -64,25 +64,31 @@ if has tests-bench; then
 fi
 
 if has sanitize; then
+  # Split in two steps so that each fits one device call (session 6, binaries carried: memcheck
+  # and racecheck of kernels_cuda_tests 4 s and 85 s; memcheck of the fast filter 8 s; the
+  # cp.async racecheck 174 s in session 5, with fewer configs). The fast racecheck without the
+  # cp.async configs is sanitize-splits.
   for tool in memcheck racecheck; do
     CONVBENCH_SANITIZER_SMALL=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 \
       $B/bin/kernels_cuda_tests --gtest_filter='-CudaErrors.*:CudaGrid.*' >"$W/logs/san-$tool-kernels.txt" 2>&1
-    rc=$?
-    # racecheck of the fast kernels' random-shape sets outlasts 200 s: the exact-property cases
-    # (cancellation, zero skip, width probe) exercise every shared-memory path of the tile. The
-    # cp.async configs' small shapes run on their own (session 5: memcheck of the whole filter
-    # 8 s; racecheck of *AsyncStagingSmall* alone 174 s, 0 hazards; the filter below with it
-    # outlasted 170 s, the split tests now covering the cp.async splits too).
-    filter='*Random*:*Cancellation*:*Infinite*:*Width*:*SplitsSmall*:*AsyncStagingSmall*'
-    [ $tool = racecheck ] && filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*'
-    log "compute-sanitizer $tool kernels_cuda_tests rc=$rc $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-kernels.txt" | tr '\n' ' ')"
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 1 $B/bin/fast_gpu_tests \
-      --gtest_filter="$filter" >"$W/logs/san-$tool-fast.txt" 2>&1
-    log "compute-sanitizer $tool fast_gpu_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-fast.txt" | tr '\n' ' ')"
+    log "compute-sanitizer $tool kernels_cuda_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-$tool-kernels.txt" | tr '\n' ' ')"
   done
-  timeout 240 compute-sanitizer --tool racecheck --error-exitcode 1 $B/bin/fast_gpu_tests \
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $B/bin/fast_gpu_tests \
+    --gtest_filter='*Random*:*Cancellation*:*Infinite*:*Width*:*SplitsSmall*:*AsyncStagingSmall*' \
+    >"$W/logs/san-memcheck-fast.txt" 2>&1
+  log "compute-sanitizer memcheck fast_gpu_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-memcheck-fast.txt" | tr '\n' ' ')"
+  timeout 300 compute-sanitizer --tool racecheck --error-exitcode 1 $B/bin/fast_gpu_tests \
     --gtest_filter='*AsyncStagingSmall*' >"$W/logs/san-racecheck-fast-async.txt" 2>&1
   log "compute-sanitizer racecheck fast_gpu_tests (cp.async) rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-racecheck-fast-async.txt" | tr '\n' ' ')"
+fi
+
+if has sanitize-splits; then
+  # Racecheck of the fast kernels' exact-property cases and the cluster splits' small shapes
+  # (racecheck of the random-shape sets outlasts any call). Session 6: stopped at 60 s inside
+  # F32ClusterSplitsSmallRandomShapes (every split config x 12 shapes); not yet run to the end.
+  timeout 560 compute-sanitizer --tool racecheck --error-exitcode 1 $B/bin/fast_gpu_tests \
+    --gtest_filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*' >"$W/logs/san-racecheck-fast.txt" 2>&1
+  log "compute-sanitizer racecheck fast_gpu_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-racecheck-fast.txt" | tr '\n' ' ')"
 fi
 
 if has bench || has main; then
