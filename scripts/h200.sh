@@ -172,8 +172,8 @@ fi
 
 if has cpu; then
   # cpu-f32 against PyTorch's CPU conv_transpose1d at 16 threads, in turns, 3 rounds of each:
-  # torch's times on this machine swing from round to round (session 6: up1 median 5.0-6.6 ms,
-  # min 2.6-4.2 ms), so one run of each is no comparison.
+  # torch's times on this machine swing from round to round (session 6, up1: medians 3.8-7.4 ms,
+  # minima 2.6-4.4 ms over the session's rounds), so one run of each is no comparison.
   for r in 1 2 3; do
     timeout 150 $B/bin/cpu_f32_bench --threads 16 --frames 96 --reps 15 --stage up0,up1,up2,up3 \
       >"$W/results/cpu-f32-r$r.txt" 2>&1

@@ -78,8 +78,8 @@ def test_real_aa_twins_agree_within_one_percent():
 def test_report_lists_every_aa_twin_and_flags_the_one_outside(tmp_path):
     # The committed instrument run (session 6, --device-timing queued): 9 twins, all within 1%
     # (0.9975-1.0059; cuDNN's up1 twin the lowest, its up2 twin the highest; session 5's run:
-    # 0.9968-1.0081, session 4's: 0.9948-1.0057). Timed launched in session 3, cuDNN's up2 twin was at 1.0114. A 2% bias
-    # planted on one of our twins must flip it to OUTSIDE.
+    # 0.9968-1.0081, session 4's: 0.9948-1.0057). Timed launched in session 3, cuDNN's up2 twin
+    # was at 1.0114. A 2% bias planted on one of our twins must flip it to OUTSIDE.
     # Planted fault seen failing: each twin set against itself (every ratio 1, none OUTSIDE).
     import json
 

@@ -1,9 +1,8 @@
 """scripts/perf_table.py on the committed H200 comparison: the table and its per-target tally.
 
 The counts are facts about results/examples/compare-bigvgan_v2_44khz_128band_512x.json (session
-6's run: cp.async staging in f32, the 64 x 128 8 x 8 tile added; queued timing). Planted faults seen failing: the cuDNN
-comparison written `f32 > n32` (0 of 18),
-the floor test without the 20 us cut (0 of 18), the chain set against the sum of the stages'
+6's run: cp.async staging in f32, the 64 x 128 8 x 8 tile added; queued timing). Planted faults
+seen failing: the cuDNN comparison written `f32 > n32` (0 of 18), the floor test without the 20 us cut (0 of 18), the chain set against the sum of the stages'
 cudnn-f32 times instead of cuda-f32 (3 of 3 still met, but the ratio span moved: only the span
 assertion caught it), the f64 comparisons written `t > n64` (8 and 3 of 18),
 limit() reading the fp64 pipe for the f32 arm (its miss then said "fp64 pipe 0%"), the

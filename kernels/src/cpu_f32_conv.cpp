@@ -387,8 +387,10 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
       throw std::bad_alloc();
     for (int64_t v = 0; v < workers; ++v) { // its own range first, then the others' in turn
       Range &r = ranges[(begin + v) % workers];
-      for (int64_t k = r.next.fetch_add(1); k < r.end; k = r.next.fetch_add(1))
-        run(p, item_of(k), item_of(k) + 1, scratch.get());
+      for (int64_t k = r.next.fetch_add(1); k < r.end; k = r.next.fetch_add(1)) {
+        const int64_t item = item_of(k);
+        run(p, item, item + 1, scratch.get());
+      }
     }
   });
 }
