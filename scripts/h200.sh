@@ -63,11 +63,11 @@ if has tests-bench; then
   grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest-bench-lease.txt" | head -20 >&2
 fi
 
-if has sanitize; then
-  # Split in two steps so that each fits one device call (session 6, binaries carried: memcheck
-  # and racecheck of kernels_cuda_tests 4 s and 85 s; memcheck of the fast filter 8 s; the
-  # cp.async racecheck 174 s in session 5, with fewer configs). The fast racecheck without the
-  # cp.async configs is sanitize-splits.
+# The two sanitizer steps. Asked for together they run side by side (two processes on the one
+# GPU), so that both fit one device call.
+sanitize_kernels_and_async() {
+  # Session 6, binaries carried: memcheck and racecheck of kernels_cuda_tests 4 s and 85 s;
+  # memcheck of the fast filter 8 s; the cp.async racecheck 174 s in session 5, fewer configs.
   for tool in memcheck racecheck; do
     CONVBENCH_SANITIZER_SMALL=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 \
       $B/bin/kernels_cuda_tests --gtest_filter='-CudaErrors.*:CudaGrid.*' >"$W/logs/san-$tool-kernels.txt" 2>&1
@@ -80,15 +80,27 @@ if has sanitize; then
   timeout 300 compute-sanitizer --tool racecheck --error-exitcode 1 $B/bin/fast_gpu_tests \
     --gtest_filter='*AsyncStagingSmall*' >"$W/logs/san-racecheck-fast-async.txt" 2>&1
   log "compute-sanitizer racecheck fast_gpu_tests (cp.async) rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-racecheck-fast-async.txt" | tr '\n' ' ')"
-fi
-
-if has sanitize-splits; then
+}
+sanitize_splits() {
   # Racecheck of the fast kernels' exact-property cases and the cluster splits' small shapes
   # (racecheck of the random-shape sets outlasts any call). Session 6: stopped at 60 s inside
-  # F32ClusterSplitsSmallRandomShapes (every split config x 12 shapes); not yet run to the end.
-  timeout 560 compute-sanitizer --tool racecheck --error-exitcode 1 $B/bin/fast_gpu_tests \
-    --gtest_filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*' >"$W/logs/san-racecheck-fast.txt" 2>&1
+  # F32ClusterSplitsSmallRandomShapes with 12 shapes x 47 split configs; CONVBENCH_SANITIZER_SMALL
+  # now cuts that test to 4 shapes (every split config still runs).
+  CONVBENCH_SANITIZER_SMALL=1 timeout 540 compute-sanitizer --tool racecheck --error-exitcode 1 \
+    $B/bin/fast_gpu_tests --gtest_filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*' \
+    >"$W/logs/san-racecheck-fast.txt" 2>&1
   log "compute-sanitizer racecheck fast_gpu_tests rc=$? $(grep -E 'SUMMARY|PASSED' "$W/logs/san-racecheck-fast.txt" | tr '\n' ' ')"
+}
+if has sanitize && has sanitize-splits; then
+  t0=$(date +%s)
+  sanitize_kernels_and_async & p1=$!
+  sanitize_splits & p2=$!
+  wait $p1 $p2
+  log "sanitize + sanitize-splits side by side: $(( $(date +%s) - t0 )) s"
+elif has sanitize; then
+  sanitize_kernels_and_async
+elif has sanitize-splits; then
+  sanitize_splits
 fi
 
 if has bench || has main; then
