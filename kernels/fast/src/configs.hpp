@@ -63,6 +63,14 @@ using CompiledConfigs =
                Config<96, 24, 4, 12>,        // 16 rows x 96 positions, 4 x 4
                Config<96, 16, 4, 16>,        // 24 rows x 64 positions, 4 x 4 (not yet swept)
                Config<192, 24, 4, 24, 4, 2>, // 32 x 96, 24 a chunk, 2 blocks/SM
+               // Session 7: 2 consecutive u per thread (32-position tiles, which fit the 96 x 2^k
+               // positions of every stage exactly) for the f64 cases the 16-cell tiles leave
+               // short of warps: the byte-identity contract forbids splitting a cell's sum, so
+               // a stage's cells / 16 are all the threads it has (256x up0 at 96 frames: 295k
+               // cells, 18.4k threads, 1.1 warps per scheduler; 2.44x the no-FMA floor).
+               Config<128, 16, 2, 16>,    // 32 rows x 32 positions, 4 x 2 cells
+               Config<96, 16, 2, 16>,     // 24 rows x 32 positions, 4 x 2 (cout 24, 48)
+               Config<128, 16, 2, 16, 8>, // 64 rows x 32 positions, 8 x 2
                // Controls: the f32 and f64 winners of the large stages, threads row-major.
                Config<128, 16, 4, 16, 8, 1, true>, // t128-c32-k16-u16-r8-rm
                Config<128, 16, 4, 16, 4, 1, true>>; // t128-c16-k16-u16-rm

@@ -79,7 +79,11 @@ struct Config {
   static constexpr int kBu = kTn * kUg;      // u per block
   static constexpr int kOg = kThreads / kUg; // oc-groups per block
   static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4
-  static constexpr int kXr = kTn + 4;    // x values a thread reads per channel (aligned 4-vectors)
+  // A thread reads its x values per channel as aligned kVec-vectors: 4 (16 bytes in f32), or 2
+  // where it owns 2 consecutive u (Tn == 2, session 7: ug * 2 values from the row start is only
+  // 8-byte aligned in f32). kXr values in all (kTn + M - 1 of them used).
+  static constexpr int kVec = Tn % 4 == 0 ? 4 : 2;
+  static constexpr int kXr = kTn + 4;
   static constexpr int kCells = kRows * kTn; // cells per thread
   static constexpr bool kRowMajor = RowMajor;
   static constexpr int kStages = Stages;
@@ -107,7 +111,7 @@ struct Config {
   static_assert(kThreads % kUg == 0, "u-groups divide the block");
   static_assert(kRows == 4 || kRows == 8, "rows per thread");
   static_assert(kUg % kRows == 0, "weight rows (Rows * kOg elements) split evenly over the threads");
-  static_assert(kTn % 4 == 0, "a thread's x window is read as aligned 4-vectors");
+  static_assert(kTn % 4 == 0 || kTn == 2, "a thread's x window is read as aligned 4- or 2-vectors");
   static_assert(kStages == 0 || kStages >= 2, "cp.async staging needs two buffers or more");
 };
 
@@ -202,6 +206,28 @@ CB_HD void load4(const double *p, double (&v)[4]) {
 #else
   for (int i = 0; i < 4; ++i)
     v[i] = p[i];
+#endif
+}
+
+// Two consecutive shared-memory values; p is 8-byte aligned for float, 16-byte for double.
+CB_HD void load2(const float *p, float (&v)[2]) {
+#ifdef __CUDA_ARCH__
+  const float2 q = *reinterpret_cast<const float2 *>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+#else
+  v[0] = p[0];
+  v[1] = p[1];
+#endif
+}
+CB_HD void load2(const double *p, double (&v)[2]) {
+#ifdef __CUDA_ARCH__
+  const double2 q = *reinterpret_cast<const double2 *>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+#else
+  v[0] = p[0];
+  v[1] = p[1];
 #endif
 }
 
@@ -561,13 +587,17 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
 #endif
     for (int ii = 0; ii < kBk; ++ii) {
       T xr[kXr];
+      constexpr int V = C::kVec;
       CB_UNROLL
-      for (int v = 0; v < kXr / 4; ++v) {
-        T q[4];
-        load4(&sm.x[ii * kXw + ug * kTn + 4 * v], q);
+      for (int v = 0; v < kXr / V; ++v) {
+        T q[V];
+        if constexpr (V == 4)
+          load4(&sm.x[ii * kXw + ug * kTn + 4 * v], q);
+        else
+          load2(&sm.x[ii * kXw + ug * kTn + 2 * v], q);
         CB_UNROLL
-        for (int i = 0; i < 4; ++i)
-          xr[4 * v + i] = q[i];
+        for (int i = 0; i < V; ++i)
+          xr[V * v + i] = q[i];
       }
       T wr[M][kRows];
       CB_UNROLL
