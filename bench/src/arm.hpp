@@ -42,6 +42,9 @@ public:
   // hold the stream's queue while the call is enqueued (--device-timing queued).
   virtual bool enqueue_only() const { return false; }
   virtual void output(float *y) = 0; // the last call's output (synchronises first)
+  // What the arm chose while it was prepared (cuDNN: the algorithm its Find picked and the
+  // workspace), merged into the case's "kernel" block; null when it chose nothing.
+  virtual nlohmann::json chosen() const { return nullptr; }
 };
 
 class Arm {

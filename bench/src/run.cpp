@@ -51,6 +51,7 @@ struct Case {
   const Arm *arm = nullptr;
   std::string staging;
   std::unique_ptr<PreparedArm> prepared;
+  json chosen; // prepared->chosen(), kept for the record after `prepared` is released
   GateResult gate;
   json samples = json::array();
   std::vector<double> seconds;
@@ -65,6 +66,18 @@ json shape_json(const ConvShape &s, const std::string &stage) {
           {"padding", s.padding}, {"output_padding", s.output_padding},
           {"l_in", s.l_in},       {"l_out", s.l_out()},
           {"bias", s.bias}};
+}
+
+// The case's "kernel" block: what the arm says computes it, plus what it chose when prepared
+// (two cuDNN instances of one shape may pick different algorithms: the A/A twins then differ).
+json kernel_json(json described, const json &chosen) {
+  if (!chosen.is_object())
+    return described;
+  if (!described.is_object())
+    described = json::object();
+  for (const auto &[k, v] : chosen.items())
+    described[k] = v;
+  return described;
 }
 
 json problem_shape_json(const Problem &p) {
@@ -480,8 +493,10 @@ int run_bench_conv(int argc, const char *const *argv_in) {
       for (auto &c : R.cases) {
         if (c.problem != p.get())
           continue;
-        if (!c.prepared)
+        if (!c.prepared) {
           c.prepared = c.arm->prepare(*p, c.staging, ctx);
+          c.chosen = c.prepared->chosen();
+        }
         std::vector<float> y(ref.size());
         if (c.arm == &ref_arm) {
           y = ref;
@@ -649,7 +664,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
                  {"flops", p.flops()},
                  {"min_bytes", p.min_bytes()},
                  {"floor_s", floor},
-                 {"kernel", c.arm->describe(p)},
+                 {"kernel", kernel_json(c.arm->describe(p), c.chosen)},
                  {"gate", c.gate.to_json()},
                  {"samples", c.samples},
                  {"stats", c.seconds.empty() ? json(nullptr) : compute_stats(c.seconds).to_json()},

@@ -408,6 +408,14 @@ def t_gpu_run(bench, schema, tmp):
             check(m is not None and 100 < m < 5000, f"{c['id']}: measured SM clock {m}")
         if c["staging"] == "resident":
             check(c["counters"]["status"] in ("collected", "unavailable"), f"{c['id']}: counters {c['counters']}")
+        # cuDNN's Find runs per prepared case: the record says what it picked (session 7: two
+        # cuDNN twins 1.2% apart at 0.2% CV, with nothing in the record to tell them apart).
+        # Planted: CudnnPrepared::chosen() left returning null fails here.
+        if c["arm"].startswith("cudnn-"):
+            k = c["kernel"]
+            check(isinstance(k.get("algorithm"), str) and "algo_" in k["algorithm"]
+                  and isinstance(k.get("workspace_bytes"), int) and k["name"].startswith("cuDNN "),
+                  f"{c['id']}: kernel {k}")
     check(r["plan"]["device_timing"] == "queued", "default device timing")
     # --device-timing queued: the same resident cases, enqueued behind a held stream, so the
     # host's launch latency no longer counts; a queued time above the launched one means the

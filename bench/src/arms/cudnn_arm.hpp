@@ -24,7 +24,9 @@ public:
   bool enqueue_only() const override { return true; }
   void sync() override { device::sync_stream(conv_.stream()); }
   void output(float *y) override { conv_.download_output(y); }
-  std::string algorithm() const { return conv_.algorithm(); }
+  nlohmann::json chosen() const override {
+    return {{"algorithm", conv_.algorithm()}, {"workspace_bytes", conv_.workspace_bytes()}};
+  }
 
 private:
   cudnn::CudnnConv conv_;
@@ -59,8 +61,8 @@ public:
     return std::make_unique<CudnnPrepared>(p, mode());
   }
   nlohmann::json describe(const Problem &p) const override {
-    // The algorithm cuDNN's Find picks is known only once prepared; a throwaway instance would
-    // run Find twice, so record the library and mode here; bench records the algorithm below.
+    // The algorithm cuDNN's Find picks is known only once prepared (a throwaway instance would
+    // run Find twice): the library and mode here, the algorithm from CudnnPrepared::chosen().
     (void)p;
     return {{"name", "cuDNN " + cudnn::to_string(mode())}};
   }
