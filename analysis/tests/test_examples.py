@@ -101,3 +101,36 @@ def test_report_lists_every_aa_twin_and_flags_the_one_outside(tmp_path):
     outside = {(r["stage"], r["twin"]) for r in rep["aa"] if not r["within"]}
     assert ("up0", "cuda-f32#2/resident") in outside
     assert "OUTSIDE" in report.render(rep)
+
+
+@pytest.mark.skipif("instrument.json" not in REAL, reason="real A/A run not committed")
+def test_aa_twins_that_ran_different_algorithms_say_so(tmp_path):
+    # Since session 7 a cuDNN case records the algorithm its Find picked (kernel.algorithm). The
+    # committed instrument run predates that: no twin says anything. Planted here: the up2 twins
+    # given two different algorithms, then one and the same. Planted fault seen failing: each
+    # twin's algorithm compared with its own (the note never appears).
+    import json
+
+    rep = report.build(gates.assess([load.load_run(REAL["instrument.json"])]))
+    assert all(r["kernels_differ"] is None for r in rep["aa"])
+    assert "not one kernel" not in report.render(rep)
+    data = json.loads(REAL["instrument.json"].read_text())
+    algo = {"up2/96/cudnn-f32/resident": "bwd_data_algo_0 (fma math)",
+            "up2/96/cudnn-f32#2/resident": "bwd_data_algo_1 (fma math)"}
+    for c in data["cases"]:
+        if c["id"] in algo:
+            c["kernel"]["algorithm"] = algo[c["id"]]
+    differ = tmp_path / "differ.json"
+    differ.write_text(json.dumps(data))
+    rep = report.build(gates.assess([load.load_run(differ)]))
+    row = next(r for r in rep["aa"] if (r["stage"], r["twin"]) == ("up2", "cudnn-f32#2/resident"))
+    assert row["kernels_differ"] == ["bwd_data_algo_1 (fma math)", "bwd_data_algo_0 (fma math)"]
+    assert ("not one kernel: the twin ran bwd_data_algo_1 (fma math), its arm "
+            "bwd_data_algo_0 (fma math)") in report.render(rep)
+    for c in data["cases"]:
+        if c["id"] in algo:
+            c["kernel"]["algorithm"] = "bwd_data_algo_0 (fma math)"
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(data))
+    rep = report.build(gates.assess([load.load_run(same)]))
+    assert all(r["kernels_differ"] is None for r in rep["aa"])

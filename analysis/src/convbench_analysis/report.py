@@ -208,6 +208,9 @@ def _aa_twins(path, stage, frames, by_label, th, seed) -> list[dict]:
         if not len(x) or not len(bx):
             continue
         r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
+        # What each instance chose when prepared (cuDNN: its Find's algorithm): twins that ran
+        # different kernels are not an A/A pair of one kernel, whatever their ratio says.
+        chose = [_chosen(c), _chosen(first)]
         rows.append(
             {
                 "file": path,
@@ -218,9 +221,16 @@ def _aa_twins(path, stage, frames, by_label, th, seed) -> list[dict]:
                 "ratio": r.value,
                 "ci": [r.lo, r.hi],
                 "within": abs(r.value - 1.0) <= th.aa_tolerance,
+                "kernels_differ": chose if chose[0] != chose[1] else None,
             }
         )
     return rows
+
+
+def _chosen(case: dict) -> str | None:
+    """The algorithm a prepared case recorded it chose (kernel.algorithm), else None."""
+    k = case.get("kernel")
+    return k.get("algorithm") if isinstance(k, dict) else None
 
 
 def _t(s: float | None) -> str:
@@ -316,6 +326,12 @@ def render(rep: dict) -> str:
             lines.append(
                 f"  {r['stage']}/{r['frames']} {r['twin']:<24} {r['ratio']:.4f}  "
                 f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]  {'within' if r['within'] else 'OUTSIDE'}"
+                + (
+                    f"  (not one kernel: the twin ran {r['kernels_differ'][0]}, its arm "
+                    f"{r['kernels_differ'][1]})"
+                    if r.get("kernels_differ")
+                    else ""
+                )
             )
     lines.append("")
     lines.append(f"{rep['refused']} ratio(s) refused" if rep["refused"] else "all ratios accepted")
