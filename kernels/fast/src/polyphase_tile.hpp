@@ -31,6 +31,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #ifdef __CUDACC__
 #define CB_HD __host__ __device__ __forceinline__
@@ -209,20 +210,12 @@ CB_HD void load4(const double *p, double (&v)[4]) {
 #endif
 }
 
-// Two consecutive shared-memory values; p is 8-byte aligned for float, 16-byte for double.
-CB_HD void load2(const float *p, float (&v)[2]) {
+// Two consecutive shared-memory values (T = float or double); p is 8-byte aligned for float,
+// 16-byte for double.
+template <typename T> CB_HD void load2(const T *p, T (&v)[2]) {
 #ifdef __CUDA_ARCH__
-  const float2 q = *reinterpret_cast<const float2 *>(p);
-  v[0] = q.x;
-  v[1] = q.y;
-#else
-  v[0] = p[0];
-  v[1] = p[1];
-#endif
-}
-CB_HD void load2(const double *p, double (&v)[2]) {
-#ifdef __CUDA_ARCH__
-  const double2 q = *reinterpret_cast<const double2 *>(p);
+  using V2 = std::conditional_t<sizeof(T) == sizeof(float), float2, double2>;
+  const V2 q = *reinterpret_cast<const V2 *>(p);
   v[0] = q.x;
   v[1] = q.y;
 #else
