@@ -4,10 +4,11 @@
 # and result JSON under $OUT (packed: the device tool returns at most 8 files).
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize sanitize-splits bench counters lease ncu perf
-#          compare sweep queued ncu-f32 main gemm cpu
+#          compare sweep queued ncu-f32 ncu-f64 main gemm cpu
 #   (main: the README's main job alone, `bench_conv --stage up0 --reps 3`; bench adds the chain
 #   sweep; ncu-f32: ncu of one cuda-f32 and one cudnn-f32 launch on 512x up0 at 96 and 1536
-#   frames; default: all but main, ncu-f32, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
+#   frames; ncu-f64: ncu of one cuda-f64 launch on its tuned block, 512x up0 at 96 and 384
+#   frames and 256x up0/96 (B=build: fast_kernels_bench carried); default: all but main, ncu-f32, ncu-f64, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
 #   tests-bench, the bench and lease subset of tests, sweep, the fast kernels' block-shape
 #   sweep, queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
@@ -168,6 +169,22 @@ if has ncu-f32; then
         --no-counters --no-lease --device-timing launched --out "$W/results/ncu-$f-${a%%:*}.json" >"$W/logs/ncu-f32-$f-${a%%:*}.txt" 2>&1
       log "ncu ${a%%:*} up0/$f rc=$? $(grep -E '^  [a-z_]+.*(polyphase|dgrad)|Issue Slots Busy|Achieved Occupancy|Registers Per|pipe_fma_cycles' "$W/logs/ncu-f32-$f-${a%%:*}.txt" | tr -s ' ' | head -6 | tr '\n' ';')"
     done
+  done
+fi
+
+if has ncu-f64; then
+  # What limits cuda-f64 on the block it runs (fast_kernels_bench without --sweep launches the
+  # tuned config; with --sweep the first launches are the default block's whatever --configs
+  # says, which is what session 7's ncu of "t96-c8-k16-u16" profiled). One launch each.
+  for mf in bigvgan_v2_44khz_128band_512x:96 bigvgan_v2_44khz_128band_512x:384 bigvgan_v2_44khz_128band_256x:96; do
+    m=${mf%%:*} f=${mf#*:}
+    timeout 120 ncu --clock-control none -k regex:polyphase --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section SchedulerStats --section InstructionStats --section MemoryWorkloadAnalysis \
+      --metrics sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum \
+      $B/bin/fast_kernels_bench --model $m --stages up0 --frames $f --arms fast-f64 --reps 1 --warmup 1 \
+      >"$W/logs/ncu-f64-$m-up0-$f.txt" 2>&1
+    log "ncu fast-f64 $m up0/$f rc=$? $(grep -E 'polyphase_kernel<|Duration|Achieved Occupancy|No Eligible|pipe_fp64' "$W/logs/ncu-f64-$m-up0-$f.txt" | tr -s ' ' | cut -c1-160 | head -6 | tr '\n' ';')"
   done
 fi
 
