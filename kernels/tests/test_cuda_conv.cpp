@@ -32,11 +32,12 @@ using testing::IcOrder;
 using testing::Problem;
 using testing::relative_l2;
 
+using testing::sanitizer_small;
+
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && std::string(v) == "1";
 }
-bool sanitizer_small() { return env_flag("CONVBENCH_SANITIZER_SMALL"); }
 
 #define REQUIRE_GPU()                                                          \
   do {                                                                         \

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -16,6 +18,13 @@
 #include "convbench/thread_pool.hpp"
 
 namespace convbench::testing {
+
+// CONVBENCH_SANITIZER_SMALL=1 (scripts/h200.sh's sanitizer steps): the GPU tests take smaller
+// problem sets where compute-sanitizer over the full ones outlasts a device call.
+inline bool sanitizer_small() {
+  const char *v = std::getenv("CONVBENCH_SANITIZER_SMALL");
+  return v && std::string(v) == "1";
+}
 
 // Uniform in [-1, 1], never exactly 0 (a 0 would be skipped and hide order changes).
 inline std::vector<float> random_values(int64_t n, uint64_t seed) {

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -38,13 +37,7 @@ using peer_testing::Problem;
   } while (0)
 
 using convbench::testing::reference_f64;
-
-// CONVBENCH_SANITIZER_SMALL=1 (scripts/h200.sh's sanitize-splits step): fewer shapes where
-// racecheck of the full set outlasts a device call.
-bool sanitizer_small() {
-  const char *v = std::getenv("CONVBENCH_SANITIZER_SMALL");
-  return v && std::string(v) == "1";
-}
+using convbench::testing::sanitizer_small;
 
 // Uploads, poisons the output with NaN, launches once, downloads. fused: the cuda-f64-fma
 // variant (one __fma_rn per tap) instead of __dmul_rn + __dadd_rn.
