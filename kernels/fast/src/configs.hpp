@@ -71,6 +71,13 @@ using CompiledConfigs =
                Config<128, 16, 2, 16>,    // 32 rows x 32 positions, 4 x 2 cells
                Config<96, 16, 2, 16>,     // 24 rows x 32 positions, 4 x 2 (cout 24, 48)
                Config<128, 16, 2, 16, 8>, // 64 rows x 32 positions, 8 x 2
+               // Session 8: the 4 x 2 tile capped at 5 blocks per SM. ncu of its f64 kernel on
+               // 512x up0/96 (ncu/ncu-f64-tuned-blocks.txt): 120 registers, so 4 blocks/SM,
+               // and 576 blocks are 1.09 waves (achieved occupancy 19.4% of 25%, fp64 pipe
+               // 66%). ptxas at the cap (nvcc 13.0, sm_90): 96 registers and no spill in f64,
+               // 4 bytes in f64-fma (146 uncapped). The 16-cell tiles spill at any cap that
+               // adds a block (20-708 bytes), so they get none.
+               Config<128, 16, 2, 16, 4, 5>, // t128-c8-k16-u16-b5
                // Controls: the f32 and f64 winners of the large stages, threads row-major.
                Config<128, 16, 4, 16, 8, 1, true>, // t128-c32-k16-u16-r8-rm
                Config<128, 16, 4, 16, 4, 1, true>>; // t128-c16-k16-u16-rm
