@@ -88,7 +88,7 @@ sanitize_splits() {
   # (racecheck of the random-shape sets outlasts any call). Session 6: stopped at 60 s inside
   # F32ClusterSplitsSmallRandomShapes with 12 shapes x 47 split configs; CONVBENCH_SANITIZER_SMALL
   # now cuts that test to 4 shapes (every split config still runs). Session 7, side by side with
-  # sanitize: 235 s here, 364 s for both (47 split configs; 54 since the 2-u shapes).
+  # sanitize: 235 s here, 364 s for both (47 split configs); session 8: 390 s for both (56).
   CONVBENCH_SANITIZER_SMALL=1 timeout 540 compute-sanitizer --tool racecheck --error-exitcode 1 \
     $B/bin/fast_gpu_tests --gtest_filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*' \
     >"$W/logs/san-racecheck-fast.txt" 2>&1

@@ -61,7 +61,7 @@ using CompiledConfigs =
                Config<192, 24, 4, 12, 8>,    // 64 rows x 96 positions, 8 x 4
                Config<192, 24, 4, 12>,       // 32 rows x 96 positions, 4 x 4
                Config<96, 24, 4, 12>,        // 16 rows x 96 positions, 4 x 4
-               Config<96, 16, 4, 16>,        // 24 rows x 64 positions, 4 x 4 (not yet swept)
+               Config<96, 16, 4, 16>,        // 24 rows x 64 positions, 4 x 4
                Config<192, 24, 4, 24, 4, 2>, // 32 x 96, 24 a chunk, 2 blocks/SM
                // Session 7: 2 consecutive u per thread (32-position tiles, which fit the 96 x 2^k
                // positions of every stage exactly) for the f64 cases the 16-cell tiles leave

@@ -180,7 +180,7 @@ std::vector<FastConfig> fast_f32_configs() {
   const std::vector<FastConfig> blocks = all;
   for (const FastConfig &c : blocks) {
     // The 8-row tiles split 2, 4 and 8. The 4 x 4 tiles (but the default and the row-major
-    // control) split 2 and 4 (session 4, not yet swept on the H200): at 96 frames their grids are
+    // control) split 2 and 4 (session 4; the 4 x 2 tiles too, since session 7): at 96 frames their grids are
     // half a wave (512x up0/96, t192-c16-k12-u24: 192 blocks for 3 x 132 slots at 112 registers,
     // 188 us), where a split of 2 fills one wave without the 1.33x tile waste of the 64-position
     // tile that wins there today (165 us; cuDNN 152 us).
