@@ -8,4 +8,7 @@ cmake --build build -j"$(nproc)"
 status=0
 ctest --test-dir build --output-on-failure -j2 --timeout 600 || status=$?
 python3 -m pytest -q analysis/tests || status=$?
+# one Python style: lint everywhere, formatting on the analysis package
+ruff check analysis scripts/*.py || status=$?
+ruff format --check analysis || status=$?
 exit $status

@@ -1,8 +1,10 @@
-"""Builds realistic, valid result records per results/README.md, for tests that need a run
-before real H200 runs exist (and mutations of one).
+"""Builds realistic, valid result records per docs/record.md, for tests that need a run with
+known properties (and mutations of one), including the per-sample probes (host speed,
+contention, GPU violation time) and the run status.
 
 Times follow time = a + flops / rate per arm, with multiplicative noise per round, so the fit
-and the signature call have a known answer. Counters follow the H200 figures in facts.md.
+and the signature call have a known answer. Counters follow the H200's published figures; the
+model table is bench/data/models.json.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import json
 import random
 from pathlib import Path
 
-# bigvgan_v2_44khz_128band_512x (facts.md): channels, strides, kernels of the upsample stages.
-MODEL = "bigvgan_v2_44khz_128band_512x"
-CHANNELS = 1536
-STRIDES = (8, 4, 2, 2, 2, 2)
-KERNELS = (16, 8, 4, 4, 4, 4)
+REPO = Path(__file__).resolve().parents[2]
+_MODELS = json.loads((REPO / "bench/data/models.json").read_text())
+MODEL = _MODELS["default"]
+_M = next(m for m in _MODELS["models"] if m["name"] == MODEL)
+CHANNELS = _M["channels"]
+STRIDES = tuple(_M["strides"])
+KERNELS = tuple(_M["kernels"])
 
 # arm -> (device, staging, fixed seconds a, rate FLOP/s, relative noise (cv) per round)
 ARMS = {
@@ -26,12 +30,15 @@ ARMS = {
     "cuda-f32": (True, "resident", 8e-6, 30.0e12, 0.002),
     # a naive provider: per-call upload/alloc dominates small shapes (fixed overhead signature)
     "cuda-f32-percall": (True, "per-call", 400e-6, 30.0e12, 0.002),
+    # the peer a user would pick instead (cuDNN): per-call overhead near 25 us
+    "cudnn-f32": (True, "resident", 25e-6, 25.0e12, 0.003),
+    "cudnn-f64": (True, "resident", 25e-6, 12.0e12, 0.003),
 }
 DEFAULT_ARMS = ("cpu-f64", "cpu-f32", "cuda-f64", "cuda-f32")
 GPU_UUID = "GPU-5c1e7b0a-6f2d-4c39-9b8e-1d2f3a4b5c6d"
 SM_CLOCK_MAX = 1980.0
 CLOCK_HZ = 1.97e9
-DFMA_PEAK = 8448.0  # inst/cycle over the whole H200 (facts.md)
+DFMA_PEAK = 8448.0  # inst/cycle over the whole H200
 FFMA_PEAK = 16896.0
 
 
@@ -114,6 +121,46 @@ def _counters(arm: str, flops: float, best: float) -> dict:
     }
 
 
+THREADS = 16
+CPU_ADDS_PER_S = 2.9e9  # a full-speed vCPU of the GPU machine: dependent adds per second
+
+
+def _probes(rng, device: bool, window_s: float, share: float) -> dict:
+    """A clean sample's probes: every worker CPU near full speed, no stall, no foreign process."""
+    if device:
+        return {
+            "host_speed": None,
+            "contention": None,
+            "gpu_violation_us": {
+                k: 0.0
+                for k in ("power", "thermal", "sync_boost", "board_limit", "low_util", "reliability")
+            },
+        }
+    workers = []
+    for w in range(THREADS):
+        rel = rng.uniform(0.92, 1.0)
+        workers.append(
+            {"worker": w, "cpu": w, "adds_per_s": rel * CPU_ADDS_PER_S, "relative": rel}
+        )
+    return {
+        "host_speed": {
+            "workers": workers,
+            "slowest_relative": min(w["relative"] for w in workers),
+        },
+        "contention": {
+            "psi_some_us": rng.uniform(0.0, 0.01) * window_s * 1e6,
+            "psi_full_us": 0.0,
+            "nivcsw": rng.randint(0, 3),
+            "migrations": rng.randint(0, 2),
+            "steal_s": 0.0,
+            "foreign_share": share,
+            "foreign_share_resolution": min(1.0, 0.010 / window_s),
+            "top_foreign": [],
+        },
+        "gpu_violation_us": None,
+    }
+
+
 def make_run(
     stages=("up0", "up1"),
     frames=(96, 384, 1536),
@@ -124,9 +171,14 @@ def make_run(
     host="gpu-node-17",
     token="1041",
     git_sha="3f1c2d4e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d",
+    probes=True,
+    cvs=None,
 ) -> dict:
-    """One clean run: lease collected and valid, counters collected for device arms."""
+    """One clean run: lease collected and valid, counters collected for device arms.
+    probes: the per-sample host speed, contention and GPU violation fields (False: a record of
+    the older schema without them). cvs: {arm: relative noise per round}, overriding ARMS."""
     rng = random.Random(seed)
+    cvs = cvs or {}
     run_id = f"{rng.getrandbits(128):032x}"
     cases, order_ids = [], []
     for stage in stages:
@@ -135,6 +187,7 @@ def make_run(
             fl = flops_of(shape)
             for arm in arms:
                 device, staging, a, rate, cv = ARMS[arm]
+                cv = cvs.get(arm, cv)
                 name = arm.replace("-percall", "")
                 cid = f"{stage}/{fr}/{name}/{staging}"
                 order_ids.append(cid)
@@ -227,6 +280,8 @@ def make_run(
                     "measured_sm_clock_mhz": 1962.0 if c["device"] else None,
                 }
             )
+            if probes:
+                c["samples"][-1].update(_probes(rng, c["device"], secs * iters, share))
             bench.append(
                 {
                     "name": cid,
@@ -244,6 +299,8 @@ def make_run(
             t += secs * iters
     for c in cases:
         del c["_model"]
+        if probes:
+            c.update({"stop_reason": "rounds", "ci_target": None, "ci_reached": None})
         c["stats"] = _stats([s["seconds"] for s in c["samples"]])
         if c["device"]:
             c["counters"] = _counters(c["arm"], c["flops"], c["stats"]["best"])
@@ -261,6 +318,7 @@ def make_run(
             "cuda_flags": "-O3 -arch=sm_90",
             "cuda_version": "13.0.88",
             "benchmark_version": "1.8.3",
+            **({"binary_sha": "b" * 64} if probes else {}),
         },
         "argv": ["bench_conv", "--stage", ",".join(stages), "--reps", str(reps)],
         "started_utc": _iso(start),
@@ -323,6 +381,7 @@ def make_run(
             "verdict": "valid",
             "reasons": [],
         },
+        **({"status": "complete"} if probes else {}),
         "cases": cases,
         "benchmarks": bench,
         "context": {

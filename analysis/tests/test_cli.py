@@ -5,7 +5,9 @@ Planted faults seen failing (then reverted):
 - main() without the InputError handler: test_bad_input_one_line[*] saw a traceback, exit 1;
 - report returning 0 when rows were refused: test_report_refused_exit_3 failed;
 - the baseline's own reasons not carried into the other rows: test_refused_baseline_refuses_
-  every_ratio failed (only the baseline row said REFUSED).
+  every_ratio failed (only the baseline row said REFUSED);
+- a ratio gated on every case of its group (the old rule): test_a_ratio_is_gated_on_its_own_
+  two_cases failed (the device ratio was refused for the host baseline's spread).
 """
 
 import json
@@ -33,7 +35,7 @@ def cli(*args, cwd=None):
 def test_report_clean_exit_0(clean, write):
     rc, out, err = cli("report", write(clean))
     assert rc == 0, err
-    assert "REFUSED" not in out and "all ratios accepted" in out
+    assert "REFUSED" not in out and "all cases and ratios accepted" in out
     assert "fp64 " in out and "% of 33.3" in out  # counters collected: achieved vs peak
     assert "fixed per-call" not in out  # no per-call arm in the clean run
     assert "device timing launched" in out  # synth's runs predate the field: launched
@@ -50,42 +52,79 @@ def test_report_json(clean, write):
     rep = json.loads(out)
     assert rc == 0 and rep["refused"] == 0
     g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)
-    assert g["baseline"] == "cpu-f64/host"
     row = next(r for r in g["rows"] if r["arm"] == "cuda-f64/resident")
+    assert row["den"] == "cpu-f64/host"  # no peer of its precision in the run: the reference
     assert row["ci"][0] <= row["ratio"] <= row["ci"][1]
-    assert row["ratio"] == pytest.approx(row["best_s"] / g["rows"][0]["best_s"])
-    assert 40 < row["counters"]["fp64"]["pct_peak"] < 50  # synth: 15 of 33.3 TFLOP/s
+    best = {r["arm"]: r["best_s"] for r in g["cases"]}
+    assert row["ratio"] == pytest.approx(best["cuda-f64/resident"] / best["cpu-f64/host"])
+    case = next(r for r in g["cases"] if r["arm"] == "cuda-f64/resident")
+    assert 40 < case["counters"]["fp64"]["pct_peak"] < 50  # synth: 15 of 33.3 TFLOP/s
     assert {f["arm"] for f in rep["fits"]} >= {"cuda-f64/resident", "cpu-f64/host"}
 
 
 def test_report_baseline_option(clean, write):
     rc, out, _ = cli("report", write(clean), "--json", "--baseline", "cuda-f32")
     g = json.loads(out)["groups"][0]
-    assert g["baseline"] == "cuda-f32/resident" and g["rows"][0]["ratio"] == 1.0
+    assert g["baseline"] == "cuda-f32/resident"
+    assert {r["den"] for r in g["rows"]} == {"cuda-f32/resident"} and len(g["rows"]) == 3
+
+
+def test_default_pairs_set_each_device_arm_against_its_peer(write):
+    run = synth.make_run(arms=("cpu-f64", "cpu-f32", "cuda-f32", "cuda-f64", "cudnn-f32"))
+    rc, out, _ = cli("report", write(run), "--json")
+    g = json.loads(out)["groups"][0]
+    assert {(r["arm"], r["den"]) for r in g["rows"]} == {
+        ("cpu-f32/host", "cpu-f64/host"),
+        ("cuda-f32/resident", "cudnn-f32/resident"),
+        ("cuda-f64/resident", "cpu-f64/host"),  # no cudnn-f64 in this run
+    }
+
+
+def test_pairs_option(clean, write):
+    rc, out, _ = cli("report", write(clean), "--json", "--pairs", "cuda-f64:cuda-f32")
+    g = json.loads(out)["groups"][0]
+    assert [(r["arm"], r["den"]) for r in g["rows"]] == [("cuda-f64/resident", "cuda-f32/resident")]
+    assert cli("report", write(clean), "--pairs", "cuda-f64")[0] == 2
+
+
+def test_a_ratio_is_gated_on_its_own_two_cases(write):
+    run = synth.make_run(arms=("cpu-f64", "cuda-f32", "cudnn-f32"))
+    c = synth.case(run, "up0/96/cpu-f64/host")
+    synth.set_seconds(c, [s["seconds"] * f for s, f in zip(c["samples"], (1, 1.6, 1, 1, 1.3))])
+    rc, out, _ = cli("report", write(run), "--json")
+    rep = json.loads(out)
+    g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)
+    base = next(r for r in g["cases"] if r["arm"] == "cpu-f64/host")
+    assert rc == 3 and base["status"] == "REFUSED"
+    (row,) = g["rows"]
+    assert (row["arm"], row["den"], row["status"]) == ("cuda-f32/resident", "cudnn-f32/resident", "ok")
 
 
 def test_report_refused_exit_3(clean, write):
     synth.case(clean, DEV)["samples"][1]["gpu_after"]["foreign_processes"] = 2
+    clean["lease"]["observation"]["foreign_gpu_processes_max"] = 2
+    clean["lease"]["verdict"] = "void"
+    clean["cases"] = [c for c in clean["cases"] if c["id"].startswith("up0/96/")]
     rc, out, _ = cli("report", write(clean))
     assert rc == 3
-    line = next(ln for ln in out.splitlines() if ln.strip().startswith("cuda-f64/resident"))
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("cuda-f64/resident /"))
     assert "REFUSED" in line
     assert "foreign-gpu: 2 foreign process(es) on the GPU in round 1" in out
-    assert "1 ratio(s) refused" in out
+    assert "3 ratio(s) refused, 4 case(s) refused" in out  # a void lease refuses the run
 
 
 def test_refused_baseline_refuses_every_ratio(clean, write):
     # only the baseline case is bad: every ratio over it must carry its reason
-    synth.case(clean, "up0/96/cpu-f64/host")["samples"][0]["foreign_cpu_share"] = 0.4
+    host = "up0/96/cpu-f64/host"
+    s = synth.case(clean, host)["samples"][0]
+    s["contention"].update({"foreign_share": 0.4, "psi_some_us": 0.3 * s["total_seconds"] * 1e6})
     rc, out, _ = cli("report", write(clean), "--json")
     rep = json.loads(out)
     g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)
-    assert rc == 3 and rep["refused"] == len(g["rows"])
+    assert rc == 3 and rep["refused"] == len(g["rows"]) == 3  # every arm's den is cpu-f64
     for r in g["rows"]:
         assert r["status"] == "REFUSED"
-        assert [(f["code"], f["case"]) for f in r["reasons"]] == [
-            ("foreign-cpu", "up0/96/cpu-f64/host")
-        ]
+        assert [(f["code"], f["case"]) for f in r["reasons"]] == [("foreign-cpu", host)]
 
 
 def test_run_without_token_refuses_every_ratio(clean, write):
@@ -93,7 +132,7 @@ def test_run_without_token_refuses_every_ratio(clean, write):
     rc, out, _ = cli("report", write(clean), "--json")
     rep = json.loads(out)
     assert rc == 3
-    rows = [r for g in rep["groups"] for r in g["rows"]]
+    rows = [r for g in rep["groups"] for r in g["rows"] + g["cases"]]
     assert all(r["status"] == "REFUSED" for r in rows)
     assert all([f["code"] for f in r["reasons"]] == ["lease-none"] for r in rows)
 
@@ -197,7 +236,8 @@ def test_reader_leaving_early_is_not_bad_input(clean, write):
     # without the BrokenPipeError handler the CLI said "error: : Broken pipe" and exited 2.
     paths = [write(synth.make_run(seed=s, start=1_795_000_000.0 + s * 1e5, token=str(3000 + s)))
              for s in range(40)]  # ~200 KB of report: more than a pipe holds
-    p = subprocess.Popen([sys.executable, "-m", "convbench_analysis", "report", *map(str, paths)],
+    p = subprocess.Popen([sys.executable, "-m", "convbench_analysis", "report", "--no-history",
+                          *map(str, paths)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.readline()
     p.stdout.close()

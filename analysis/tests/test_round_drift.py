@@ -35,7 +35,7 @@ def test_common_drift_is_found_and_removed(write):
     assert d["rounds"] == list(range(6)) and d["cases"] == 12  # 2 stages x 3 frames x 2 arms
     assert np.allclose(d["drift"], [f / geo - 1 for f in DRIFT], atol=0.003)
     assert 0.045 < d["range"] < 0.055
-    rows = [r for g in rep["groups"] for r in g["rows"]]
+    rows = [r for g in rep["groups"] for r in g["cases"]]
     dev = [r for r in rows if "/resident" in r["arm"]]
     assert dev and all(r["cv"] > 0.015 and r["cv_without_drift"] < 0.006 for r in dev)
     assert all(r["cv_without_drift"] is None for r in rows if "/host" in r["arm"])

@@ -1,13 +1,17 @@
-"""convbench-analyze: report | plot | compare | gates.
+"""convbench-analyze: report | plot | compare | history | calibrate | index | gates.
 
-Exit codes: 0 every ratio accepted (or nothing to judge), 2 bad input (one line on stderr, no
-traceback), 3 at least one ratio or comparison REFUSED."""
+Exit codes: 0 everything accepted (or nothing to judge), 2 bad input (one line on stderr, no
+traceback), 3 at least one case, ratio or comparison REFUSED.
+
+A subcommand is one entry in COMMANDS: a function that adds its arguments to its parser and a
+function that runs it (args -> exit code). `add_command` is how another module adds one."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_REFUSED = 0, 2, 3
@@ -20,13 +24,18 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog=PROG,
-        description="Validate convbench results, apply the gates, report "
-        "ratios with confidence or refuse with every reason.",
-    )
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+# name -> (help, add_arguments(parser), run(args) -> exit code, takes the common options)
+COMMANDS: dict[str, tuple[str, Callable, Callable, bool]] = {}
+
+
+def add_command(name: str, help: str, arguments: Callable, run: Callable, common=True) -> None:
+    COMMANDS[name] = (help, arguments, run, common)
+
+
+# ---- shared by the commands that read records ---------------------------------------------
+
+
+def _common() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument(
         "--threshold",
@@ -37,74 +46,229 @@ def _parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--seed", type=int, default=None, help="bootstrap seed")
     common.add_argument("--schema", default=None, help="validate against this schema file")
-    r = sub.add_parser("report", parents=[common], help="ratios per (stage, frames) or REFUSED")
-    r.add_argument("files", nargs="+")
-    r.add_argument("--baseline", default=None, help="denominator arm (arm or arm/staging)")
-    r.add_argument("--json", action="store_true", help="machine-readable output")
-    pl = sub.add_parser("plot", parents=[common], help="scaling sweep figures (PNG + SVG)")
-    pl.add_argument("files", nargs="+")
-    pl.add_argument("--out", default="plots", help="output folder (default: plots)")
-    pl.add_argument("--baseline", default=None)
-    c = sub.add_parser("compare", parents=[common], help="the same arm across two runs")
-    c.add_argument("a")
-    c.add_argument("b")
-    c.add_argument("--arm", default=None, help="only this arm (arm or arm/staging)")
-    c.add_argument("--json", action="store_true")
-    sub.add_parser("gates", help="list the gates and the thresholds with their defaults")
-    return p
+    return common
 
 
-def _gates_table() -> str:
-    from .gates import GATES
-    from .thresholds import Thresholds
-
-    lines = ["gates:"]
-    for g in GATES.values():
-        th = f"  [thresholds: {', '.join(g.thresholds)}]" if g.thresholds else ""
-        lines.append(f"  {g.code:<15} {g.message}{th}\n  {'':<15} fix: {g.remedy}")
-    lines.append("thresholds (override with --threshold NAME=VALUE):")
-    for name, default, doc in Thresholds.describe():
-        lines.append(f"  {name:<22} {default:<8g} {doc}")
-    return "\n".join(lines)
-
-
-def run(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.cmd == "gates":
-        print(_gates_table())
-        return EXIT_OK
-    from . import compare, gates, plot, report
-    from .load import InputError, load_run, load_schema
-    from .stats import DEFAULT_SEED
+def thresholds(args):
+    from .load import InputError
     from .thresholds import Thresholds
 
     try:
-        th = Thresholds().with_overrides(args.threshold)
+        return Thresholds().with_overrides(args.threshold)
     except ValueError as e:
         raise InputError("command line", "", str(e)) from None
+
+
+def seed(args) -> int:
+    from .stats import DEFAULT_SEED
+
+    return DEFAULT_SEED if args.seed is None else args.seed
+
+
+def load_runs(args, files) -> list:
+    from .load import InputError, load_run, load_schema
+
+    schema = None
     if args.schema:
         try:
             schema = load_schema(args.schema)
         except (OSError, ValueError) as e:
             raise InputError(args.schema, "", f"unreadable schema: {e}") from None
-    else:
-        schema = None
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    files = [args.a, args.b] if args.cmd == "compare" else args.files
-    runs = [load_run(f, schema) for f in files]
-    a = gates.assess(runs, th)
-    if args.cmd == "report":
-        rep = report.build(a, args.baseline, seed)
-        print(json.dumps(rep, indent=1) if args.json else report.render(rep))
-        return EXIT_REFUSED if rep["refused"] else EXIT_OK
-    if args.cmd == "compare":
-        rep = compare.build(a, args.arm, seed)
-        print(json.dumps(rep, indent=1) if args.json else compare.render(rep))
-        return EXIT_REFUSED if rep["refused"] else EXIT_OK
-    written = plot.plot(a, Path(args.out), args.baseline)
-    for p in written:
+    return [load_run(f, schema) for f in files]
+
+
+def _history_runs(args, runs, th) -> list:
+    """Earlier runs from the history folder(s): --history DIR, else each file's own folder."""
+    from .history import earlier_runs, open_index
+
+    if getattr(args, "no_history", False):
+        return []
+    folders = [Path(args.history)] if args.history else sorted({Path(r.path).parent for r in runs})
+    out, seen = [], set()
+    for folder in folders:
+        db = open_index(folder, th)
+        try:
+            for run in runs:
+                for h in earlier_runs(db, run, int(th.history_depth) + 2):
+                    if h.data["run_id"] not in seen:
+                        seen.add(h.data["run_id"])
+                        out.append(h)
+        finally:
+            db.close()
+    return out
+
+
+def _history_args(p) -> None:
+    p.add_argument(
+        "--history",
+        default=None,
+        metavar="DIR",
+        help="results folder to find earlier runs in (default: each file's own folder)",
+    )
+    p.add_argument("--no-history", action="store_true", help="do not look for earlier runs")
+
+
+# ---- the commands -------------------------------------------------------------------------
+
+
+def _report_args(p) -> None:
+    p.add_argument("files", nargs="+")
+    p.add_argument("--baseline", default=None, help="set every arm against this one")
+    p.add_argument("--pairs", default=None, metavar="A:B,...", help="the ratios to show")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _history_args(p)
+
+
+def _report(args) -> int:
+    from . import gates, pairs, report
+    from .load import InputError
+
+    th = thresholds(args)
+    try:
+        spec = pairs.parse_spec(args.pairs) if args.pairs else None
+    except ValueError as e:
+        raise InputError("command line", "", str(e)) from None
+    runs = load_runs(args, args.files)
+    a = gates.assess(runs, th, _history_runs(args, runs, th))
+    rep = report.build(a, args.baseline, seed(args), spec)
+    print(json.dumps(rep, indent=1) if args.json else report.render(rep))
+    return EXIT_REFUSED if rep["refused"] or rep["refused_cases"] else EXIT_OK
+
+
+def _plot_args(p) -> None:
+    p.add_argument("files", nargs="+")
+    p.add_argument("--out", default="plots", help="output folder (default: plots)")
+    p.add_argument("--baseline", default=None)
+
+
+def _plot(args) -> int:
+    from . import gates, plot
+
+    a = gates.assess(load_runs(args, args.files), thresholds(args))
+    for p in plot.plot(a, Path(args.out), args.baseline):
         print(p)
     return EXIT_OK
+
+
+def _compare_args(p) -> None:
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--arm", default=None, help="only this arm (arm or arm/staging)")
+    p.add_argument("--json", action="store_true")
+
+
+def _compare(args) -> int:
+    from . import compare, gates
+
+    a = gates.assess(load_runs(args, [args.a, args.b]), thresholds(args))
+    rep = compare.build(a, args.arm, seed(args))
+    print(json.dumps(rep, indent=1) if args.json else compare.render(rep))
+    return EXIT_REFUSED if rep["refused"] else EXIT_OK
+
+
+def _calibrate_args(p) -> None:
+    p.add_argument("files", nargs="+", help="runs with A/A twins (an arm listed twice)")
+    p.add_argument("--json", action="store_true")
+
+
+def _calibrate(args) -> int:
+    from . import calibrate, gates
+
+    a = gates.assess(load_runs(args, args.files), thresholds(args))
+    rep = calibrate.build(a, seed(args))
+    print(json.dumps(rep, indent=1) if args.json else calibrate.render(rep))
+    return EXIT_OK
+
+
+def _history_cmd_args(p) -> None:
+    p.add_argument("case", help="a case id, e.g. up0/96/cuda-f32/resident")
+    p.add_argument("--history", default="results", metavar="DIR", help="default: results")
+    p.add_argument("--host", default=None, help="only this host (machine id or name)")
+    p.add_argument("--plot", default=None, metavar="FILE", help="also draw it (PNG or SVG)")
+    p.add_argument("--json", action="store_true")
+
+
+def _history(args) -> int:
+    from . import history_view
+
+    return history_view.run(args, thresholds(args))
+
+
+def _index_args(p) -> None:
+    p.add_argument("folder", nargs="?", default="results")
+
+
+def _index(args) -> int:
+    from .history import open_index
+
+    db = open_index(args.folder, thresholds(args))
+    runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    skipped = db.execute("SELECT COUNT(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+    db.close()
+    print(f"{args.folder}: {runs} run(s) indexed, {skipped} file(s) skipped (not records)")
+    return EXIT_OK
+
+
+def _gates_table(args=None) -> int:
+    from .findings import GATES
+    from .thresholds import Thresholds
+
+    lines = ["gates (REFUSE: the number is not trusted; note: said, and accepted):"]
+    for g in GATES.values():
+        th = f"  [thresholds: {', '.join(g.thresholds)}]" if g.thresholds else ""
+        kind = "REFUSE" if g.refuses else "note"
+        lines.append(f"  {g.code:<19}{kind:<7}{g.message}{th}\n  {'':<26}fix: {g.remedy}")
+    lines.append("thresholds (override with --threshold NAME=VALUE):")
+    for name, default, doc in Thresholds.describe():
+        lines.append(f"  {name:<26} {default:<8g} {doc}")
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+add_command(
+    "report", "every case's verdict, then ratios with intervals or REFUSED", _report_args, _report
+)
+add_command("plot", "scaling sweep figures (PNG + SVG)", _plot_args, _plot)
+add_command("compare", "the same arm across two runs", _compare_args, _compare)
+add_command(
+    "history",
+    "one case over time from the history index, changepoints marked",
+    _history_cmd_args,
+    _history,
+)
+add_command(
+    "calibrate",
+    "noise floor per arm and the gates' refusals of A/A twins",
+    _calibrate_args,
+    _calibrate,
+)
+add_command("index", "index the records under a results folder", _index_args, _index)
+add_command(
+    "gates",
+    "list the gates and the thresholds with their defaults",
+    lambda p: None,
+    _gates_table,
+    common=False,
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Validate convbench results, apply the gates, report "
+        "ratios with confidence or refuse with every reason.",
+    )
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    common = _common()
+    for name, (help_, arguments, _, takes_common) in COMMANDS.items():
+        sp = sub.add_parser(name, parents=[common] if takes_common else [], help=help_)
+        arguments(sp)
+    return p
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return COMMANDS[args.cmd][2](args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,153 +1,20 @@
-"""The gates: a typed list (code, one-line message, remedy), and the checks that trip them.
+"""The checks behind the findings: per run (the lease), per case (correctness, rounds, spread,
+the host's and the GPU's probes) and per ratio (the two arms' throttling). A check refuses only
+for an effect it can show in the samples; a flag without an effect becomes a note.
 
-A ratio is reported only when no gate trips on either of its cases or on their runs. Run-level
-gates (lease-*) and cross-run gates (lease-overlap, drift) need every supplied run at once, so
-`assess` takes them all. Thresholds come from thresholds.Thresholds only."""
+Cross-run checks (timing mode, drift with its cause) are in drift.py; `assess` runs them all.
+Thresholds come from thresholds.Thresholds only."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import record
+from .findings import GATES, Assessment, Finding, Gate  # noqa: F401  (re-exported)
 from .load import Run, parse_utc
-from .thresholds import Thresholds  # noqa: F401  (re-exported for callers)
-
-
-@dataclass(frozen=True)
-class Gate:
-    code: str
-    message: str  # what it means, one line
-    remedy: str  # what would fix it, one line
-    thresholds: tuple[str, ...] = ()
-
-
-GATES: dict[str, Gate] = {
-    g.code: g
-    for g in (
-        Gate(
-            "lease-none",
-            "the run was not under a lease (not collected, no token, or --no-lease)",
-            "run bench_conv under the lease (no --no-lease; `convlease run -- bench_conv ...`)",
-        ),
-        Gate(
-            "lease-void",
-            "the lease verdict is void or its start/end verification failed",
-            "re-run when the GPU is free; the lease reasons name who else held it",
-        ),
-        Gate(
-            "lease-expired",
-            "the lease lapsed: a renewal came later than the TTL",
-            "raise the lease TTL or renew more often, then re-run",
-            ("renew_gap_fraction",),
-        ),
-        Gate(
-            "lease-overlap",
-            "another accepted run held the same GPU with a different token at the same time",
-            "two lease authorities are in play (e.g. a local flock vs the fleet "
-            "lease): use the site's one authority and re-run both",
-        ),
-        Gate(
-            "foreign-cpu",
-            "another process used the CPUs during a sample of a host arm",
-            "re-run on a quiet host (stop other jobs, hold the host lease)",
-            ("foreign_cpu_share_max",),
-        ),
-        Gate(
-            "foreign-gpu",
-            "another process held a context on the GPU during a sample",
-            "re-run when no other process is on the GPU (nvidia-smi lists them)",
-        ),
-        Gate(
-            "clock",
-            "the SM clock was below the threshold of its max, or the GPU was throttled",
-            "check power and thermals (nvidia-smi -q -d PERFORMANCE), let the GPU settle, re-run",
-            ("sm_clock_min_fraction",),
-        ),
-        Gate(
-            "spread",
-            "the rounds disagree: max/min or CV above the threshold",
-            "re-run with more iterations per sample or more rounds, on a quiet machine",
-            ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
-        ),
-        Gate(
-            "timing-mode",
-            "the same device case was timed launched in one run and queued in another: "
-            "the times measure different things",
-            "compare runs made with the same bench_conv --device-timing",
-        ),
-        Gate(
-            "drift",
-            "another run of the same binary, config and host disagrees beyond both runs' noise",
-            "the instrument is unstable between runs: find the cause (load, governor, "
-            "lease) before trusting either run",
-            ("drift_k", "drift_floor"),
-        ),
-        Gate(
-            "gate-failed",
-            "the correctness gate failed: the arm computes the wrong result",
-            "fix the arm; a wrong arm is never timed",
-        ),
-        Gate(
-            "too-few-rounds",
-            "too few timed rounds to judge the spread",
-            "re-run with --reps at least the threshold",
-            ("min_rounds",),
-        ),
-    )
-}
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    detail: str  # the specific numbers, one line
-    path: str  # the run's file
-    case_id: str | None = None  # None: the whole run
-
-    @property
-    def gate(self) -> Gate:
-        return GATES[self.code]
-
-    def line(self) -> str:
-        return f"{self.code}: {self.detail} (fix: {self.gate.remedy})"
-
-    def as_dict(self) -> dict:
-        return {
-            "code": self.code,
-            "message": self.gate.message,
-            "detail": self.detail,
-            "remedy": self.gate.remedy,
-            "file": self.path,
-            "case": self.case_id,
-        }
-
-
-@dataclass
-class Assessment:
-    runs: list[Run]
-    thresholds: Thresholds
-    run_findings: dict[int, list[Finding]] = field(default_factory=dict)
-    case_findings: dict[tuple[int, str], list[Finding]] = field(default_factory=dict)
-
-    def for_case(self, i: int, case_id: str) -> list[Finding]:
-        """Every reason a number from this case cannot be trusted: its run's and its own."""
-        return self.run_findings.get(i, []) + self.case_findings.get((i, case_id), [])
-
-    def codes(self, i: int, case_id: str | None = None) -> list[str]:
-        fs = self.for_case(i, case_id) if case_id else self.run_findings.get(i, [])
-        return sorted({f.code for f in fs})
-
-    def all_findings(self) -> list[Finding]:
-        out = [f for fs in self.run_findings.values() for f in fs]
-        return out + [f for fs in self.case_findings.values() for f in fs]
-
-    def _add(self, f: Finding, i: int) -> None:
-        if f.case_id is None:
-            self.run_findings.setdefault(i, []).append(f)
-        else:
-            self.case_findings.setdefault((i, f.case_id), []).append(f)
+from .thresholds import Thresholds
 
 
 def seconds(case: dict) -> np.ndarray:
@@ -164,10 +31,40 @@ def spread_of(x: np.ndarray) -> tuple[float, float]:
     return cv, (float(x.max()) / mn if mn > 0 else math.inf)
 
 
+def robust_cv(x: np.ndarray) -> float:
+    """1.4826 x MAD / median: the noise of the bulk of the samples, blind to one outlier."""
+    if len(x) < 2:
+        return 0.0
+    med = float(np.median(x))
+    return float(1.4826 * np.median(np.abs(x - med)) / med) if med > 0 else 0.0
+
+
+def beyond_noise(t: float, others: np.ndarray, th: Thresholds) -> tuple[bool, float, float]:
+    """Is t slower than the best of `others` beyond their noise? (slower, t/best, allowed)."""
+    if not len(others) or others.min() <= 0:
+        return False, 1.0, 0.0
+    allowed = max(th.slow_sample_k * robust_cv(others), th.slow_sample_floor)
+    rel = t / float(others.min())
+    return rel > 1.0 + allowed, rel, allowed
+
+
+def cpu_ranges(cpus: list[int]) -> str:
+    """[0, 1, 2, 3, 5] -> '0-3,5'"""
+    out, cpus = [], sorted(set(cpus))
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
 # ---- run-level ---------------------------------------------------------------------------
 
 
-def _lease_gates(run: Run, th: Thresholds) -> list[Finding]:
+def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
     lease, p, out = run.data["lease"], run.path, []
     status, token = lease.get("status"), lease.get("token")
     if status != "collected":
@@ -180,26 +77,25 @@ def _lease_gates(run: Run, th: Thresholds) -> list[Finding]:
         out.append(Finding("lease-none", "the lease block has no token", p))
     if lease.get("verdict") == "outside-lease":
         out.append(Finding("lease-none", "verdict outside-lease (run with --no-lease)", p))
-    bad_checks = [
-        k
-        for k in ("start_check", "end_check")
-        if isinstance(lease.get(k), dict) and lease[k].get("ok") is False
-    ]
-    if lease.get("verdict") == "void" or bad_checks:
-        why = "; ".join(lease.get("reasons") or []) or ", ".join(
-            f"{k} failed: {lease[k].get('detail')}" for k in bad_checks
-        )
-        out.append(
-            Finding(
-                "lease-void", f"verdict {lease.get('verdict')}" + (f": {why}" if why else ""), p
-            )
-        )
+    if lease.get("verdict") == "void":
+        why = "; ".join(lease.get("reasons") or [])
+        out.append(Finding("lease-void", "verdict void" + (f": {why}" if why else ""), p))
     gap, ttl = lease.get("max_renew_gap_s"), lease.get("ttl_s")
     if gap is not None and ttl and gap >= th.renew_gap_fraction * ttl:
         out.append(
             Finding(
                 "lease-expired",
                 f"max renewal gap {gap:.3g} s >= {th.renew_gap_fraction:g} x TTL {ttl:.3g} s",
+                p,
+            )
+        )
+    status = record.run_status(run)
+    if status != "complete":
+        short = [c["id"] for c in run.cases if c.get("stop_reason") == "interrupted"]
+        out.append(
+            Finding(
+                "run-incomplete",
+                f"status {status}" + (f"; {len(short)} case(s) cut short" if short else ""),
                 p,
             )
         )
@@ -211,7 +107,7 @@ def _resource(run: Run) -> str:
     return res.get("gpu_uuid") or f"{res.get('host') or run.data['host'].get('name')}:cpu"
 
 
-def _overlap_gates(a: Assessment) -> None:
+def overlap_findings(a: Assessment) -> None:
     accepted = [
         i
         for i, r in enumerate(a.runs)
@@ -231,51 +127,23 @@ def _overlap_gates(a: Assessment) -> None:
             x0, x1 = parse_utc(rx.data["started_utc"]), parse_utc(rx.data["ended_utc"])
             y0, y1 = parse_utc(ry.data["started_utc"]), parse_utc(ry.data["ended_utc"])
             if tx != ty and x0 < y1 and y0 < x1:
-                for me, other, tok in ((rx, ry, ty), (ry, rx, tx)):
-                    a._add(
+                for me, i, other, tok in ((rx, x, ry, ty), (ry, y, rx, tx)):
+                    a.add(
                         Finding(
                             "lease-overlap",
-                            f"{other.path} held {_resource(me)} with "
-                            f"token {tok} during this run (this run's token "
-                            f"{me.data['lease'].get('token')})",
+                            f"{other.path} held {_resource(me)} with token {tok} during this "
+                            f"run (this run's token {me.data['lease'].get('token')})",
                             me.path,
                         ),
-                        a.runs.index(me),
+                        i,
                     )
 
 
 # ---- case-level --------------------------------------------------------------------------
 
-BENIGN_THROTTLE = {"", "none", "idle", "gpuidle"}
 
-
-def _norm_reason(r: str) -> str:
-    return "".join(ch for ch in r.lower() if ch.isalnum()).removeprefix("clocksevent")
-
-
-def _sm_clock_max(run: Run) -> float | None:
-    uuid = (run.data["lease"].get("resource") or {}).get("gpu_uuid")
-    gpus = run.data["gpus"]
-    g = next((g for g in gpus if uuid and g.get("uuid") == uuid), gpus[0] if gpus else None)
-    return g.get("sm_clock_max_mhz") if g else None
-
-
-def _case_gates(run: Run, case: dict, th: Thresholds) -> list[Finding]:
+def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     p, cid, out = run.path, case["id"], []
-    if case["gate"]["result"] == "fail":
-        g = case["gate"]
-        out.append(
-            Finding(
-                "gate-failed",
-                f"{g['kind']} gate: {g.get('mismatches')} mismatching "
-                f"cells, max abs err {g.get('max_abs_err')}, rel L2 "
-                f"{g.get('rel_l2_err')} (tolerance {g.get('tolerance')})",
-                p,
-                cid,
-            )
-        )
-        return out  # never timed: nothing else to judge
-    samples = case["samples"]
     x = seconds(case)
     if len(x) < th.min_rounds:
         out.append(Finding("too-few-rounds", f"{len(x)} timed rounds < {th.min_rounds:g}", p, cid))
@@ -295,60 +163,159 @@ def _case_gates(run: Run, case: dict, th: Thresholds) -> list[Finding]:
                 cid,
             )
         )
-    if not case["device"]:
-        worst = max(samples, key=lambda s: s.get("foreign_cpu_share") or 0.0, default=None)
-        share = (worst or {}).get("foreign_cpu_share") or 0.0
-        if share > th.foreign_cpu_share_max:
-            out.append(
-                Finding(
-                    "foreign-cpu",
-                    f"foreign CPU share {share:.3f} > "
-                    f"{th.foreign_cpu_share_max:g} in round {worst['round']}",
-                    p,
-                    cid,
-                )
+    if case.get("ci_reached") is False:
+        target = case.get("ci_target")
+        out.append(
+            Finding(
+                "ci-not-reached",
+                f"stopped by {case.get('stop_reason') or 'its budget'} after {len(x)} rounds"
+                + (f" before the {target:.2%} interval target" if target else ""),
+                p,
+                cid,
             )
-        return out
-    # device arm
+        )
+    return out
+
+
+def _host_threads(run: Run, sample: dict) -> int:
+    hs = record.host_speed(sample)
+    return len(hs["workers"]) if hs else int(run.data["plan"].get("threads") or 1)
+
+
+def _foreign_cpu(run: Run, case: dict, th: Thresholds) -> list[Finding]:
+    p, cid = run.path, case["id"]
+    samples = case["samples"]
+    x = seconds(case)
+    refusals, noise = [], []
+    for j, s in enumerate(samples):
+        share, res = record.foreign_share(s)
+        if share <= th.foreign_cpu_share_max:
+            continue
+        if share <= res:
+            noise.append(f"round {s['round']}: {share:.3f} <= its tick resolution {res:.3f}")
+            continue
+        c = record.contention(s) or {}
+        window_us = (s.get("total_seconds") or s["seconds"]) * 1e6
+        evidence = []
+        if c.get("psi_some_us") is not None and window_us > 0:
+            psi = c["psi_some_us"] / window_us
+            if psi > th.psi_some_max:
+                evidence.append(f"PSI some {psi:.0%} of the sample")
+        if c.get("nivcsw") is not None and window_us > 0:
+            rate = c["nivcsw"] / (_host_threads(run, s) * window_us / 1e6)
+            if rate > th.preempt_per_thread_s_max:
+                evidence.append(f"{c['nivcsw']} involuntary switches ({rate:.0f}/thread-s)")
+        slow, rel, _ = beyond_noise(float(x[j]), np.delete(x, j), th)
+        if slow:
+            evidence.append(f"{rel:.2f}x the best of the other rounds")
+        if not evidence:
+            noise.append(f"round {s['round']}: {share:.3f}, and the arm lost no time")
+            continue
+        who = record.top_foreign(s)
+        refusals.append(
+            Finding(
+                "foreign-cpu",
+                f"round {s['round']}: foreign CPU share {share:.3f} (resolution {res:.3f}); "
+                + ", ".join(evidence)
+                + (f"; top: {who}" if who else ""),
+                p,
+                cid,
+                f"re-run when {who} is gone, or hold the host lease" if who else None,
+            )
+        )
+    if refusals:
+        return refusals[:1] if len(refusals) == 1 else [_merge(refusals)]
+    if noise:
+        return [Finding("foreign-cpu-noise", "; ".join(noise[:3]), p, cid)]
+    return []
+
+
+def _merge(fs: list[Finding]) -> Finding:
+    f = fs[0]
+    more = f" (and {len(fs) - 1} more round(s))"
+    return Finding(f.code, f.detail + more, f.path, f.case_id, f.remedy_detail)
+
+
+def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
+    p, cid = run.path, case["id"]
+    samples = case["samples"]
+    x = seconds(case)
+    slow_cpu = []
+    for j, s in enumerate(samples):
+        w = record.slowest_worker(s)
+        if w and w.get("relative", 1.0) < th.host_speed_min_relative:
+            slow_cpu.append(j)
+    if not slow_cpu:
+        return []
+    others = np.delete(x, slow_cpu)
+    if not len(others):
+        return []  # every round on a slow CPU: consistent; drift against other runs names it
+    full = sorted(
+        {
+            w["cpu"]
+            for s in samples
+            for w in (record.host_speed(s) or {}).get("workers", [])
+            if w.get("relative", 1.0) >= 0.9 and w.get("cpu") is not None
+        }
+        - {record.slowest_worker(samples[j]).get("cpu") for j in slow_cpu}
+    )
+    for j in slow_cpu:
+        slow, rel, allowed = beyond_noise(float(x[j]), others, th)
+        if not slow:
+            continue
+        s, w = samples[j], record.slowest_worker(samples[j])
+        peak = w["adds_per_s"] / w["relative"] if w.get("relative") else None
+        of = f" of {peak / 1e9:.2g}" if peak else ""
+        return [
+            Finding(
+                "host-speed",
+                f"round {s['round']}: cpu {w.get('cpu')} delivered "
+                f"{w['adds_per_s'] / 1e9:.2g} G/s{of} ({w['relative']:.2f}); the sample took "
+                f"{rel:.2f}x the best of the rounds on full-speed CPUs (allowed {1 + allowed:.2f})",
+                p,
+                cid,
+                f"pin the arm to cpus {cpu_ranges(full)}, which delivered full speed "
+                "(bench_conv --cpus)"
+                if full
+                else None,
+            )
+        ]
+    return []
+
+
+def _foreign_gpu(run: Run, case: dict) -> list[Finding]:
+    p, cid = run.path, case["id"]
     observed = (run.data["lease"].get("observation") or {}).get("foreign_gpu_samples") or []
     foreign = [
         (s["round"], (s.get(k) or {}).get("foreign_processes") or 0)
-        for s in samples
+        for s in case["samples"]
         for k in ("gpu_before", "gpu_after")
     ]
     foreign = [(r, n) for r, n in foreign if n > 0]
     if foreign:
         r, n = max(foreign, key=lambda t: t[1])
-        out.append(
-            Finding("foreign-gpu", f"{n} foreign process(es) on the GPU in round {r}", p, cid)
-        )
-    elif cid in observed:
-        out.append(
+        return [Finding("foreign-gpu", f"{n} foreign process(es) on the GPU in round {r}", p, cid)]
+    if cid in observed:
+        return [
             Finding(
                 "foreign-gpu",
                 "the lease observation lists this case among samples with a foreign GPU process",
                 p,
                 cid,
             )
-        )
-    clock_max = _sm_clock_max(run)
-    low, throttled = [], []
+        ]
+    return []
+
+
+def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
+    p, cid, out = run.path, case["id"], []
+    samples = case["samples"]
+    clock_max = (record.gpu_of(run) or {}).get("sm_clock_max_mhz")
+    low = []
     for s in samples:
-        # the clock *during* the sample: measured (clock64/globaltimer), else NVML right after;
-        # gpu_before is read between samples and legitimately shows idle clocks
-        mhz = s.get("measured_sm_clock_mhz")
-        if mhz is None:
-            mhz = (s.get("gpu_after") or {}).get("sm_clock_mhz")
+        mhz = record.measured_clock(s)
         if clock_max and mhz is not None and mhz < th.sm_clock_min_fraction * clock_max:
             low.append((s["round"], mhz))
-        for k in ("gpu_before", "gpu_after"):
-            rs = [
-                r
-                for r in (s.get(k) or {}).get("throttle_reasons") or []
-                if _norm_reason(r) not in BENIGN_THROTTLE
-            ]
-            if rs:
-                throttled.append((s["round"], rs))
     if low:
         r, mhz = min(low, key=lambda t: t[1])
         out.append(
@@ -360,99 +327,117 @@ def _case_gates(run: Run, case: dict, th: Thresholds) -> list[Finding]:
                 cid,
             )
         )
-    if throttled:
-        r, rs = throttled[0]
-        out.append(Finding("clock", f"throttle reasons {', '.join(rs)} in round {r}", p, cid))
+    x = seconds(case)
+    capped = [
+        j
+        for j, s in enumerate(samples)
+        if record.throttle_reasons(s) or (record.capped_us(s) or 0.0) > 0.0
+    ]
+    if not capped:
+        return out
+    reasons = sorted({r for j in capped for r in record.throttle_reasons(samples[j])})
+    what = ", ".join(reasons) or "violation time"
+    frac, how = record.capped_fraction(case)
+    clocks = [record.measured_clock(samples[j]) for j in capped]
+    clocks = [c for c in clocks if c is not None]
+    at = f" at >= {min(clocks):.0f} MHz" if clocks else ""
+    free = np.delete(x, capped)
+    rounds = ", ".join(str(samples[j]["round"]) for j in capped[:6])
+    if len(free) >= 2:
+        eff = float(np.median(x[capped]) / np.median(free)) - 1.0
+        allowed = max(th.throttle_k * robust_cv(free), th.throttle_floor)
+        if eff > allowed:
+            out.append(
+                Finding(
+                    "throttle",
+                    f"{what} in round(s) {rounds}: those samples' median {eff:+.2%} against "
+                    f"the {len(free)} unthrottled (allowed {allowed:.2%})",
+                    p,
+                    cid,
+                )
+            )
+            return out
+        effect = f"no slower than the {len(free)} unthrottled ({eff:+.2%})"
+    else:
+        effect = "in every round, so no unthrottled sample to set against (the clock gate holds)"
+    out.append(
+        Finding(
+            "throttle-noted",
+            f"{what} in {len(capped)} of {len(samples)} rounds ({frac:.0%} of the time by "
+            f"{how}){at}; {effect}",
+            p,
+            cid,
+        )
+    )
     return out
 
 
-def _drift_key(run: Run) -> tuple:
-    d = run.data
-    host = d["host"].get("machine_id") or d["host"].get("name")
-    # the case id pins stage/frames/arm/staging; the rest of the plan that can move one case's
-    # time is the model and the thread count (other stages, reps, seed should not)
-    return (
-        d["tool"].get("git_sha"),
-        d["tool"].get("build_type"),
-        host,
-        d["plan"].get("model"),
-        d["plan"].get("threads"),
-        device_timing(run),
-    )
+def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
+    p, cid = run.path, case["id"]
+    if case["gate"]["result"] == "fail":
+        g = case["gate"]
+        return [
+            Finding(
+                "gate-failed",
+                f"{g['kind']} gate: {g.get('mismatches')} mismatching "
+                f"cells, max abs err {g.get('max_abs_err')}, rel L2 "
+                f"{g.get('rel_l2_err')} (tolerance {g.get('tolerance')})",
+                p,
+                cid,
+            )
+        ]  # never timed: nothing else to judge
+    out = _rounds_and_spread(run, case, th)
+    if not case["samples"]:
+        return out
+    if not case["device"]:
+        named = _foreign_cpu(run, case, th) + _host_speed(run, case, th)
+        if any(f.refuses for f in named):  # the named cause explains the spread: say it once
+            out = [f for f in out if f.code != "spread"]
+        return out + named
+    named = _clock_and_throttle(run, case, th)
+    if any(f.code in ("throttle", "clock") for f in named):
+        out = [f for f in out if f.code != "spread"]
+    return out + _foreign_gpu(run, case) + named
 
 
-def device_timing(run: Run) -> str:
-    """How the run timed its resident device arms; results older than the field: launched."""
-    return run.data["plan"].get("device_timing", "launched")
+# ---- one ratio ---------------------------------------------------------------------------
 
 
-def _timing_mode_gates(a: Assessment) -> None:
-    """Launched times include the host's launch gaps, queued ones do not: never set one against
-    the other."""
-    for x in range(len(a.runs)):
-        for y in range(x + 1, len(a.runs)):
-            rx, ry = a.runs[x], a.runs[y]
-            tx, ty = device_timing(rx), device_timing(ry)
-            if tx == ty:
-                continue
-            ids_y = {c["id"] for c in ry.cases if c["device"]}
-            for c in rx.cases:
-                if not c["device"] or c["id"] not in ids_y:
-                    continue
-                for me, i, mine, other, theirs in ((rx, x, tx, ry, ty), (ry, y, ty, rx, tx)):
-                    a._add(
-                        Finding(
-                            "timing-mode",
-                            f"timed {mine} here, {theirs} in {other.path}",
-                            me.path,
-                            c["id"],
-                        ),
-                        i,
-                    )
+def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Thresholds) -> list:
+    """What only the two cases together can show: throttling that differs between the arms."""
+    if not (num["device"] and den["device"]):
+        return []
+    fa, how_a = record.capped_fraction(num)
+    fb, how_b = record.capped_fraction(den)
+    if max(fa, fb) <= 0.0:
+        return []
+    how = how_a if how_a == how_b else f"{how_a} / {how_b}"
+    clocks = [
+        record.measured_clock(s)
+        for c in (num, den)
+        for s in c["samples"]
+        if record.measured_clock(s) is not None
+    ]
+    at = f" at >= {min(clocks):.0f} MHz" if clocks else ""
+    text = f"{num['arm']} capped {fa:.0%} of its time, {den['arm']} {fb:.0%} (by {how}){at}"
+    if abs(fa - fb) > th.throttle_fraction_diff_max:
+        return [Finding("throttle-differs", text, run_num.path, num["id"])]
+    return [Finding("throttle-alike", text + "; both arms alike", run_num.path, num["id"])]
 
 
-def _drift_gates(a: Assessment) -> None:
-    th = a.thresholds
-    for x in range(len(a.runs)):
-        for y in range(x + 1, len(a.runs)):
-            rx, ry = a.runs[x], a.runs[y]
-            if _drift_key(rx) != _drift_key(ry) or rx.data["run_id"] == ry.data["run_id"]:
-                continue
-            cy = {c["id"]: c for c in ry.cases}
-            for c in rx.cases:
-                d = cy.get(c["id"])
-                sx, sy = seconds(c), (seconds(d) if d else np.array([]))
-                if not len(sx) or not len(sy):
-                    continue
-                bx, by = float(sx.min()), float(sy.min())
-                if min(bx, by) <= 0:
-                    continue
-                noise = math.hypot(spread_of(sx)[0], spread_of(sy)[0])
-                allowed = max(th.drift_k * noise, th.drift_floor)
-                ratio = max(bx, by) / min(bx, by)
-                if ratio > 1.0 + allowed:
-                    for me, i, mine, other, theirs in ((rx, x, bx, ry, by), (ry, y, by, rx, bx)):
-                        a._add(
-                            Finding(
-                                "drift",
-                                f"best {mine:.4g} s here vs {theirs:.4g} s in "
-                                f"{other.path}: x{ratio:.2f} > allowed x{1 + allowed:.2f}",
-                                me.path,
-                                c["id"],
-                            ),
-                            i,
-                        )
+def assess(runs: list[Run], th: Thresholds | None = None, history: list[Run] | None = None):
+    """Every finding of the named runs. `history`: earlier runs to set each case against for
+    drift (they are references only: nothing is reported on them)."""
+    from . import drift
 
-
-def assess(runs: list[Run], th: Thresholds | None = None) -> Assessment:
     a = Assessment(runs, th or Thresholds())
     for i, run in enumerate(runs):
-        for f in _lease_gates(run, a.thresholds):
-            a._add(f, i)
+        for f in lease_findings(run, a.thresholds):
+            a.add(f, i)
         for c in run.cases:
-            for f in _case_gates(run, c, a.thresholds):
-                a._add(f, i)
-    _overlap_gates(a)
-    _timing_mode_gates(a)
-    _drift_gates(a)
+            for f in case_findings(run, c, a.thresholds):
+                a.add(f, i)
+    overlap_findings(a)
+    drift.timing_mode_findings(a)
+    drift.drift_findings(a, history or [])
     return a

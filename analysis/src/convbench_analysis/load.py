@@ -125,20 +125,9 @@ def parse_utc(text: str) -> datetime:
 
 
 def _check_consistency(data: dict, where: str) -> None:
-    """What the schema cannot say: the analysis keys cases by id, so ids must be unique, and
-    it orders runs in time, so the UTC stamps must parse."""
-    for key in ("started_utc", "ended_utc"):
-        try:
-            parse_utc(data[key])
-        except ValueError:
-            raise InputError(
-                where, f"$.{key}", f"{data[key]!r} is not an ISO-8601 UTC time"
-            ) from None
-    seen = set()
-    for i, c in enumerate(data["cases"]):
-        if c["id"] in seen:
-            raise InputError(where, f"$.cases[{i}].id", f"duplicate case id {c['id']!r}")
-        seen.add(c["id"])
+    from .consistency import check
+
+    check(data, where)
 
 
 def load_run(path: str | Path, schema: dict | None = None) -> Run:

@@ -44,7 +44,9 @@ def _panels(stages: list[str]):
 def _minor_label(v: float) -> str:
     """Minor ticks of a log axis: label only the 2s, 3s and 5s of a decade, plainly."""
     mantissa = v / 10 ** math.floor(math.log10(v) + 1e-9) if v > 0 else 0
-    return f"{v:g}" if round(mantissa) in (2, 3, 5) and abs(mantissa - round(mantissa)) < 1e-6 else ""
+    return (
+        f"{v:g}" if round(mantissa) in (2, 3, 5) and abs(mantissa - round(mantissa)) < 1e-6 else ""
+    )
 
 
 _PLAIN = FuncFormatter(lambda v, _: f"{v:g}")  # 0.3, 2, 1000; not 3x10^-1

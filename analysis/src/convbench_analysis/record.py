@@ -68,3 +68,123 @@ def achieved(case: dict) -> dict | None:
             "pct_peak": 100.0 * tf / peak if peak else None,
         }
     return out
+
+
+# ---- per-sample probes (schema: docs/record.md; absent in older records: None) -------------
+
+BENIGN_THROTTLE = {"", "none", "idle", "gpuidle", "applicationsclockssetting"}
+# violation reasons that lower the clock under load (NVML violation counters, µs)
+CAPPING = ("power", "thermal", "board_limit", "reliability")
+
+
+def _norm_reason(r: str) -> str:
+    return "".join(ch for ch in r.lower() if ch.isalnum()).removeprefix("clocksevent")
+
+
+def throttle_reasons(sample: dict) -> list[str]:
+    """Non-benign throttle reasons NVML reported right before or after the sample."""
+    out = []
+    for k in ("gpu_before", "gpu_after"):
+        for r in (sample.get(k) or {}).get("throttle_reasons") or []:
+            if _norm_reason(r) not in BENIGN_THROTTLE and r not in out:
+                out.append(r)
+    return out
+
+
+def capped_us(sample: dict) -> float | None:
+    """µs of the sample the GPU spent clock-capped (power, thermal, board, reliability), from the
+    recorded violation counters; None when the record has no violation counters."""
+    v = sample.get("gpu_violation_us")
+    if not isinstance(v, dict):
+        return None
+    return float(sum(v.get(k) or 0.0 for k in CAPPING))
+
+
+def capped_fraction(case: dict) -> tuple[float, str]:
+    """The fraction of the case's sampled time the GPU was capped, and how it was measured:
+    by violation µs where recorded, else the fraction of samples with a throttle reason."""
+    samples = case.get("samples") or []
+    us = [capped_us(s) for s in samples]
+    if samples and all(u is not None for u in us):
+        total = sum((s.get("total_seconds") or 0.0) * 1e6 for s in samples)
+        return (min(1.0, sum(us) / total) if total > 0 else 0.0), "violation time"
+    if not samples:
+        return 0.0, "samples"
+    return sum(1 for s in samples if throttle_reasons(s)) / len(samples), "samples with a reason"
+
+
+def measured_clock(sample: dict) -> float | None:
+    """The SM clock *during* the sample: measured (clock64 over %globaltimer), else NVML right
+    after it; gpu_before is read between samples and legitimately shows idle clocks."""
+    mhz = sample.get("measured_sm_clock_mhz")
+    if mhz is None:
+        mhz = (sample.get("gpu_after") or {}).get("sm_clock_mhz")
+    return mhz
+
+
+def host_speed(sample: dict) -> dict | None:
+    hs = sample.get("host_speed")
+    return hs if isinstance(hs, dict) and hs.get("workers") else None
+
+
+def slowest_worker(sample: dict) -> dict | None:
+    hs = host_speed(sample)
+    if not hs:
+        return None
+    return min(hs["workers"], key=lambda w: w.get("relative", 1.0))
+
+
+def contention(sample: dict) -> dict | None:
+    c = sample.get("contention")
+    return c if isinstance(c, dict) else None
+
+
+def foreign_share(sample: dict) -> tuple[float, float]:
+    """(foreign CPU share of the sample, the share one scheduler tick per CPU makes): shares
+    at or below the resolution are tick noise. Older records carry only foreign_cpu_share; their
+    resolution is one 10 ms tick over the sample's window."""
+    c = contention(sample) or {}
+    share = c.get("foreign_share")
+    if share is None:
+        share = sample.get("foreign_cpu_share") or 0.0
+    res = c.get("foreign_share_resolution")
+    if res is None:
+        window = sample.get("total_seconds") or sample.get("seconds") or 0.0
+        res = min(1.0, 0.010 / window) if window > 0 else 1.0
+    return float(share), float(res)
+
+
+def top_foreign(sample: dict) -> str | None:
+    """The foreign process that took most CPU during the sample: 'pid 1234 (python3)'."""
+    top = (contention(sample) or {}).get("top_foreign") or []
+    if not top:
+        return None
+    t = max(top, key=lambda p: p.get("share") or 0.0)
+    return f"pid {t.get('pid')} ({t.get('comm') or '?'})"
+
+
+def kernel_choice(case: dict) -> dict:
+    """What the arm chose when prepared: cuDNN's algorithm and workspace, the tuned config."""
+    k = case.get("kernel") if isinstance(case.get("kernel"), dict) else {}
+    return {key: k.get(key) for key in ("algorithm", "name", "workspace_bytes", "config")}
+
+
+def host_id(run: Run) -> str | None:
+    h = run.data["host"]
+    res = run.data["lease"].get("resource") or {}
+    return h.get("machine_id") or res.get("machine_id") or h.get("name")
+
+
+def binary_id(run: Run) -> str | None:
+    t = run.data["tool"]
+    return t.get("binary_sha") or t.get("git_sha")
+
+
+def run_status(run: Run) -> str:
+    return run.data.get("status") or "complete"
+
+
+def gpu_of(run: Run) -> dict | None:
+    uuid = (run.data["lease"].get("resource") or {}).get("gpu_uuid")
+    gpus = run.data["gpus"]
+    return next((g for g in gpus if uuid and g.get("uuid") == uuid), gpus[0] if gpus else None)

@@ -1,20 +1,18 @@
-"""`report`: per run and (stage, frames), the ratio of each arm's best time to the baseline's,
-with a bootstrap interval, or REFUSED with every reason; then the fits and the signatures."""
+"""`report`: per run and (stage, frames), every case's own verdict, then the ratios a user asks
+for (pairs.py), each gated on its own two cases only, with a bootstrap interval or REFUSED with
+every reason; then the fits, the signatures and the A/A twins."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 import numpy as np
 
 from . import record
 from .fit import fit_line, signature
-from .gates import Assessment, seconds, spread_of
+from .gates import Assessment, pair_findings, seconds, spread_of
+from .pairs import TWIN, choose, pick_baseline
 from .stats import DEFAULT_SEED, best_ratio
-
-REFERENCE_ARM = "cpu-f64/host"
-TWIN = re.compile(r"#\d+$")  # an A/A twin's suffix: cuda-f32#2
 
 
 def round_drift(cases: list[dict]) -> dict | None:
@@ -26,8 +24,11 @@ def round_drift(cases: list[dict]) -> dict | None:
     per = {}
     for c in cases:
         if c["device"]:
-            per[c["id"]] = {s["round"]: s["seconds"] for s in c.get("samples") or []
-                            if (s.get("seconds") or 0) > 0}
+            per[c["id"]] = {
+                s["round"]: s["seconds"]
+                for s in c.get("samples") or []
+                if (s.get("seconds") or 0) > 0
+            }
     rounds = sorted({r for v in per.values() for r in v})
     full = {cid: v for cid, v in per.items() if rounds and all(r in v for r in rounds)}
     if len(full) < 3 or len(rounds) < 3:
@@ -44,16 +45,77 @@ def round_drift(cases: list[dict]) -> dict | None:
     }
 
 
-def pick_baseline(labels: list[str], wanted: str | None) -> str | None:
-    if not wanted:
-        return REFERENCE_ARM if REFERENCE_ARM in labels else (sorted(labels) or [None])[0]
-    if wanted in labels:
-        return wanted
-    same_arm = [lb for lb in labels if lb.split("/")[0] == wanted]
-    return same_arm[0] if len(same_arm) == 1 else None
+def _case_row(a: Assessment, i: int, c: dict, drift: dict | None) -> dict:
+    own = a.for_case(i, c["id"])
+    x = seconds(c)
+    return {
+        "arm": record.label(c),
+        "case": c["id"],
+        "n": int(len(x)),
+        "best_s": float(x.min()) if len(x) else None,
+        "median_s": float(np.median(x)) if len(x) else None,
+        "nominal_tflops": (c["flops"] / x.min() / 1e12 if len(x) and x.min() > 0 else None),
+        "counters": record.achieved(c),
+        "status": "REFUSED" if own or not len(x) else "ok",
+        "reasons": [f.as_dict() for f in own],
+        "notes": [f.as_dict() for f in a.notes_for_case(i, c["id"])],
+        "cv": spread_of(x)[0] if len(x) else None,
+        "cv_without_drift": (drift or {}).get("cv_without_drift", {}).get(c["id"]),
+    }
 
 
-def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) -> dict:
+def _ratio_row(a: Assessment, i: int, num: dict, den: dict, seed: int) -> dict:
+    """A ratio is gated on its own two cases (and their run) and on what only the pair shows."""
+    th, run = a.thresholds, a.runs[i]
+    reasons = a.for_case(i, num["id"])
+    reasons += [f for f in a.for_case(i, den["id"]) if f not in reasons]
+    both = pair_findings(run, num, run, den, th)
+    reasons += [f for f in both if f.refuses]
+    x, bx = seconds(num), seconds(den)
+    row = {
+        "arm": record.label(num),
+        "den": record.label(den),
+        "case": num["id"],
+        "den_case": den["id"],
+        "n": int(len(x)),
+        "ratio": None,
+        "ci": None,
+        "status": "ok",
+        "reasons": [f.as_dict() for f in reasons],
+        "notes": [f.as_dict() for f in both if not f.refuses],
+    }
+    if reasons or not len(x) or not len(bx):
+        row["status"] = "REFUSED"
+    else:
+        r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
+        row["ratio"], row["ci"] = r.value, [r.lo, r.hi]
+    return row
+
+
+def _run_summary(a: Assessment, i: int) -> tuple[dict, dict | None]:
+    run = a.runs[i]
+    s = record.summary(run)
+    s["findings"] = [f.as_dict() for f in a.run_findings.get(i, [])]
+    s["notes"] = [f.as_dict() for f in a.run_notes.get(i, [])]
+    drift = round_drift(run.cases)
+    s["round_drift"] = (
+        None
+        if drift is None
+        else {k: drift[k] for k in ("rounds", "cases", "drift", "range")}
+        | {
+            "cv_median": float(np.median(list(drift["cv"].values()))),
+            "cv_without_drift_median": float(np.median(list(drift["cv_without_drift"].values()))),
+        }
+    )
+    return s, drift
+
+
+def build(
+    a: Assessment,
+    baseline: str | None = None,
+    seed: int = DEFAULT_SEED,
+    pairs: list[tuple[str, str]] | None = None,
+) -> dict:
     th = a.thresholds
     out = {
         "thresholds": {n: getattr(th, n) for n in th.names()},
@@ -63,86 +125,43 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
         "signatures": [],
         "aa": [],
         "refused": 0,
+        "refused_cases": 0,
     }
     accepted_points = defaultdict(dict)  # (model, label) -> {(stage, frames): (flops, best)}
     for i, run in enumerate(a.runs):
-        s = record.summary(run)
-        s["findings"] = [f.as_dict() for f in a.run_findings.get(i, [])]
-        drift = round_drift(run.cases)
-        s["round_drift"] = (
-            None
-            if drift is None
-            else {k: drift[k] for k in ("rounds", "cases", "drift", "range")}
-            | {
-                "cv_median": float(np.median(list(drift["cv"].values()))),
-                "cv_without_drift_median": float(
-                    np.median(list(drift["cv_without_drift"].values()))
-                ),
-            }
-        )
+        s, drift = _run_summary(a, i)
         out["runs"].append(s)
         groups = defaultdict(list)
         for c in run.cases:
             groups[(c["stage"], c["frames"])].append(c)
         for (stage, frames), cases in groups.items():
             by_label = {record.label(c): c for c in cases}
-            base = pick_baseline(list(by_label), baseline)
+            chosen, note = choose(list(by_label), baseline, pairs)
             g = {
                 "file": run.path,
                 "stage": stage,
                 "frames": frames,
-                "baseline": base,
-                "note": None
-                if base
-                else f"baseline {baseline!r} not among {', '.join(sorted(by_label))}",
-                "rows": [],
+                "baseline": pick_baseline(list(by_label), baseline) if baseline else None,
+                "note": note,
+                "cases": [_case_row(a, i, by_label[lb], drift) for lb in sorted(by_label)],
+                "rows": [_ratio_row(a, i, by_label[n], by_label[d], seed) for n, d in chosen],
             }
-            out["aa"] += _aa_twins(run.path, stage, frames, by_label, th, seed)
-            base_case = by_label.get(base)
-            base_findings = a.for_case(i, base_case["id"]) if base_case else []
-            for lb in sorted(by_label, key=lambda x: (x != base, x)):
-                c = by_label[lb]
-                own = a.for_case(i, c["id"])
-                x = seconds(c)
-                row = {
-                    "arm": lb,
-                    "case": c["id"],
-                    "n": int(len(x)),
-                    "best_s": float(x.min()) if len(x) else None,
-                    "median_s": float(np.median(x)) if len(x) else None,
-                    "nominal_tflops": (
-                        c["flops"] / x.min() / 1e12 if len(x) and x.min() > 0 else None
-                    ),
-                    "counters": record.achieved(c),
-                    "ratio": None,
-                    "ci": None,
-                    "status": "ok",
-                    "reasons": [f.as_dict() for f in own],
-                    "cv": spread_of(x)[0] if len(x) else None,
-                    "cv_without_drift": (drift or {}).get("cv_without_drift", {}).get(c["id"]),
-                }
-                if not own and len(x):
-                    accepted_points[(s["model"], lb)][(stage, frames)] = (
+            for row in g["cases"]:
+                if row["status"] == "ok":
+                    c = by_label[row["arm"]]
+                    accepted_points[(s["model"], row["arm"])][(stage, frames)] = (
                         c["flops"],
-                        float(x.min()),
+                        row["best_s"],
                     )
-                if base_case is not None:
-                    reasons = own + (
-                        [f for f in base_findings if f not in own] if lb != base else []
-                    )
-                    row["reasons"] = [f.as_dict() for f in reasons]
-                    bx = seconds(base_case)
-                    if reasons or not len(x) or not len(bx):
-                        row["status"] = "REFUSED"
-                        out["refused"] += 1
-                    else:
-                        r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
-                        row["ratio"], row["ci"] = r.value, [r.lo, r.hi]
-                elif own:
-                    row["status"] = "REFUSED"
-                    out["refused"] += 1
-                g["rows"].append(row)
+            out["refused_cases"] += sum(r["status"] == "REFUSED" for r in g["cases"])
+            out["refused"] += sum(r["status"] == "REFUSED" for r in g["rows"])
+            out["aa"] += _aa_twins(run.path, stage, frames, by_label, th, seed)
             out["groups"].append(g)
+    _fits(out, accepted_points, baseline, th)
+    return out
+
+
+def _fits(out: dict, accepted_points: dict, baseline: str | None, th) -> None:
     fits = {}
     for (model, lb), pts in sorted(accepted_points.items()):
         xs, ys = zip(*pts.values(), strict=True)
@@ -165,7 +184,7 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
         )
     for (model, lb), (f, pts) in fits.items():
         base = pick_baseline([k[1] for k in fits if k[0] == model], baseline)
-        if not base or base == lb:
+        if not base or base == lb or (model, base) not in fits:
             continue
         fb, bpts = fits[(model, base)]
         common = sorted(set(pts) & set(bpts))
@@ -191,7 +210,6 @@ def build(a: Assessment, baseline: str | None = None, seed: int = DEFAULT_SEED) 
                 "text": sig.text(),
             }
         )
-    return out
 
 
 def _aa_twins(path, stage, frames, by_label, th, seed) -> list[dict]:
@@ -243,7 +261,36 @@ def _t(s: float | None) -> str:
     return f"{s / 1e-9:.4g} ns"
 
 
-def render(rep: dict) -> str:
+def _ctr_text(ctr: dict | None) -> str:
+    if ctr is None:
+        return "-"
+    if ctr["status"] == "unavailable":
+        return f"unavailable ({ctr['why']})"
+    parts = []
+    for prec in ("fp64", "fp32"):
+        if prec in ctr:
+            v = ctr[prec]
+            pct = (
+                f" = {v['pct_peak']:.1f}% of {v['peak_tflops']:.3g}"
+                if v["pct_peak"] is not None
+                else ""
+            )
+            parts.append(f"{prec} {v['tflops']:.3g} TFLOP/s{pct}")
+    return "; ".join(parts) or "collected, no FLOP counts"
+
+
+def _finding_lines(fs: list[dict], own_case: str | None, indent: str, tag: str = "") -> list:
+    lines = []
+    for f in fs:
+        whose = "" if f["case"] in (own_case, None) and own_case else f" [{f['case'] or 'run'}]"
+        if f["refuses"]:
+            lines.append(f"{indent}{tag}{f['code']}{whose}: {f['detail']} (fix: {f['remedy']})")
+        else:
+            lines.append(f"{indent}note {f['code']}{whose}: {f['detail']}")
+    return lines
+
+
+def _render_runs(rep: dict) -> list[str]:
     lines = []
     for s in rep["runs"]:
         lines.append(
@@ -251,60 +298,54 @@ def render(rep: dict) -> str:
             f"device timing {s['device_timing']}, lease {s['lease']}"
             + (f" ({s['lease_backend']}, token {s['lease_token']})" if s["lease_backend"] else "")
         )
-        for f in s["findings"]:
-            lines.append(f"  run REFUSED  {f['code']}: {f['detail']} (fix: {f['remedy']})")
+        lines += _finding_lines(s["findings"], None, "  ", "run REFUSED  ")
+        lines += _finding_lines(s.get("notes", []), None, "  ")
         d = s.get("round_drift")
         if d:
-            moves = ", ".join(f"r{r} {x:+.2%}" for r, x in zip(d["rounds"], d["drift"], strict=True))
+            moves = ", ".join(
+                f"r{r} {x:+.2%}" for r, x in zip(d["rounds"], d["drift"], strict=True)
+            )
             lines.append(
                 f"  round drift, shared by the {d['cases']} device cases: {moves} (range "
                 f"{d['range']:.2%}); their CV, median {d['cv_median']:.2%}, is "
                 f"{d['cv_without_drift_median']:.2%} without it (ratios within a round cancel it)"
             )
+    return lines
+
+
+def _render_group(g: dict) -> list[str]:
+    lines = [
+        "",
+        f"{g['stage']} / {g['frames']} frames  [{g['file']}]"
+        + (f"  baseline {g['baseline']}" if g["baseline"] else "")
+        + (f"  ({g['note']})" if g["note"] else ""),
+        f"  {'case':<24}{'best':>12}{'n':>4}{'CV':>8}  {'verdict':<9}{'TFLOP/s':>9}  counters",
+    ]
+    for r in g["cases"]:
+        nom = f"{r['nominal_tflops']:.3g}" if r["nominal_tflops"] is not None else "-"
+        cv = f"{r['cv']:.2%}" if r["cv"] is not None else "-"
+        lines.append(
+            f"  {r['arm']:<24}{_t(r['best_s']):>12}{r['n']:>4}{cv:>8}  {r['status']:<9}"
+            f"{nom:>9}  {_ctr_text(r['counters'])}"
+        )
+        lines += _finding_lines(r["reasons"], r["case"], "      ")
+        lines += _finding_lines(r["notes"], r["case"], "      ")
+    if g["rows"]:
+        lines.append(f"  {'ratio':<44}{'value':>9}  95% CI")
+    for r in g["rows"]:
+        val = "REFUSED" if r["status"] == "REFUSED" else f"{r['ratio']:.4g}"
+        ci = f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]" if r["ci"] else ""
+        lines.append(f"  {r['arm'] + ' / ' + r['den']:<44}{val:>9}  {ci}")
+        for f in r["reasons"]:
+            lines.append(f"      {f['code']} [{f['case'] or 'run'}]: {f['detail']}")
+        lines += _finding_lines(r["notes"], r["case"], "      ")
+    return lines
+
+
+def render(rep: dict) -> str:
+    lines = _render_runs(rep)
     for g in rep["groups"]:
-        lines.append("")
-        lines.append(
-            f"{g['stage']} / {g['frames']} frames  [{g['file']}]  baseline "
-            f"{g['baseline'] or '-'}" + (f"  ({g['note']})" if g["note"] else "")
-        )
-        lines.append(
-            f"  {'arm':<22}{'best':>12}{'n':>4}  {'ratio':>8}  {'95% CI':<19}"
-            f"{'TFLOP/s':>9}  counters"
-        )
-        for r in g["rows"]:
-            ratio = (
-                "REFUSED"
-                if r["status"] == "REFUSED"
-                else "-"
-                if r["ratio"] is None
-                else f"{r['ratio']:.4g}"
-            )
-            ci = f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]" if r["ci"] else ""
-            nom = f"{r['nominal_tflops']:.3g}" if r["nominal_tflops"] is not None else "-"
-            ctr = r["counters"]
-            if ctr is None:
-                ctr_txt = "-"
-            elif ctr["status"] == "unavailable":
-                ctr_txt = f"unavailable ({ctr['why']})"
-            else:
-                parts = []
-                for prec in ("fp64", "fp32"):
-                    if prec in ctr:
-                        v = ctr[prec]
-                        pct = (
-                            f" = {v['pct_peak']:.1f}% of {v['peak_tflops']:.3g}"
-                            if v["pct_peak"] is not None
-                            else ""
-                        )
-                        parts.append(f"{prec} {v['tflops']:.3g} TFLOP/s{pct}")
-                ctr_txt = "; ".join(parts) or "collected, no FLOP counts"
-            lines.append(
-                f"  {r['arm']:<22}{_t(r['best_s']):>12}{r['n']:>4}  {ratio:>8}  "
-                f"{ci:<19}{nom:>9}  {ctr_txt}"
-            )
-            for f in r["reasons"]:
-                whose = "" if f["case"] == r["case"] else f" [{f['case'] or 'run'}]"
-                lines.append(f"      {f['code']}{whose}: {f['detail']} (fix: {f['remedy']})")
+        lines += _render_group(g)
     if rep["fits"]:
         lines.append("")
         lines.append("fit over the sweep (accepted cases): time = a + b x FLOPs")
@@ -318,21 +359,30 @@ def render(rep: dict) -> str:
                 )
     for s in rep["signatures"]:
         lines.append(f"  {s['arm']} / {s['baseline']}: {s['text']}")
-    if rep["aa"]:
-        tol = rep["thresholds"]["aa_tolerance"]
-        lines.append("")
-        lines.append(f"A/A twins (best of the twin / best of its arm; limit 1 +- {tol:g}):")
-        for r in rep["aa"]:
-            lines.append(
-                f"  {r['stage']}/{r['frames']} {r['twin']:<24} {r['ratio']:.4f}  "
-                f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]  {'within' if r['within'] else 'OUTSIDE'}"
-                + (
-                    f"  (not one kernel: the twin ran {r['kernels_differ'][0]}, its arm "
-                    f"{r['kernels_differ'][1]})"
-                    if r.get("kernels_differ")
-                    else ""
-                )
-            )
+    lines += _render_aa(rep)
     lines.append("")
-    lines.append(f"{rep['refused']} ratio(s) refused" if rep["refused"] else "all ratios accepted")
+    lines.append(
+        f"{rep['refused']} ratio(s) refused, {rep['refused_cases']} case(s) refused"
+        if rep["refused"] or rep["refused_cases"]
+        else "all cases and ratios accepted"
+    )
     return "\n".join(lines)
+
+
+def _render_aa(rep: dict) -> list[str]:
+    if not rep["aa"]:
+        return []
+    tol = rep["thresholds"]["aa_tolerance"]
+    lines = ["", f"A/A twins (best of the twin / best of its arm; limit 1 +- {tol:g}):"]
+    for r in rep["aa"]:
+        lines.append(
+            f"  {r['stage']}/{r['frames']} {r['twin']:<24} {r['ratio']:.4f}  "
+            f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]  {'within' if r['within'] else 'OUTSIDE'}"
+            + (
+                f"  (not one kernel: the twin ran {r['kernels_differ'][0]}, its arm "
+                f"{r['kernels_differ'][1]})"
+                if r.get("kernels_differ")
+                else ""
+            )
+        )
+    return lines

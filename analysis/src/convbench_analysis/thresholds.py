@@ -29,12 +29,44 @@ class Thresholds:
         1.50, "host arm: max/min above this -> spread (pyperf: min or max 50% from the mean)"
     )
     foreign_cpu_share_max: float = _t(
-        0.10, "host arm: foreign_cpu_share of any sample above this -> foreign-cpu"
+        0.10,
+        "host arm: foreign CPU share of a sample above this AND above its tick resolution, with "
+        "the arm losing time, -> foreign-cpu (else foreign-cpu-noise, accepted)",
     )
+    psi_some_max: float = _t(
+        0.10,
+        "host arm: CPU pressure (PSI some) stall time over the sample's time above this -> "
+        "the arm's threads waited for a CPU",
+    )
+    preempt_per_thread_s_max: float = _t(
+        20.0,
+        "host arm: involuntary context switches of the arm's own threads per thread-second "
+        "above this -> its threads were preempted",
+    )
+    host_speed_min_relative: float = _t(
+        0.70,
+        "host arm: a worker CPU delivering less than this x the fastest CPU's speed is slow",
+    )
+    slow_sample_k: float = _t(
+        3.0,
+        "a sample is slower beyond noise when above best x (1 + max(k x robust CV, floor))",
+    )
+    slow_sample_floor: float = _t(0.03, "the smallest slowdown counted as beyond noise")
     sm_clock_min_fraction: float = _t(
         0.75,
         "device arm: SM clock during a sample below this x sm_clock_max_mhz -> clock "
         "(nvbench discards samples under 75% of the default clock)",
+    )
+    throttle_k: float = _t(
+        3.0,
+        "device arm: throttled samples' median above the unthrottled ones' by more than "
+        "max(k x their CV, throttle_floor) -> throttle",
+    )
+    throttle_floor: float = _t(0.01, "the smallest throttle slowdown counted as an effect")
+    throttle_fraction_diff_max: float = _t(
+        0.25,
+        "ratio: the two arms' fractions of time capped (power/thermal) differ by more than "
+        "this -> throttle-differs",
     )
     min_rounds: float = _t(
         3, "fewer timed rounds than this -> too-few-rounds (a spread needs 3 points)"
@@ -45,6 +77,19 @@ class Thresholds:
     drift_floor: float = _t(
         0.10, "drift: the smallest disagreement of best times between two runs that trips it"
     )
+    clock_changed_max: float = _t(
+        0.03,
+        "drift cause: median measured SM clocks of the two runs' cases differ by more than "
+        "this fraction, or their capped fractions by more than throttle_fraction_diff_max",
+    )
+    host_speed_changed_max: float = _t(
+        0.20,
+        "drift cause: the arm's slowest CPU delivered speed differing by more than this "
+        "fraction between the two runs",
+    )
+    history_depth: float = _t(
+        3, "report: how many earlier comparable runs from the history each case is set against"
+    )
     renew_gap_fraction: float = _t(
         1.0, "lease: max_renew_gap_s >= this x ttl_s means the lease lapsed -> lease-expired"
     )
@@ -54,7 +99,7 @@ class Thresholds:
     aa_tolerance: float = _t(
         0.01,
         "report: an A/A twin (an arm listed twice, cuda-f32#2) whose best time differs from its "
-        "arm's by more than this is flagged OUTSIDE (issue 7: the ratio within [0.99, 1.01])",
+        "arm's by more than this is flagged OUTSIDE (the ratio within [0.99, 1.01])",
     )
     ci_level: float = _t(0.95, "bootstrap confidence level of a ratio")
     bootstrap_resamples: float = _t(2000, "bootstrap resamples per ratio (seeded)")

@@ -1,0 +1,263 @@
+"""The typed findings: every reason the analysis refuses (or states and accepts), each with a
+one-line message and a remedy, and the Assessment that collects them per run, case and ratio.
+
+A finding of a `refuse` code makes the numbers it is attached to untrustworthy; a `note` is
+said in the report and refuses nothing (a power cap that changed no time, tick noise)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .load import Run
+from .thresholds import Thresholds
+
+
+@dataclass(frozen=True)
+class Gate:
+    code: str
+    message: str  # what it means, one line
+    remedy: str  # what would fix it, one line (a finding may name a more concrete one)
+    thresholds: tuple[str, ...] = ()
+    refuses: bool = True
+
+
+def _g(*args, **kw) -> Gate:
+    return Gate(*args, **kw)
+
+
+_ALL = (
+    # ---- the run ---------------------------------------------------------------------------
+    _g(
+        "lease-none",
+        "the run was not under a lease (not collected, no token, or --no-lease)",
+        "run bench_conv under the lease (no --no-lease; `convlease run -- bench_conv ...`)",
+    ),
+    _g(
+        "lease-void",
+        "the lease verdict is void or its start/end verification failed",
+        "re-run when the GPU is free; the lease reasons name who else held it",
+    ),
+    _g(
+        "lease-expired",
+        "the lease lapsed: a renewal came later than the TTL",
+        "raise the lease TTL or renew more often, then re-run",
+        ("renew_gap_fraction",),
+    ),
+    _g(
+        "lease-overlap",
+        "another accepted run held the same GPU with a different token at the same time",
+        "two lease authorities are in play (e.g. a local flock vs the fleet lease): use the "
+        "site's one authority and re-run both",
+    ),
+    _g(
+        "run-incomplete",
+        "the run was interrupted or recovered from its journal: some cases have fewer rounds",
+        "nothing to fix if every case kept enough rounds; else re-run",
+        refuses=False,
+    ),
+    # ---- one case --------------------------------------------------------------------------
+    _g(
+        "gate-failed",
+        "the correctness gate failed: the arm computes the wrong result",
+        "fix the arm; a wrong arm is never timed",
+    ),
+    _g(
+        "too-few-rounds",
+        "too few timed rounds to judge the spread",
+        "re-run with --reps at least the threshold",
+        ("min_rounds",),
+    ),
+    _g(
+        "spread",
+        "the rounds disagree: max/min or CV above the threshold",
+        "re-run with more iterations per sample or more rounds, on a quiet machine",
+        ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
+    ),
+    _g(
+        "ci-not-reached",
+        "the case stopped at its time budget before its interval reached the target",
+        "give the run a longer budget, or accept the wider interval the report states",
+        refuses=False,
+    ),
+    _g(
+        "foreign-gpu",
+        "another process held a context on the GPU during a sample",
+        "re-run when no other process is on the GPU (nvidia-smi lists them)",
+    ),
+    _g(
+        "foreign-cpu",
+        "another process took CPU time from a host arm: its threads waited or were preempted",
+        "re-run when the named process is gone, or hold the host lease",
+        ("foreign_cpu_share_max", "psi_some_max", "preempt_per_thread_s_max"),
+    ),
+    _g(
+        "foreign-cpu-noise",
+        "foreign CPU time was seen but the arm lost none (tick noise or an idle neighbour)",
+        "nothing to fix",
+        ("foreign_cpu_share_max",),
+        refuses=False,
+    ),
+    _g(
+        "host-speed",
+        "a host sample was slower beyond noise while one of the arm's CPUs delivered less speed",
+        "pin the arm to the CPUs that delivered full speed (bench_conv --cpus LIST)",
+        ("host_speed_min_relative", "slow_sample_k", "slow_sample_floor"),
+    ),
+    _g(
+        "clock",
+        "the SM clock measured during a sample was below the threshold of its max",
+        "check power and thermals (nvidia-smi -q -d PERFORMANCE), let the GPU settle, re-run",
+        ("sm_clock_min_fraction",),
+    ),
+    _g(
+        "throttle",
+        "the throttled samples are slower than the unthrottled ones of the same case",
+        "lower the GPU's load or raise its power limit, then re-run; or compare arms at equal "
+        "throttling",
+        ("throttle_k", "throttle_floor"),
+    ),
+    _g(
+        "throttle-noted",
+        "the GPU reported a throttle reason, but the case's times show no effect",
+        "nothing to fix",
+        refuses=False,
+    ),
+    # ---- one ratio -------------------------------------------------------------------------
+    _g(
+        "throttle-differs",
+        "the two arms of a ratio were capped for very different fractions of their time",
+        "re-run with the arms interleaved on a cooler GPU, or compare at equal throttling",
+        ("throttle_fraction_diff_max",),
+    ),
+    _g(
+        "throttle-alike",
+        "both arms of a ratio were capped for alike fractions of their time",
+        "nothing to fix",
+        refuses=False,
+    ),
+    # ---- across runs -----------------------------------------------------------------------
+    _g(
+        "timing-mode",
+        "the same device case was timed launched in one run and queued in another: the times "
+        "measure different things",
+        "compare runs made with the same bench_conv --device-timing",
+    ),
+    _g(
+        "config-changed",
+        "two runs of the same request ran different kernels (algorithm, tuned config, "
+        "workspace), and their times disagree",
+        "pin the kernel: bench_conv --cudnn-algo ALGO, or replay the earlier run's choices",
+        ("drift_k", "drift_floor"),
+    ),
+    _g(
+        "build-changed",
+        "two runs of one git sha were built differently (binary or flags), and their times "
+        "disagree",
+        "compare runs of one build",
+        ("drift_k", "drift_floor"),
+    ),
+    _g(
+        "driver-changed",
+        "two runs ran under different GPU drivers, and their times disagree",
+        "compare runs under one driver",
+        ("drift_k", "drift_floor"),
+    ),
+    _g(
+        "clock-changed",
+        "two runs' device clocks or time spent throttled differ, and their times disagree",
+        "re-run both when the GPU is at its usual clock (nvidia-smi -q -d PERFORMANCE)",
+        ("drift_k", "drift_floor", "clock_changed_max"),
+    ),
+    _g(
+        "host-speed-changed",
+        "the arm's CPUs delivered different speed in the two runs, and their times disagree",
+        "pin the arm to CPUs that deliver full speed in both runs (bench_conv --cpus LIST)",
+        ("drift_k", "drift_floor", "host_speed_changed_max"),
+    ),
+    _g(
+        "drift",
+        "another run of the same binary, request and host disagrees beyond both runs' noise, "
+        "and nothing recorded differs",
+        "the instrument is unstable between runs: re-run both; if it persists, find the load "
+        "the probes do not see",
+        ("drift_k", "drift_floor"),
+    ),
+)
+
+GATES: dict[str, Gate] = {g.code: g for g in _ALL}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    detail: str  # the specific numbers, one line
+    path: str  # the run's file
+    case_id: str | None = None  # None: the whole run
+    remedy_detail: str | None = None  # the concrete remedy, when the finding knows one
+
+    def __post_init__(self):
+        if self.code not in GATES:  # a typo here must not pass as an unknown refusal
+            raise KeyError(f"unknown finding code {self.code!r}")
+
+    @property
+    def gate(self) -> Gate:
+        return GATES[self.code]
+
+    @property
+    def refuses(self) -> bool:
+        return self.gate.refuses
+
+    @property
+    def remedy(self) -> str:
+        return self.remedy_detail or self.gate.remedy
+
+    def line(self) -> str:
+        return f"{self.code}: {self.detail} (fix: {self.remedy})"
+
+    def as_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "refuses": self.refuses,
+            "message": self.gate.message,
+            "detail": self.detail,
+            "remedy": self.remedy,
+            "file": self.path,
+            "case": self.case_id,
+        }
+
+
+@dataclass
+class Assessment:
+    runs: list[Run]
+    thresholds: Thresholds
+    run_findings: dict[int, list[Finding]] = field(default_factory=dict)
+    case_findings: dict[tuple[int, str], list[Finding]] = field(default_factory=dict)
+    run_notes: dict[int, list[Finding]] = field(default_factory=dict)
+    case_notes: dict[tuple[int, str], list[Finding]] = field(default_factory=dict)
+
+    def for_case(self, i: int, case_id: str) -> list[Finding]:
+        """Every reason a number from this case cannot be trusted: its run's and its own."""
+        return self.run_findings.get(i, []) + self.case_findings.get((i, case_id), [])
+
+    def notes_for_case(self, i: int, case_id: str) -> list[Finding]:
+        return self.run_notes.get(i, []) + self.case_notes.get((i, case_id), [])
+
+    def codes(self, i: int, case_id: str | None = None) -> list[str]:
+        fs = self.for_case(i, case_id) if case_id else self.run_findings.get(i, [])
+        return sorted({f.code for f in fs})
+
+    def all_findings(self) -> list[Finding]:
+        out = [f for fs in self.run_findings.values() for f in fs]
+        return out + [f for fs in self.case_findings.values() for f in fs]
+
+    def add(self, f: Finding, i: int) -> None:
+        if f.case_id is None:
+            target, key = (self.run_findings if f.refuses else self.run_notes), i
+        else:
+            target = self.case_findings if f.refuses else self.case_notes
+            key = (i, f.case_id)
+        bucket = target.setdefault(key, [])
+        if f not in bucket:
+            bucket.append(f)
+
+    _add = add  # older name

@@ -1,0 +1,73 @@
+"""Faults planted into a clean synthetic run, each the way the bench would record it: the
+samples' probes, the lease observation and the times all move together (the record stays
+consistent, so only the gates can refuse it)."""
+
+from __future__ import annotations
+
+import synth
+
+
+def _rescale(case: dict, factors: dict[int, float]) -> None:
+    secs = [s["seconds"] * factors.get(s["round"], 1.0) for s in case["samples"]]
+    synth.set_seconds(case, secs)
+
+
+def foreign_gpu(run: dict, cid: str, rnd: int = 1, pid: int = 991) -> None:
+    """A co-tenant held a context on the GPU during one round: the lease observation saw it."""
+    s = next(s for s in synth.case(run, cid)["samples"] if s["round"] == rnd)
+    s["gpu_after"]["foreign_processes"] = 1
+    ob = run["lease"]["observation"]
+    ob["foreign_gpu_processes_max"], ob["foreign_gpu_samples"] = 1, [cid]
+    run["lease"]["verdict"] = "void"
+    run["lease"]["reasons"] = [f"foreign GPU process pid {pid} (python3) during {cid}"]
+
+
+def cpu_hog(run: dict, cid: str, rounds=(1, 3), pid: int = 4321, comm="stress-ng") -> None:
+    """A busy loop on every core: the arm's threads wait (PSI) and are preempted, and the
+    rounds it ran in are slower."""
+    c = synth.case(run, cid)
+    for s in c["samples"]:
+        if s["round"] in rounds:
+            window_us = s["total_seconds"] * 1e6
+            s["contention"].update(
+                {
+                    "psi_some_us": 0.45 * window_us,
+                    "nivcsw": int(120 * synth.THREADS * s["total_seconds"]) + 50,
+                    "foreign_share": 0.85,
+                    "top_foreign": [{"pid": pid, "comm": comm, "share": 0.85}],
+                }
+            )
+            s["foreign_cpu_share"] = 0.85
+    _rescale(c, {r: 1.3 for r in rounds})
+
+
+def slow_cpu(run: dict, cid: str, rnd: int = 2, cpu: int = 7, relative: float = 0.38) -> None:
+    """One of the arm's CPUs delivered a fraction of its speed in one round (a busy loop pinned
+    to it, or a slow vCPU): the threaded arm ran at its slowest thread's speed."""
+    c = synth.case(run, cid)
+    for s in c["samples"]:
+        if s["round"] == rnd:
+            w = next(w for w in s["host_speed"]["workers"] if w["cpu"] == cpu)
+            w["relative"], w["adds_per_s"] = relative, relative * synth.CPU_ADDS_PER_S
+            s["host_speed"]["slowest_relative"] = relative
+    _rescale(c, {rnd: 1.35})
+
+
+def bypassing_run(run: dict) -> None:
+    """The record of a second bench_conv started with --no-lease."""
+    run["lease"]["verdict"] = "outside-lease"
+    run["lease"]["token"] = None
+
+
+def lapsed_lease(run: dict) -> None:
+    run["lease"]["ttl_s"], run["lease"]["max_renew_gap_s"] = 15.0, 21.5
+
+
+def power_capped_arm(run: dict, arm: str = "cuda-f32") -> None:
+    """Only one arm ran power-capped, in every round (the other arms not at all)."""
+    for c in run["cases"]:
+        if c["arm"] == arm and c["device"]:
+            for s in c["samples"]:
+                s["gpu_after"]["throttle_reasons"] = ["SwPowerCap"]
+                s["gpu_violation_us"]["power"] = 0.8 * s["total_seconds"] * 1e6
+                s["measured_sm_clock_mhz"] = 1785.0
