@@ -133,15 +133,20 @@ def _probes(rng, device: bool, window_s: float, share: float) -> dict:
             "contention": None,
             "gpu_violation_us": {
                 k: 0.0
-                for k in ("power", "thermal", "sync_boost", "board_limit", "low_util", "reliability")
+                for k in (
+                    "power",
+                    "thermal",
+                    "sync_boost",
+                    "board_limit",
+                    "low_util",
+                    "reliability",
+                )
             },
         }
     workers = []
     for w in range(THREADS):
         rel = rng.uniform(0.92, 1.0)
-        workers.append(
-            {"worker": w, "cpu": w, "adds_per_s": rel * CPU_ADDS_PER_S, "relative": rel}
-        )
+        workers.append({"worker": w, "cpu": w, "adds_per_s": rel * CPU_ADDS_PER_S, "relative": rel})
     return {
         "host_speed": {
             "workers": workers,
@@ -186,7 +191,7 @@ def make_run(
             shape = stage_shape(stage, fr)
             fl = flops_of(shape)
             for arm in arms:
-                device, staging, a, rate, cv = ARMS[arm]
+                device, staging, a, rate, cv = ARMS[arm.split("#")[0]]  # cuda-f32#2: a twin
                 cv = cvs.get(arm, cv)
                 name = arm.replace("-percall", "")
                 cid = f"{stage}/{fr}/{name}/{staging}"
@@ -353,7 +358,7 @@ def make_run(
             "stages": list(stages),
             "frames": list(frames),
             "arms": sorted({a.replace("-percall", "") for a in arms}),
-            "staging": sorted({ARMS[a][1] for a in arms}),
+            "staging": sorted({ARMS[a.split("#")[0]][1] for a in arms}),
             "reps": reps,
             "seed": seed,
             "threads": 16,

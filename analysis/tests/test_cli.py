@@ -97,7 +97,11 @@ def test_a_ratio_is_gated_on_its_own_two_cases(write):
     base = next(r for r in g["cases"] if r["arm"] == "cpu-f64/host")
     assert rc == 3 and base["status"] == "REFUSED"
     (row,) = g["rows"]
-    assert (row["arm"], row["den"], row["status"]) == ("cuda-f32/resident", "cudnn-f32/resident", "ok")
+    assert (row["arm"], row["den"], row["status"]) == (
+        "cuda-f32/resident",
+        "cudnn-f32/resident",
+        "ok",
+    )
 
 
 def test_report_refused_exit_3(clean, write):
@@ -234,11 +238,15 @@ def test_console_script_installed():
 def test_reader_leaving_early_is_not_bad_input(clean, write):
     # `report ... | head -1`: the pipe closes under a long report. Planted fault seen failing:
     # without the BrokenPipeError handler the CLI said "error: : Broken pipe" and exited 2.
-    paths = [write(synth.make_run(seed=s, start=1_795_000_000.0 + s * 1e5, token=str(3000 + s)))
-             for s in range(40)]  # ~200 KB of report: more than a pipe holds
-    p = subprocess.Popen([sys.executable, "-m", "convbench_analysis", "report", "--no-history",
-                          *map(str, paths)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    paths = [
+        write(synth.make_run(seed=s, start=1_795_000_000.0 + s * 1e5, token=str(3000 + s)))
+        for s in range(40)
+    ]  # ~200 KB of report: more than a pipe holds
+    p = subprocess.Popen(
+        [sys.executable, "-m", "convbench_analysis", "report", "--no-history", *map(str, paths)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     p.stdout.readline()
     p.stdout.close()
     err = p.stderr.read().decode()

@@ -117,8 +117,10 @@ def test_aa_twins_that_ran_different_algorithms_say_so(tmp_path):
     assert all(r["kernels_differ"] is None for r in rep["aa"])
     assert "not one kernel" not in report.render(rep)
     data = json.loads(REAL["instrument.json"].read_text())
-    algo = {"up2/96/cudnn-f32/resident": "bwd_data_algo_0 (fma math)",
-            "up2/96/cudnn-f32#2/resident": "bwd_data_algo_1 (fma math)"}
+    algo = {
+        "up2/96/cudnn-f32/resident": "bwd_data_algo_0 (fma math)",
+        "up2/96/cudnn-f32#2/resident": "bwd_data_algo_1 (fma math)",
+    }
     for c in data["cases"]:
         if c["id"] in algo:
             c["kernel"]["algorithm"] = algo[c["id"]]
@@ -127,8 +129,10 @@ def test_aa_twins_that_ran_different_algorithms_say_so(tmp_path):
     rep = report.build(gates.assess([load.load_run(differ)]))
     row = next(r for r in rep["aa"] if (r["stage"], r["twin"]) == ("up2", "cudnn-f32#2/resident"))
     assert row["kernels_differ"] == ["bwd_data_algo_1 (fma math)", "bwd_data_algo_0 (fma math)"]
-    assert ("not one kernel: the twin ran bwd_data_algo_1 (fma math), its arm "
-            "bwd_data_algo_0 (fma math)") in report.render(rep)
+    assert (
+        "not one kernel: the twin ran bwd_data_algo_1 (fma math), its arm "
+        "bwd_data_algo_0 (fma math)"
+    ) in report.render(rep)
     for c in data["cases"]:
         if c["id"] in algo:
             c["kernel"]["algorithm"] = "bwd_data_algo_0 (fma math)"

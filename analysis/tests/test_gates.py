@@ -182,7 +182,10 @@ def test_no_foreign_gpu(clean, write, n):
 def test_foreign_gpu_from_lease_observation(clean, write):
     clean["lease"]["observation"]["foreign_gpu_samples"] = [DEV]
     clean["lease"]["verdict"] = "void"
-    assert tripped(assess_files([write(clean)])) == {(0, None, "lease-void"), (0, DEV, "foreign-gpu")}
+    assert tripped(assess_files([write(clean)])) == {
+        (0, None, "lease-void"),
+        (0, DEV, "foreign-gpu"),
+    }
 
 
 @pytest.mark.parametrize("mhz,expect", [(1400.0, True), (1484.0, True), (1500.0, False)])

@@ -212,3 +212,90 @@ def test_failed_gate_case_with_null_stats_accepted(clean, write):
 def test_duplicate_case_id(clean, write):
     clean["cases"][1]["id"] = clean["cases"][0]["id"]
     assert "duplicate case id" in _err(write(clean))
+
+
+# ---- records that contradict themselves (consistency.py) -----------------------------------
+# Planted fault seen failing (then reverted): check() without _lease(): the lying lease
+# (foreign_gpu_processes_max = 3 with verdict valid) loaded and test_lying_record_is_refused
+# [lease_liar] failed.
+
+
+def _lie(run, kind):
+    c = run["cases"][4]
+    if kind == "lease_liar":
+        run["lease"]["observation"]["foreign_gpu_processes_max"] = 3
+        return "$.lease.verdict", "foreign_gpu_processes_max = 3"
+    if kind == "failed_check_valid":
+        run["lease"]["end_check"]["ok"] = False
+        return "$.lease.verdict", "end_check.ok is false"
+    if kind == "observation_below_samples":
+        dev = next(c for c in run["cases"] if c["device"])
+        dev["samples"][0]["gpu_after"]["foreign_processes"] = 2
+        run["lease"]["verdict"] = "void"
+        run["lease"]["observation"]["foreign_gpu_processes_max"] = 0
+        return "$.lease.observation.foreign_gpu_processes_max", "a sample saw 2"
+    if kind == "id_names_another_stage":
+        c["id"] = c["id"].replace(c["stage"], "up5", 1)
+        return "$.cases[4].id", "disagrees with its fields"
+    if kind == "end_before_start":
+        run["ended_utc"] = "2020-01-01T00:00:00.000Z"
+        return "$.ended_utc", "before $.started_utc"
+    if kind == "best_not_the_min":
+        c["stats"]["best"] *= 0.5
+        return "$.cases[4].stats.best", "the samples' min"
+    if kind == "n_not_the_count":
+        c["stats"]["n"] = 99
+        return "$.cases[4].stats.n", "99, but 5 samples"
+    if kind == "more_samples_than_rounds":
+        c["samples"].append(dict(c["samples"][0], round=7))
+        return "$.cases[4].samples", "more than the run's 5 rounds"
+    if kind == "round_twice":
+        c["samples"][1]["round"] = c["samples"][0]["round"]
+        return "$.cases[4].samples[1].round", "sampled twice"
+    if kind == "total_not_per_call_x_iterations":
+        c["samples"][2]["total_seconds"] *= 3
+        return "$.cases[4].samples[2].total_seconds", "seconds x iterations"
+    if kind == "host_staging_on_device":
+        c["device"] = not c["device"]
+        return "$.cases[4].device", "with staging"
+    if kind == "bitwise_pass_with_mismatches":
+        c["gate"].update({"kind": "bitwise", "result": "pass", "mismatches": 4})
+        return "$.cases[4].gate.result", "4 mismatching"
+    raise AssertionError(kind)
+
+
+LIES = [
+    "lease_liar",
+    "failed_check_valid",
+    "observation_below_samples",
+    "id_names_another_stage",
+    "end_before_start",
+    "best_not_the_min",
+    "n_not_the_count",
+    "more_samples_than_rounds",
+    "round_twice",
+    "total_not_per_call_x_iterations",
+    "host_staging_on_device",
+    "bitwise_pass_with_mismatches",
+]
+
+
+@pytest.mark.parametrize("kind", LIES)
+def test_lying_record_is_refused(clean, write, kind):
+    field, words = _lie(clean, kind)
+    msg = _err(write(clean))
+    assert f": {field}: " in msg and words in msg, msg
+
+
+def test_lying_record_exits_2_with_one_line(clean, write):
+    import subprocess
+    import sys
+
+    _lie(clean, "lease_liar")
+    p = subprocess.run(
+        [sys.executable, "-m", "convbench_analysis", "report", str(write(clean))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "$.lease.verdict" in p.stderr

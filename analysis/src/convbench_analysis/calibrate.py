@@ -20,17 +20,17 @@ def build(a: Assessment, seed: int = DEFAULT_SEED) -> dict:
     th = a.thresholds
     arms = defaultdict(lambda: {"cvs": [], "aa": [], "refused": 0, "outside": 0, "codes": {}})
     for i, run in enumerate(a.runs):
-        by_label = {record.label(c): c for c in run.cases}
         for c in run.cases:
             x = seconds(c)
             if len(x) >= 2:
                 arms[TWIN.sub("", c["arm"]) + "/" + c["staging"]]["cvs"].append(spread_of(x)[0])
-        for lb, twin in by_label.items():
+        by_label = {(c["stage"], c["frames"], record.label(c)): c for c in run.cases}
+        for (stage, frames, lb), twin in by_label.items():
             arm, _, staging = lb.rpartition("/")
             if not TWIN.search(arm):
                 continue
-            first = by_label.get(f"{TWIN.sub('', arm)}/{staging}")
-            if first is None or first["stage"] != twin["stage"]:
+            first = by_label.get((stage, frames, f"{TWIN.sub('', arm)}/{staging}"))
+            if first is None:
                 continue
             key = record.label(first)
             entry = arms[key]

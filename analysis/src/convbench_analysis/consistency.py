@@ -30,10 +30,26 @@ def _times(data: dict, where: str) -> None:
 
 def _lease(data: dict, where: str) -> None:
     lease = data["lease"]
-    if lease.get("status") != "collected" or lease.get("verdict") != "valid":
-        return
     ob = lease.get("observation") or {}
     n = ob.get("foreign_gpu_processes_max") or 0
+    if lease.get("status") == "collected" and ob:
+        seen = max(
+            (
+                (s.get(k) or {}).get("foreign_processes") or 0
+                for c in data["cases"]
+                for s in c["samples"]
+                for k in ("gpu_before", "gpu_after")
+            ),
+            default=0,
+        )
+        if seen > n:
+            _fail(
+                where,
+                "$.lease.observation.foreign_gpu_processes_max",
+                f"{n}, but a sample saw {seen} foreign GPU process(es)",
+            )
+    if lease.get("status") != "collected" or lease.get("verdict") != "valid":
+        return
     if n > 0:
         _fail(
             where,
@@ -50,21 +66,6 @@ def _lease(data: dict, where: str) -> None:
     for k in ("start_check", "end_check"):
         if isinstance(lease.get(k), dict) and lease[k].get("ok") is False:
             _fail(where, "$.lease.verdict", f"'valid' but $.lease.{k}.ok is false")
-    seen = max(
-        (
-            (s.get(k) or {}).get("foreign_processes") or 0
-            for c in data["cases"]
-            for s in c["samples"]
-            for k in ("gpu_before", "gpu_after")
-        ),
-        default=0,
-    )
-    if seen > n:
-        _fail(
-            where,
-            "$.lease.observation.foreign_gpu_processes_max",
-            f"{n}, but a sample saw {seen} foreign GPU process(es)",
-        )
 
 
 def _case(data: dict, i: int, c: dict, rounds: int | None, where: str) -> None:

@@ -1,0 +1,57 @@
+"""`calibrate`: per arm, the noise floor and how often the gates refuse an A/A comparison.
+
+Planted fault seen failing (then reverted): the twin set against itself in calibrate.build
+(every ratio exactly 1): test_calibrate_finds_a_biased_twin failed (no pair outside)."""
+
+import json
+import subprocess
+import sys
+
+import synth
+
+ARMS = ("cpu-f64", "cuda-f32", "cuda-f32#2", "cudnn-f32", "cudnn-f32#2")
+
+
+def cli(*args):
+    p = subprocess.run(
+        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return p.returncode, p.stdout, p.stderr
+
+
+def _runs(tmp_path, n=3, bias=1.0):
+    paths = []
+    for i in range(n):
+        run = synth.make_run(
+            arms=ARMS, seed=60 + i, start=1_795_000_000.0 + 900 * i, token=str(60 + i)
+        )
+        for c in run["cases"]:
+            if c["arm"] == "cuda-f32#2":
+                synth.set_seconds(c, [s["seconds"] * bias for s in c["samples"]])
+        p = tmp_path / f"aa{i}.json"
+        p.write_text(json.dumps(run))
+        paths.append(p)
+    return paths
+
+
+def test_calibrate_reports_noise_floor_and_refusals(tmp_path):
+    rc, out, err = cli("calibrate", *_runs(tmp_path), "--json")
+    assert rc == 0, err
+    rep = json.loads(out)
+    arms = {r["arm"]: r for r in rep["arms"]}
+    assert arms["cuda-f32/resident"]["aa_pairs"] == 18  # 3 runs x 2 stages x 3 frames
+    assert arms["cuda-f32/resident"]["aa_outside"] == 0
+    assert 0 < arms["cuda-f32/resident"]["noise_floor_cv"] < 0.01
+    assert rep["false_refusal_rate"] == 0.0
+    rc, out, _ = cli("calibrate", *_runs(tmp_path))
+    assert "the gates would refuse 0 of 36 clean A/A comparisons (0.0%)" in out
+
+
+def test_calibrate_finds_a_biased_twin(tmp_path):
+    rep = json.loads(cli("calibrate", *_runs(tmp_path, bias=1.03), "--json")[1])
+    arms = {r["arm"]: r for r in rep["arms"]}
+    assert arms["cuda-f32/resident"]["aa_outside"] == 18
+    assert arms["cudnn-f32/resident"]["aa_outside"] == 0

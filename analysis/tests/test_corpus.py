@@ -1,0 +1,63 @@
+"""The instrument's own error rates: a clean corpus (noise resampled from the committed H200
+records) is refused in at most 5% of its rows; each fault corpus is refused every time, with the
+right code, at the right place; and a weakened gate must fail its corpus (each weakening below
+is planted with monkeypatch and the corpus check is asserted to fail under it)."""
+
+import corpus
+import pytest
+
+from convbench_analysis import gates
+
+
+def test_clean_corpus_false_refusals_at_most_5_percent(tmp_path):
+    refused, total = corpus.false_refusals(tmp_path)
+    assert total > 500 and refused / total <= 0.05, (refused, total)
+
+
+@pytest.mark.parametrize("kind", sorted(corpus.EXPECT))
+def test_fault_corpus_refused_every_time(tmp_path, kind):
+    assert corpus.caught(kind, tmp_path) == 1.0
+
+
+def _weaker_thresholds(monkeypatch, **changes):
+    base = gates.Thresholds
+    weak = base().with_overrides([f"{k}={v}" for k, v in changes.items()])
+    real_assess = gates.assess
+    monkeypatch.setattr(
+        gates, "assess", lambda runs, th=None, history=None: real_assess(runs, weak, history)
+    )
+
+
+def _drop_lease_none(monkeypatch):
+    real = gates.lease_findings
+    monkeypatch.setattr(
+        gates,
+        "lease_findings",
+        lambda run, th: [f for f in real(run, th) if f.code != "lease-none"],
+    )
+
+
+WEAKENINGS = {
+    "foreign-gpu": lambda mp: mp.setattr(gates, "_foreign_gpu", lambda run, case: []),
+    # no lost-time evidence can be shown any more: the hog reads as noise
+    "cpu-hog": lambda mp: _weaker_thresholds(
+        mp, psi_some_max=1, preempt_per_thread_s_max=1e9, slow_sample_floor=1
+    ),
+    "slow-cpu": lambda mp: _weaker_thresholds(mp, host_speed_min_relative=0.3),
+    "bypassing-run": _drop_lease_none,
+    "lapsed-lease": lambda mp: _weaker_thresholds(mp, renew_gap_fraction=2),
+    "power-capped-arm": lambda mp: _weaker_thresholds(mp, throttle_fraction_diff_max=1),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WEAKENINGS))
+def test_a_weakened_gate_fails_its_corpus(tmp_path, monkeypatch, kind):
+    WEAKENINGS[kind](monkeypatch)
+    assert corpus.caught(kind, tmp_path, n=4) < 1.0
+
+
+def test_a_tightened_gate_fails_the_clean_corpus(tmp_path, monkeypatch):
+    # the old host spread limit of a device arm's (2% CV) on host arms: most host rows refused
+    _weaker_thresholds(monkeypatch, host_cv_max=0.02, host_spread_max=1.05)
+    refused, total = corpus.false_refusals(tmp_path, n=4)
+    assert refused / total > 0.05
