@@ -1,27 +1,38 @@
 #!/usr/bin/env python3
-"""The issue-7 targets table from comparison results (scripts/compare_h200.sh output).
+"""The performance targets table from result records, and the generated H200 results document.
 
-Per (model, stage, frames): best-of-N of cuda-f32 against cudnn-f32 and against the fp32 FMA floor,
-cuda-f64 (and cuda-f64-fma) against cudnn-f64 and the fp64 floors, as markdown; then, per target
-of the issue, in how many cases it is met and which cases miss it (the chain against the sum of
-its stages' best times from the same run). Reads result files only. A ratio the analysis refuses
-(a gate tripped on either of its cases: spread, lease, clock, ...) is marked with a dagger, and
-each target's tally says how many of its cases are refused: `convbench-analyze report` names why.
-Usage: perf_table.py results/examples/compare-*.json
+Per (model, stage, frames): best-of-N of cuda-f32 against cudnn-f32 and the fp32 FMA floor,
+cuda-f64 (and cuda-f64-fma) against cudnn-f64 and the fp64 floors, as markdown; then, per
+target, in how many cases it is met and which cases miss it (the chain against the sum of its
+stages' best times from the same run). A ratio the analysis refuses (a gate tripped on one of
+its two cases) is marked with a dagger; `convbench-analyze report` names why.
+
+    perf_table.py RUN.json ...                   the targets table
+    perf_table.py --doc RUN.json ... > FILE.md   the results document (docs/results-h200.md)
 """
-import json
+
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis" / "src"))
-from convbench_analysis import gates, load  # noqa: E402
+from convbench_analysis import gates, load, report  # noqa: E402
+
+TARGETS = (
+    "cuda-f32 faster than cudnn-f32",
+    "cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
+    "cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
+    "cuda-f64 faster than cudnn-f64",
+    "cuda-f64-fma (the same bits) faster than cudnn-f64",
+    "chain within 1.1x of the sum of its stages",
+)
 
 
 def best(cases, arm):
+    """The best round time, recomputed from the samples (never the stored summary)."""
     c = cases.get(arm)
-    if not c or not c.get("stats") or c["gate"]["result"] != "pass":
+    if not c or not c["samples"] or c["gate"]["result"] != "pass":
         return None
-    return c["stats"]["best"]
+    return min(s["seconds"] for s in c["samples"])
 
 
 def refused(cases, *arms):
@@ -57,85 +68,78 @@ def ratio(a, b):
     return "-" if a is None or b is None else f"{a / b:.2f}"
 
 
+def _checks(stage, cases, floor, stage_sum):
+    f32, n32, f64 = best(cases, "cuda-f32"), best(cases, "cudnn-f32"), best(cases, "cuda-f64")
+    f64f, n64 = best(cases, "cuda-f64-fma"), best(cases, "cudnn-f64")
+    out = []
+    if f32 is not None and n32 is not None:
+        out.append((TARGETS[0], f32 < n32, f32 / n32, refused(cases, "cuda-f32", "cudnn-f32"), ""))
+    fl32, fl64 = floor.get("fp32_fma"), floor.get("fp64_nofma")
+    if stage != "chain" and f32 is not None and fl32 and fl32 >= 20e-6:
+        out.append((TARGETS[1], f32 <= 1.3 * fl32, f32 / fl32, refused(cases, "cuda-f32"),
+                    limit(cases, "cuda-f32")))
+    if stage != "chain" and f64 is not None and fl64 and fl64 >= 20e-6:
+        out.append((TARGETS[2], f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64"),
+                    limit(cases, "cuda-f64")))
+    for name, arm, t in ((TARGETS[3], "cuda-f64", f64), (TARGETS[4], "cuda-f64-fma", f64f)):
+        if t is not None and n64 is not None:
+            out.append((name, t < n64, t / n64, refused(cases, arm, "cudnn-f64"), ""))
+    if stage == "chain" and f32 is not None and stage_sum:
+        r = f32 / stage_sum
+        out.append((TARGETS[5], r <= 1.1, r, refused(cases, "cuda-f32"), ""))
+    return out
+
+
 def targets(rows):
-    """rows: (model, stage, frames, cases, floor). Returns [(target, met, total, misses)]."""
-    out = {k: [0, 0, [], [], 0] for k in ("cuda-f32 faster than cudnn-f32",
-                                   "cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
-                                   "cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
-                                   "cuda-f64 faster than cudnn-f64",
-                                   "cuda-f64-fma (the same bits) faster than cudnn-f64",
-                                   "chain within 1.1x of the sum of its stages")}
+    """rows: (model, stage, frames, cases, floor). [(target, met, total, misses, span, refused)]"""
+    out = {k: [0, 0, [], [], 0] for k in TARGETS}
     stage_sum = {}
-    for model, stage, frames, cases, floor in rows:
+    for model, stage, frames, cases, _ in rows:
         f32 = best(cases, "cuda-f32")
         if stage != "chain" and f32 is not None:
-            stage_sum.setdefault((model, frames), 0.0)
-            stage_sum[(model, frames)] += f32
+            stage_sum[(model, frames)] = stage_sum.get((model, frames), 0.0) + f32
     for model, stage, frames, cases, floor in rows:
-        where = f"{model} {stage}/{frames}"
-        f32, n32, f64 = best(cases, "cuda-f32"), best(cases, "cudnn-f32"), best(cases, "cuda-f64")
-        f64f, n64 = best(cases, "cuda-f64-fma"), best(cases, "cudnn-f64")
-        checks = []
-        if f32 is not None and n32 is not None:
-            checks.append(("cuda-f32 faster than cudnn-f32", f32 < n32, f32 / n32,
-                           refused(cases, "cuda-f32", "cudnn-f32"), ""))
-        fl32, fl64 = floor.get("fp32_fma"), floor.get("fp64_nofma")
-        if stage != "chain" and f32 is not None and fl32 and fl32 >= 20e-6:
-            checks.append(("cuda-f32 within 1.3x of the fp32 FMA floor (floor >= 20 us)",
-                           f32 <= 1.3 * fl32, f32 / fl32, refused(cases, "cuda-f32"),
-                           limit(cases, "cuda-f32")))
-        if stage != "chain" and f64 is not None and fl64 and fl64 >= 20e-6:
-            checks.append(("cuda-f64 within 1.3x of the no-FMA fp64 floor (floor >= 20 us)",
-                           f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64"),
-                           limit(cases, "cuda-f64")))
-        for name, arm, t in (("cuda-f64 faster than cudnn-f64", "cuda-f64", f64),
-                             ("cuda-f64-fma (the same bits) faster than cudnn-f64", "cuda-f64-fma", f64f)):
-            if t is not None and n64 is not None:
-                checks.append((name, t < n64, t / n64, refused(cases, arm, "cudnn-f64"), ""))
-        if stage == "chain" and f32 is not None and stage_sum.get((model, frames)):
-            r = f32 / stage_sum[(model, frames)]
-            checks.append(("chain within 1.1x of the sum of its stages", r <= 1.1, r,
-                           refused(cases, "cuda-f32"), ""))
-        for name, ok, r, no, why in checks:
-            out[name][1] += 1
-            out[name][0] += ok
-            out[name][3].append(r)
-            out[name][4] += no
+        for name, ok, r, no, why in _checks(stage, cases, floor, stage_sum.get((model, frames))):
+            v = out[name]
+            v[0], v[1], v[4] = v[0] + ok, v[1] + 1, v[4] + no
+            v[3].append(r)
             if not ok:
-                out[name][2].append(f"{where} {r:.2f}{why}")
+                v[2].append(f"{model} {stage}/{frames} {r:.2f}{why}")
     return [(k, v[0], v[1], v[2], (min(v[3]), max(v[3])) if v[3] else None, v[4])
             for k, v in out.items()]
 
 
-def main(paths):
+def table_rows(run, assessed, i=0):
+    by = {}
+    for c in run.cases:
+        if c["staging"] in ("resident", "host"):
+            c = dict(c, refused=bool(assessed.for_case(i, c["id"])))
+            by.setdefault((c["stage"], c["frames"]), {})[c["arm"]] = c
+    model = run.data["plan"]["model"]
+    for (stage, frames), cases in sorted(by.items(), key=lambda k: (k[0][1], k[0][0])):
+        floor = next((c["floor_s"] for c in cases.values() if c.get("floor_s")), None) or {}
+        yield model, stage, frames, cases, floor
+
+
+def print_table(runs) -> None:
     print("| model | stage | frames | cuda-f32 us | cudnn-f32 us | f32 vs cuDNN | f32 x floor "
           "| cuda-f64 us | x no-FMA floor | cuda-f64-fma us | x FMA floor | cudnn-f64 us "
           "| f64-fma vs cuDNN |")
     print("| --- " * 13 + "|")
     rows = []
-    for path in paths:
-        try:
-            run = json.load(open(path))
-            assessed = gates.assess([load.load_run(path)])
-        except (OSError, ValueError, load.InputError) as e:
-            print(f"perf_table: {path}: {str(e).splitlines()[0] if str(e) else e}", file=sys.stderr)
-            return 2
-        by = {}
-        for c in run["cases"]:
-            if c["staging"] in ("resident", "host"):
-                c = dict(c, refused=bool(assessed.for_case(0, c["id"])))
-                by.setdefault((c["stage"], c["frames"]), {})[c["arm"]] = c
-        model = run["plan"]["model"]
-        for (stage, frames), cases in sorted(by.items(), key=lambda k: (k[0][1], k[0][0])):
-            any_case = next(iter(cases.values()))
-            floor = any_case.get("floor_s") or {}
+    for run, assessed in runs:
+        for model, stage, frames, cases, floor in table_rows(run, assessed):
             f32, n32 = best(cases, "cuda-f32"), best(cases, "cudnn-f32")
-            f64, f64f, n64 = best(cases, "cuda-f64"), best(cases, "cuda-f64-fma"), best(cases, "cudnn-f64")
+            f64, f64f = best(cases, "cuda-f64"), best(cases, "cuda-f64-fma")
+            n64 = best(cases, "cudnn-f64")
             print(f"| {model} | {stage} | {frames} | {fmt_us(f32)} | {fmt_us(n32)} "
                   f"| {mark(ratio(f32, n32), cases, 'cuda-f32', 'cudnn-f32')} "
-                  f"| {mark(ratio(f32, floor.get('fp32_fma')), cases, 'cuda-f32')} | {fmt_us(f64)} "
-                  f"| {mark(ratio(f64, floor.get('fp64_nofma')), cases, 'cuda-f64')} | {fmt_us(f64f)} "
-                  f"| {mark(ratio(f64f, floor.get('fp64_fma')), cases, 'cuda-f64-fma')} | {fmt_us(n64)} "
+                  f"| {mark(ratio(f32, floor.get('fp32_fma')), cases, 'cuda-f32')} "
+                  f"| {fmt_us(f64)} "
+                  f"| {mark(ratio(f64, floor.get('fp64_nofma')), cases, 'cuda-f64')} "
+                  f"| {fmt_us(f64f)} "
+                  f"| {mark(ratio(f64f, floor.get('fp64_fma')), cases, 'cuda-f64-fma')} "
+                  f"| {fmt_us(n64)} "
                   f"| {mark(ratio(f64f, n64), cases, 'cuda-f64-fma', 'cudnn-f64')} |")
             rows.append((model, stage, frames, cases, floor))
     print()
@@ -143,10 +147,75 @@ def main(paths):
           "(`convbench-analyze report` names it)")
     print()
     for name, met, total, misses, span, no in targets(rows):
-        print(f"- {name}: met in {met} of {total}" +
-              (f" (ratios {span[0]:.2f}-{span[1]:.2f})" if span else "") +
-              (f", {no} of the {total} refused by the analysis" if no else "") +
-              (f"; misses (ratio): {', '.join(misses)}" if misses else ""))
+        if not total:
+            continue
+        print(f"- {name}: met in {met} of {total}"
+              + (f" (ratios {span[0]:.2f}-{span[1]:.2f})" if span else "")
+              + (f", {no} of the {total} refused by the analysis" if no else "")
+              + (f"; misses (ratio): {', '.join(misses)}" if misses else ""))
+
+
+def print_doc(runs, argv) -> None:
+    print("# Results on the H200\n")
+    print("Generated from the committed records by "
+          f"`python3 scripts/perf_table.py --doc {' '.join(argv)} > docs/results-h200.md`; "
+          "do not edit. `results/examples/README.md` says how each record was made.\n")
+    for run, assessed in runs:
+        d = run.data
+        gpu = (d["gpus"] or [{}])[0]
+        print(f"\n## `{Path(run.path).name}`\n")
+        print(f"`bench_conv {' '.join(d['argv'][1:])}`  ")
+        print(f"{d['started_utc']}, {gpu.get('name', 'no GPU')} (driver {gpu.get('driver')}), "
+              f"{d['host'].get('cores')} CPUs, lease {d['lease'].get('verdict')}, "
+              f"device timing {d['plan'].get('device_timing', 'launched')}\n")
+        if any(c["arm"].startswith("cudnn-") for c in run.cases):
+            print("Targets against the peer and the floors:\n")
+            print_table([(run, assessed)])
+            print()
+        rep = report.build(assessed)
+        print("| case | best | n | CV | verdict | why |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for g in rep["groups"]:
+            for r in g["cases"]:
+                why = "; ".join(f["code"] for f in r["reasons"] + r["notes"]) or ""
+                cv = "-" if r["cv"] is None else f"{r['cv']:.2%}"
+                print(f"| {r['case']} | {report._t(r['best_s'])} | {r['n']} | {cv} "
+                      f"| {r['status']} | {why} |")
+        ratios = [r for g in rep["groups"] for r in g["rows"]]
+        if ratios:
+            print("\n| ratio | value | 95% CI |")
+            print("| --- | --- | --- |")
+            for r in ratios:
+                v = "REFUSED" if r["ratio"] is None else f"{r['ratio']:.4g}"
+                ci = "" if r["ci"] is None else f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]"
+                print(f"| {r['case']} / {r['den']} | {v} | {ci} |")
+        if rep["aa"]:
+            print("\n| A/A twin | ratio | 95% CI | within 1% |")
+            print("| --- | --- | --- | --- |")
+            for r in rep["aa"]:
+                within = "yes" if r["within"] else "no"
+                print(f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} "
+                      f"| [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}] | {within} |")
+
+
+def main(argv):
+    doc = "--doc" in argv
+    paths = [a for a in argv if a != "--doc"]
+    if not paths:
+        print("usage: perf_table.py [--doc] RUN.json ...", file=sys.stderr)
+        return 2
+    runs = []
+    for path in paths:
+        try:
+            run = load.load_run(path)
+        except load.InputError as e:
+            print(f"perf_table: {e}", file=sys.stderr)
+            return 2
+        runs.append((run, gates.assess([run])))
+    if doc:
+        print_doc(runs, paths)
+    else:
+        print_table(runs)
     return 0
 
 

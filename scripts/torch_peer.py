@@ -43,7 +43,7 @@ def stage_shapes(model: str, frames: int) -> list[dict]:
     """ConvTranspose1d(C/2^i -> C/2^(i+1), K, stride s, padding (K-s)/2) per upsample stage."""
     channels, strides, kernels = MODELS[model]
     shapes, l_in = [], frames
-    for i, (s, k) in enumerate(zip(strides, kernels)):
+    for i, (s, k) in enumerate(zip(strides, kernels, strict=True)):
         shapes.append(
             {
                 "stage": f"up{i}",

@@ -90,7 +90,9 @@ def test_pairs_option(clean, write):
 def test_a_ratio_is_gated_on_its_own_two_cases(write):
     run = synth.make_run(arms=("cpu-f64", "cuda-f32", "cudnn-f32"))
     c = synth.case(run, "up0/96/cpu-f64/host")
-    synth.set_seconds(c, [s["seconds"] * f for s, f in zip(c["samples"], (1, 1.6, 1, 1, 1.3))])
+    synth.set_seconds(
+        c, [s["seconds"] * f for s, f in zip(c["samples"], (1, 1.6, 1, 1, 1.3), strict=True)]
+    )
     rc, out, _ = cli("report", write(run), "--json")
     rep = json.loads(out)
     g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import synth
+
 from convbench_analysis import gates, load, report
 
 DRIFT = [1.0, 1.03, 0.98, 1.01, 0.99, 1.02]  # every device case, round by round

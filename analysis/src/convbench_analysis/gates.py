@@ -422,7 +422,14 @@ def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Threshol
     text = f"{num['arm']} capped {fa:.0%} of its time, {den['arm']} {fb:.0%} (by {how}){at}"
     if abs(fa - fb) > th.throttle_fraction_diff_max:
         return [Finding("throttle-differs", text, run_num.path, num["id"])]
-    return [Finding("throttle-alike", text + "; both arms alike", run_num.path, num["id"])]
+    return [
+        Finding(
+            "throttle-alike",
+            text + f"; within {th.throttle_fraction_diff_max:.0%} of each other: both arms alike",
+            run_num.path,
+            num["id"],
+        )
+    ]
 
 
 def assess(runs: list[Run], th: Thresholds | None = None, history: list[Run] | None = None):

@@ -62,7 +62,10 @@ class Thresholds:
         "device arm: throttled samples' median above the unthrottled ones' by more than "
         "max(k x their CV, throttle_floor) -> throttle",
     )
-    throttle_floor: float = _t(0.01, "the smallest throttle slowdown counted as an effect")
+    throttle_floor: float = _t(
+        0.02,
+        "the smallest throttle slowdown counted as an effect (nvbench's 2% noise level)",
+    )
     throttle_fraction_diff_max: float = _t(
         0.25,
         "ratio: the two arms' fractions of time capped (power/thermal) differ by more than "
