@@ -299,3 +299,26 @@ def test_lying_record_exits_2_with_one_line(clean, write):
         timeout=120,
     )
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "$.lease.verdict" in p.stderr
+
+
+@pytest.mark.parametrize(
+    "where,value,field",
+    [
+        (("host_speed", "workers", 0, "relative"), "fast", "host_speed.workers[0].relative"),
+        (("contention", "nivcsw"), -1, "contention.nivcsw"),
+        (("contention", "top_foreign"), {"pid": 1}, "contention.top_foreign"),
+    ],
+)
+def test_probe_fields_are_typed(clean, write, where, value, field):
+    host = next(i for i, c in enumerate(clean["cases"]) if not c["device"])
+    node = clean["cases"][host]["samples"][0]
+    for k in where[:-1]:
+        node = node[k]
+    node[where[-1]] = value
+    assert f"$.cases[{host}].samples[0].{field}" in _err(write(clean))
+
+
+def test_older_record_without_probe_fields_loads(write):
+    run = synth.make_run(probes=False)
+    assert "status" not in run and "host_speed" not in run["cases"][0]["samples"][0]
+    load.load_run(write(run))

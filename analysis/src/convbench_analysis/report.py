@@ -346,10 +346,11 @@ def render(rep: dict) -> str:
     lines = _render_runs(rep)
     for g in rep["groups"]:
         lines += _render_group(g)
-    if rep["fits"]:
+    fits = [f for f in rep["fits"] if "distinct sizes" not in f.get("error", "")]
+    if fits:  # a run at one size has nothing to fit: no line for it
         lines.append("")
         lines.append("fit over the sweep (accepted cases): time = a + b x FLOPs")
-        for f in rep["fits"]:
+        for f in fits:
             if "error" in f:
                 lines.append(f"  {f['model']} {f['arm']}: no fit ({f['error']})")
             else:
