@@ -70,3 +70,19 @@ def test_perf_table_refuses_an_unreadable_file(tmp_path):
     r = table(bad)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "bad.json" in r.stderr
+
+
+def test_the_results_document_is_what_its_command_makes():
+    # docs/results-h200.md is generated from the committed records; its first lines name the
+    # command. A hand edit, or a fixture changed without regenerating, fails here.
+    doc = (REPO / "docs/results-h200.md").read_text()
+    cmd = doc.split("`python3 scripts/perf_table.py --doc ", 1)[1].split(" > docs/", 1)[0]
+    r = subprocess.run(
+        [sys.executable, "scripts/perf_table.py", "--doc", *cmd.split()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == doc

@@ -136,14 +136,26 @@ def _report(args) -> int:
 
 
 def _plot_args(p) -> None:
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="*", help="runs of a sweep (or none, with --case)")
     p.add_argument("--out", default="plots", help="output folder (default: plots)")
     p.add_argument("--baseline", default=None)
+    p.add_argument("--case", default=None, metavar="CASE_ID", help="draw this case's history")
+    p.add_argument("--history", default="results", metavar="DIR", help="default: results")
 
 
 def _plot(args) -> int:
-    from . import gates, plot
+    from . import gates, history_view, plot
+    from .load import InputError
 
+    if args.case:
+        rep = history_view.build(args.history, args.case, None, thresholds(args))
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        out = Path(args.out) / (args.case.replace("/", "-") + "-history.png")
+        history_view.draw(rep, str(out))
+        print(out)
+        return EXIT_OK
+    if not args.files:
+        raise InputError("command line", "", "plot needs result files, or --case CASE_ID")
     a = gates.assess(load_runs(args, args.files), thresholds(args))
     for p in plot.plot(a, Path(args.out), args.baseline):
         print(p)
@@ -184,7 +196,6 @@ def _history_cmd_args(p) -> None:
     p.add_argument("case", help="a case id, e.g. up0/96/cuda-f32/resident")
     p.add_argument("--history", default="results", metavar="DIR", help="default: results")
     p.add_argument("--host", default=None, help="only this host (machine id or name)")
-    p.add_argument("--plot", default=None, metavar="FILE", help="also draw it (PNG or SVG)")
     p.add_argument("--json", action="store_true")
 
 

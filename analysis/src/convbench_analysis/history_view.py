@@ -1,5 +1,5 @@
 """`history CASE_ID`: one case over time from the history index, each run's best time with the
-interval of its median, accepted or refused by its own gates, changepoints marked; `--plot`
+interval of its median, accepted or refused by its own gates, changepoints marked; `plot --case CASE_ID`
 draws the same."""
 
 from __future__ import annotations
@@ -74,6 +74,4 @@ def draw(rep: dict, path: str) -> None:
 def run(args, th) -> int:
     rep = build(args.history, args.case, args.host, th)
     print(json.dumps(rep, indent=1) if args.json else render(rep))
-    if args.plot:
-        draw(rep, args.plot)
     return 0

@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from . import record  # noqa: E402
 from .gates import Assessment, seconds  # noqa: E402
-from .report import pick_baseline  # noqa: E402
+from .pairs import pick_baseline  # noqa: E402
 
 
 def _color(label, arms) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .load import Run
 
-# CUPTI metric names (facts.md): FLOP = add + mul + 2 x fma, peak = 2 x fma/cycle x SM clock
+# CUPTI metric names: FLOP = add + mul + 2 x fma, peak = 2 x fma/cycle x SM clock
 _OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 _PEAK = "sm__sass_thread_inst_executed_op_{}_pred_on.sum.peak_sustained"
 _CLOCK = "sm__cycles_elapsed.avg.per_second"
