@@ -131,13 +131,13 @@ def test_history_marks_the_step(tmp_path):
             synth.case(run, HOST), [best * f for f in (1.0, 1.01, 1.004, 1.02, 1.006)]
         )
         (tmp_path / f"r{i}.json").write_text(json.dumps(run))
-    rc, out, err = cli(
-        "history", HOST, "--history", tmp_path, "--json", "--plot", tmp_path / "h.png"
-    )
+    rc, out, err = cli("history", HOST, "--history", tmp_path, "--json")
     assert rc == 0, err
     rep = json.loads(out)
     assert [p["changepoint"] for p in rep["points"]] == [False] * 3 + [True] + [False] * 2
-    assert (tmp_path / "h.png").stat().st_size > 1000
+    rc, out, err = cli("plot", "--case", HOST, "--history", tmp_path, "--out", tmp_path / "p")
+    assert rc == 0, err
+    assert (tmp_path / "p" / "up0-96-cpu-f64-host-history.png").stat().st_size > 1000
     rc, out, _ = cli("history", HOST, "--history", tmp_path)
     assert rc == 0 and out.count(">>") == 2  # the legend and the one step
     assert cli("history", "up9/96/none/host", "--history", tmp_path)[0] == 2

@@ -1,6 +1,6 @@
 """`history CASE_ID`: one case over time from the history index, each run's best time with the
-interval of its median, accepted or refused by its own gates, changepoints marked; `plot --case CASE_ID`
-draws the same."""
+interval of its median, accepted or refused by its own gates, changepoints marked;
+`plot --case CASE_ID` draws the same."""
 
 from __future__ import annotations
 
