@@ -15,7 +15,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e analysis/ pytest ruff 2>&1 | grep -v "^WARNING: Running pip as" || true
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -e analysis/ pytest ruff 2>&1 | grep -v "^WARNING: Running pip as" || true
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${CONVBENCH_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"

@@ -1,5 +1,4 @@
 import copy
-import importlib.util
 import json
 import os
 import sys
@@ -10,11 +9,11 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # synth.py
 REPO = HERE.parents[1]
-if importlib.util.find_spec("convbench_analysis") is None:
-    # not pip-installed: test the source tree, in this process and in CLI subprocesses
-    SRC = str(HERE.parent / "src")
-    sys.path.insert(0, SRC)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+# Test this source tree, installed or not (and whichever checkout an editable install points
+# at), in this process and in CLI subprocesses.
+SRC = str(HERE.parent / "src")
+sys.path.insert(0, SRC)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 EXAMPLES = sorted((REPO / "results" / "examples").glob("*.json"))
 
 import synth  # noqa: E402

@@ -141,3 +141,12 @@ def test_history_marks_the_step(tmp_path):
     rc, out, _ = cli("history", HOST, "--history", tmp_path)
     assert rc == 0 and out.count(">>") == 2  # the legend and the one step
     assert cli("history", "up9/96/none/host", "--history", tmp_path)[0] == 2
+
+
+def test_an_index_that_cannot_be_written_falls_back_to_memory(tmp_path):
+    # e.g. a read-only results folder: the earlier run is found all the same. Planted fault
+    # seen failing: open_index without the fallback (exit 2, "unable to open database file").
+    earlier, later = _seed_pair(tmp_path)
+    (tmp_path / history.INDEX_NAME).mkdir()  # sqlite cannot open a directory as its file
+    rc, out, err = cli("report", later)
+    assert rc == 3 and "drift" in out and "earlier.json" in out, err

@@ -259,5 +259,3 @@ class Assessment:
         bucket = target.setdefault(key, [])
         if f not in bucket:
             bucket.append(f)
-
-    _add = add  # older name

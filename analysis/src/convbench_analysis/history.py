@@ -107,8 +107,17 @@ def open_index(folder: str | Path, th: Thresholds | None = None) -> sqlite3.Conn
     try:
         db = sqlite3.connect(folder / INDEX_NAME)
         db.executescript(_SCHEMA)
-    except sqlite3.Error as e:
-        raise InputError(str(folder / INDEX_NAME), "", f"history index unusable: {e}") from None
+        _update(db, folder, th)
+    except sqlite3.Error:
+        # a folder we may read but not write (or a broken index file): index it in memory for
+        # this command; the earlier runs are found all the same
+        db = sqlite3.connect(":memory:")
+        db.executescript(_SCHEMA)
+        _update(db, folder, th)
+    return db
+
+
+def _update(db: sqlite3.Connection, folder: Path, th: Thresholds) -> None:
     known = {p: (m, s) for p, m, s in db.execute("SELECT path, mtime_ns, size FROM files")}
     present = set()
     for p in sorted(folder.rglob("*.json")):
@@ -139,7 +148,6 @@ def open_index(folder: str | Path, th: Thresholds | None = None) -> sqlite3.Conn
         for table in ("files", "runs", "cases"):
             db.execute(f"DELETE FROM {table} WHERE path = ?", (gone,))
     db.commit()
-    return db
 
 
 def earlier_runs(db: sqlite3.Connection, run: Run, limit: int = 12) -> list[Run]:
