@@ -339,3 +339,19 @@ def test_same_timing_mode_accepted_and_absent_means_launched(write):
     a["plan"].pop("device_timing", None)
     b["plan"]["device_timing"] = "launched"
     assert tripped(assess_files([write(a), write(b)])) == set()
+
+
+def test_timing_mode_only_between_runs_whose_cases_are_set_against_each_other(write):
+    # another host's queued run named beside a launched one: nothing is compared across them
+    # in a report, so nothing is refused; `compare` sets them against each other and refuses.
+    # Planted fault seen failing: timing_mode_findings ignoring `compared` (always tripping).
+    from convbench_analysis import gates, load
+
+    a = synth.make_run(seed=1)
+    b = synth.make_run(seed=2, start=1_795_100_000.0, token="2001", host="gpu-node-18")
+    b["host"]["machine_id"] = "1" * 32
+    b["plan"]["device_timing"] = "queued"
+    runs = [load.load_run(write(a)), load.load_run(write(b))]
+    assert tripped(gates.assess(runs)) == set()
+    got = tripped(gates.assess(runs, compared=True))
+    assert got and {code for _, _, code in got} == {"timing-mode"}

@@ -172,7 +172,7 @@ def _compare_args(p) -> None:
 def _compare(args) -> int:
     from . import compare, gates
 
-    a = gates.assess(load_runs(args, [args.a, args.b]), thresholds(args))
+    a = gates.assess(load_runs(args, [args.a, args.b]), thresholds(args), compared=True)
     rep = compare.build(a, args.arm, seed(args))
     print(json.dumps(rep, indent=1) if args.json else compare.render(rep))
     return EXIT_REFUSED if rep["refused"] else EXIT_OK

@@ -35,13 +35,15 @@ def request_key(run: Run) -> tuple:
     )
 
 
-def timing_mode_findings(a: Assessment) -> None:
-    """Launched times include the host's launch gaps, queued ones do not."""
+def timing_mode_findings(a: Assessment, compared: bool) -> None:
+    """Launched times include the host's launch gaps, queued ones do not: never set one against
+    the other. `compared`: the runs' cases are set against each other (compare A B); else only
+    runs that would be drift references of each other are (the same request but the timing)."""
     for x in range(len(a.runs)):
         for y in range(x + 1, len(a.runs)):
             rx, ry = a.runs[x], a.runs[y]
             tx, ty = device_timing(rx), device_timing(ry)
-            if tx == ty:
+            if tx == ty or not (compared or request_key(rx)[:4] == request_key(ry)[:4]):
                 continue
             ids_y = {c["id"] for c in ry.cases if c["device"]}
             for c in rx.cases:

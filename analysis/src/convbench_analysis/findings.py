@@ -34,7 +34,7 @@ _ALL = (
     ),
     _g(
         "lease-void",
-        "the lease verdict is void or its start/end verification failed",
+        "the lease verdict is void: the observation saw someone else on the resource",
         "re-run when the GPU is free; the lease reasons name who else held it",
     ),
     _g(

@@ -432,9 +432,15 @@ def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Threshol
     ]
 
 
-def assess(runs: list[Run], th: Thresholds | None = None, history: list[Run] | None = None):
+def assess(
+    runs: list[Run],
+    th: Thresholds | None = None,
+    history: list[Run] | None = None,
+    compared: bool = False,
+):
     """Every finding of the named runs. `history`: earlier runs to set each case against for
-    drift (they are references only: nothing is reported on them)."""
+    drift (they are references only: nothing is reported on them). `compared`: the runs' cases
+    are set against each other (compare A B), so their timing modes must agree."""
     from . import drift
 
     a = Assessment(runs, th or Thresholds())
@@ -445,6 +451,6 @@ def assess(runs: list[Run], th: Thresholds | None = None, history: list[Run] | N
             for f in case_findings(run, c, a.thresholds):
                 a.add(f, i)
     overlap_findings(a)
-    drift.timing_mode_findings(a)
+    drift.timing_mode_findings(a, compared)
     drift.drift_findings(a, history or [])
     return a
