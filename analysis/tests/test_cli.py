@@ -85,6 +85,8 @@ def test_pairs_option(clean, write):
     g = json.loads(out)["groups"][0]
     assert [(r["arm"], r["den"]) for r in g["rows"]] == [("cuda-f64/resident", "cuda-f32/resident")]
     assert cli("report", write(clean), "--pairs", "cuda-f64")[0] == 2
+    rc, _, err = cli("report", write(clean), "--pairs", "cuda-f64:cudnn-f64")
+    assert rc == 2 and "no run has both arms" in err and err.count("\n") == 1
 
 
 def test_a_ratio_is_gated_on_its_own_two_cases(write):

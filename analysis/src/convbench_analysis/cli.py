@@ -131,6 +131,8 @@ def _report(args) -> int:
     runs = load_runs(args, args.files)
     a = gates.assess(runs, th, _history_runs(args, runs, th))
     rep = report.build(a, args.baseline, seed(args), spec)
+    if spec and not any(g["rows"] for g in rep["groups"]):
+        raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
     print(json.dumps(rep, indent=1) if args.json else report.render(rep))
     return EXIT_REFUSED if rep["refused"] or rep["refused_cases"] else EXIT_OK
 
