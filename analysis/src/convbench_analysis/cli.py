@@ -1,4 +1,4 @@
-"""convbench-analyze: report | plot | compare | gates.
+"""convbench-analyze: report | plot | compare | gates | fleet.
 
 Exit codes: 0 every ratio accepted (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one ratio or comparison REFUSED."""
@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from . import fleet
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_REFUSED = 0, 2, 3
 PROG = "convbench-analyze"
@@ -51,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--arm", default=None, help="only this arm (arm or arm/staging)")
     c.add_argument("--json", action="store_true")
     sub.add_parser("gates", help="list the gates and the thresholds with their defaults")
+    fleet.add_parser(sub, common)
     return p
 
 
@@ -93,6 +96,8 @@ def run(argv: list[str] | None = None) -> int:
     files = [args.a, args.b] if args.cmd == "compare" else args.files
     runs = [load_run(f, schema) for f in files]
     a = gates.assess(runs, th)
+    if args.cmd == "fleet":
+        return fleet.run(args, a, seed)
     if args.cmd == "report":
         rep = report.build(a, args.baseline, seed)
         print(json.dumps(rep, indent=1) if args.json else report.render(rep))
