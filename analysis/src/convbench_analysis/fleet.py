@@ -83,16 +83,21 @@ def _slurm(run) -> dict:
     )
 
 
-def estimators(a: Assessment) -> dict:
-    """(model, stage, frames, arm) -> host -> [best time of each accepted case of that host]."""
+def estimators(a: Assessment) -> tuple[dict, dict]:
+    """(model, stage, frames, arm) -> host -> [best time of each accepted case of that host];
+    and, for the same keys, the codes that refused the others (a refused case is no estimate)."""
     est = defaultdict(lambda: defaultdict(list))
+    refused = defaultdict(set)
     for i, run in enumerate(a.runs):
         host, model = run.data["host"].get("name") or "?", run.data["plan"].get("model")
         for c in run.cases:
-            x = seconds(c)
-            if len(x) and not a.for_case(i, c["id"]):
-                est[(model, c["stage"], c["frames"], record.label(c))][host].append(float(x.min()))
-    return est
+            key, x = (model, c["stage"], c["frames"], record.label(c)), seconds(c)
+            why = a.for_case(i, c["id"])
+            if len(x) and not why:
+                est[key][host].append(float(x.min()))
+            else:
+                refused[key] |= {f.code for f in why} or {"no-samples"}
+    return est, refused
 
 
 def spread(per_host: dict, z_limit: float, min_dev: float) -> dict:
@@ -194,14 +199,30 @@ def build(
                     "ratio": r["ratio"],
                     "ci": r["ci"],
                     "status": r["status"],
-                    "reasons": [f["code"] for f in r["reasons"]],
+                    "reasons": sorted({f["code"] for f in r["reasons"]}),
                 }
             )
     aa_tol = rep["thresholds"]["aa_tolerance"]
     arms = []
-    for (model, stage, frames, arm), per_host in sorted(
-        estimators(a).items(), key=lambda kv: str(kv[0])
-    ):
+    est, refused = estimators(a)
+    for model, stage, frames, arm in sorted(set(est) | set(refused), key=str):
+        per_host = est.get((model, stage, frames, arm))
+        if not per_host:
+            why = ", ".join(sorted(refused[(model, stage, frames, arm)]))
+            arms.append(
+                {
+                    "model": model,
+                    "stage": stage,
+                    "frames": frames,
+                    "arm": arm,
+                    "hosts": [],
+                    "per_host_s": [],
+                    "n_hosts": 0,
+                    "outliers": [],
+                    "note": f"no accepted case on any host (refused: {why})",
+                }
+            )
+            continue
         sp = spread(per_host, z_limit, min_dev)
         for o in sp["outliers"]:
             o |= classify(o, arm, _twins_of(rep, files_of[o["host"]], stage, frames), aa_tol)
@@ -264,6 +285,9 @@ def render(rep: dict) -> str:
     ]
     for x in rep["arms"]:
         case = f"{x['stage']}/{x['frames']} {x['arm']}"
+        if not x["n_hosts"]:
+            lines.append(f"  {case:<34}{0:>6}  {x['note']}")
+            continue
         outl = ", ".join(f"{o['host']} ({o['kind']})" for o in x["outliers"]) or (
             x.get("note") or "none"
         )
@@ -290,7 +314,10 @@ def figures(rep: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for (model, stage, frames), arms in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        arms = [x for x in arms if x["n_hosts"]]
         hosts = sorted({h for x in arms for h in x["hosts"]})
+        if not hosts:
+            continue
         fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(hosts) + 3), 4))
         for x in arms:
             xs = [hosts.index(h) for h in x["hosts"]]
