@@ -6,8 +6,8 @@
 #   sudo bash scripts/slurm_up.sh            # state in /tmp/convbench-slurm (CONVBENCH_SLURM_DIR)
 #   bash scripts/slurm_up.sh --down          # stops the daemons this script started
 #
-# The node offers two GPU GRES whose device files are plain files under the state directory
-# (there is no GPU here): jobs get real GRES indices (SLURM_JOB_GPUS, `scontrol --details`
+# The node offers two GPU GRES whose device files are stand-ins under the state directory
+# (character devices with the numbers of /dev/null: there is no GPU here): jobs get real GRES indices (SLURM_JOB_GPUS, `scontrol --details`
 # IDX), which is what the lease's GPU-binding check reads; nothing can run on them.
 # /etc/slurm/slurm.conf is made a link to the generated file when it is absent (or already ours),
 # so sinfo/srun/sbatch work without SLURM_CONF; otherwise export the SLURM_CONF this prints.
@@ -65,10 +65,12 @@ fi
 
 # The node as slurmd sees it (CPUs, sockets, cores, memory), so it registers without a mismatch.
 node_line=$(slurmd -C | head -1)
-: >"$dir/dev/gpu0"
-: >"$dir/dev/gpu1"
+# slurmd accepts only character devices as GRES files: the null device's numbers stand in.
+for i in 0 1; do
+  [ -c "$dir/dev/gpu$i" ] || { rm -f "$dir/dev/gpu$i"; mknod -m 666 "$dir/dev/gpu$i" c 1 3; }
+done
 cat >"$dir/gres.conf" <<EOF
-# Two GPU GRES backed by plain files: real indices for the scheduler, no device behind them.
+# Two GPU GRES backed by stand-in devices: real indices for the scheduler, no GPU behind them.
 NodeName=$host Name=gpu File=$dir/dev/gpu[0-1]
 EOF
 cat >"$conf" <<EOF

@@ -171,6 +171,7 @@ def forged(a, tmp, env):
     wait_for(lambda: job_state(holder) not in ("RUNNING", "COMPLETING"), 60)
     lease = json.dumps({"backend": "slurm", "token": f"{holder}.0",
                         "resource": {"host": "x", "machine_id": "m", "gpu_uuid": None}})
+    out = os.path.join(tmp, "forged-inherited.json")
     job, rc = sbatch(["--exclusive", "-J", "cb-forged"],
                      f"CONVBENCH_LEASE={q([lease])} srun {q([a.bench, *TINY])} --out {out}", env)
     # Planted: adopt() not comparing the inherited token with its own job AND judge() without the
@@ -186,6 +187,14 @@ def overlap(r1, r2):
 
 
 def exclusivity(a, tmp, env):
+    out = os.path.join(tmp, "alone.json")
+    job, rc = sbatch(["-n1", "-c1", "-J", "cb-alone"], f"srun {q([a.bench, *TINY])} --out {out}",
+                     env)
+    # Planted: the host check accepting a node that is not exclusive (OverSubscribe not read)
+    # -> the job alone on the node ran, exit 0: failed here.
+    check(rc != 0 and not os.path.exists(out),
+          "a job alone on the node but not exclusive is refused for host arms (others may join)",
+          f"rc {rc}")
     valid = []
     for mode, opts in (("shared", ["-n1", "-c1"]), ("exclusive", ["--exclusive"])):
         procs = []
@@ -202,8 +211,8 @@ def exclusivity(a, tmp, env):
                     valid.append((mode, r))
         n = sum(1 for m, _ in valid if m == mode)
         if mode == "shared":
-            # Planted: the host check accepting a shared node (OverSubscribe not read) -> both
-            # ran at once, valid: failed here.
+            # Planted: the host check accepting a shared node (OverSubscribe not read) AND not
+            # looking for other jobs on the node -> both ran at once, valid: failed here.
             check(n == 0, "jobs sharing the node (1 CPU each) are refused for host arms",
                   f"{n} valid record(s)")
         else:
@@ -270,10 +279,16 @@ def time_left(a, tmp, env):
 
 def array(a, tmp, env):
     results = os.path.join(tmp, "fleet")
+    plan = [*TINY[:TINY.index("--reps") + 1], "3", *TINY[TINY.index("--reps") + 2:]]
     rc, so, se = sh([sys.executable, a.fleet, "submit", "--results", results, "--bench",
-                     a.bench, "--array", "0-2", "-J", "cb-array", "--", *TINY], env)
+                     a.bench, "--array", "0-2", "-J", "cb-array", "--", *plan], env)
     if not check(rc == 0, "convbench-fleet submit --array 0-2 exits 0", se):
         return
+    for bad, why in ((["--array", "0-2", *plan], "after --"), (["--", *plan], "--nodes N"),
+                     (["--array", "0", "--", *plan, "--out", "x.json"], "leave --out")):
+        r = sh([sys.executable, a.fleet, "submit", "--results", results, *bad], env)
+        check(r[0] == 2 and why in r[2] and len(r[2].strip().splitlines()) == 1,
+              f"convbench-fleet submit {' '.join(bad[:2])}...: one line, exit 2", r[2])
     job = so.strip().splitlines()[-1]
     jobs.append(job)
     done = wait_for(lambda: sh(["squeue", "-h", "-r", "-j", job], env)[1].strip() == "", 240)
