@@ -104,7 +104,8 @@ void expand_one(const std::string &expr, std::vector<std::string> &out) {
   std::istringstream in(body);
   for (std::string part; std::getline(in, part, ',');) {
     auto dash = part.find('-');
-    std::string lo = part.substr(0, dash), hi = dash == std::string::npos ? lo : part.substr(dash + 1);
+    std::string lo = part.substr(0, dash),
+                hi = dash == std::string::npos ? lo : part.substr(dash + 1);
     int a = to_int(lo, "hostlist"), b = to_int(hi, "hostlist");
     if (b < a || b - a > 65536)
       throw std::invalid_argument("bad hostlist range '" + part + "'");
@@ -232,7 +233,8 @@ Job parse_job(const std::string &line) {
   j.end_time = kv.get("EndTime");
   if (std::string r = kv.get("Restarts"); !r.empty())
     j.restarts = to_int(r, "Restarts");
-  if (std::string c = kv.get("NumCPUs"); !c.empty() && std::isdigit(static_cast<unsigned char>(c[0])))
+  if (std::string c = kv.get("NumCPUs");
+      !c.empty() && std::isdigit(static_cast<unsigned char>(c[0])))
     j.num_cpus = to_int(c.substr(0, c.find_first_not_of("0123456789")), "NumCPUs");
   // --details: "Nodes=a[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:2(IDX:0-1)", one group per node set.
   std::vector<std::string> group_hosts;
@@ -287,8 +289,11 @@ std::string gpu_problem(const Evidence &e) {
   std::vector<int> idx = mine == e.job.nodes.end() ? std::vector<int>{} : mine->second.gpu_idx;
   if (!e.gpu) {
     if (!e.job.exclusive())
-      return "cannot tell which of " + e.host + "'s GPUs this process uses (no SLURM_STEP_GPUS "
-             "or SLURM_JOB_GPUS) and job " + T + " does not hold the node alone: request the GPU "
+      return "cannot tell which of " + e.host +
+             "'s GPUs this process uses (no SLURM_STEP_GPUS "
+             "or SLURM_JOB_GPUS) and job " +
+             T +
+             " does not hold the node alone: request the GPU "
              "with --gres=gpu:1 (or --gpus=1), or submit with --exclusive";
   } else if (!holds(idx, *e.gpu)) {
     // An exclusive job on a site without GPU GRES holds every GPU of the node.
@@ -300,8 +305,9 @@ std::string gpu_problem(const Evidence &e) {
     auto on = o.nodes.find(e.host);
     std::vector<int> theirs = on == o.nodes.end() ? std::vector<int>{} : on->second.gpu_idx;
     if (e.job.exclusive())
-      return "job " + o.id + " (" + o.user + ") is RUNNING on " + e.host + " beside exclusive job " +
-             T + ": something placed it past the scheduler's exclusivity";
+      return "job " + o.id + " (" + o.user + ") is RUNNING on " + e.host +
+             " beside exclusive job " + T +
+             ": something placed it past the scheduler's exclusivity";
     if (e.gpu && holds(theirs, *e.gpu))
       return "GPU " + std::to_string(*e.gpu) + " of " + e.host + " is shared: job " + o.id + " (" +
              o.user + ") holds it too (GRES " + (on == o.nodes.end() ? "?" : on->second.gres) + ")";
@@ -326,7 +332,8 @@ std::string judge(const Evidence &e) {
   const std::string &T = e.token_job;
   if (e.pid_job.empty())
     return "Slurm does not count this process as part of any job (scontrol pidinfo): it runs "
-           "outside job " + T + "'s allocation";
+           "outside job " +
+           T + "'s allocation";
   if (e.pid_job != T)
     return "token mismatch: Slurm counts this process in job " + e.pid_job + ", not in job " + T;
   if (e.job.id != T)

@@ -35,7 +35,8 @@ std::string shared_gpu_job(const std::string &id, const std::string &idx,
          " Reason=Job's time limit exhausted Restarts=0 TimeLimit=00:05:00 "
          "StartTime=2026-12-01T19:08:04 EndTime=2026-12-01T19:13:04 Partition=gpu "
          "NodeList=vm NumNodes=1 NumCPUs=1 JOB_GRES=gpu:1   Nodes=vm CPU_IDs=0 Mem=0 "
-         "GRES=gpu:1(IDX:" + idx + ") OverSubscribe=OK WorkDir=/tmp/a b/c StdOut=/tmp/o.out";
+         "GRES=gpu:1(IDX:" +
+         idx + ") OverSubscribe=OK WorkDir=/tmp/a b/c StdOut=/tmp/o.out";
 }
 
 Evidence evidence(const std::string &line, bool gpu, std::optional<int> index) {

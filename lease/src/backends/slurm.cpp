@@ -130,8 +130,8 @@ std::string job_of_pid(long pid) {
 sl::Job show_job(const std::string &id) {
   Output o = run_command({"scontrol", "show", "job", "-o", "--details", id});
   if (o.status != 0)
-    throw LeaseRefused("slurm: scontrol show job " + id + " failed: " +
-                       first_line(o.err.empty() ? o.out : o.err));
+    throw LeaseRefused("slurm: scontrol show job " + id +
+                       " failed: " + first_line(o.err.empty() ? o.out : o.err));
   try {
     return sl::parse_job(first_line(o.out));
   } catch (const std::invalid_argument &e) {
@@ -176,7 +176,8 @@ std::optional<int> gpu_index() {
       if (!idx.empty())
         return idx.front();
     } catch (const std::invalid_argument &) {
-      throw LeaseRefused(std::string("slurm: ") + name + "='" + v + "' is not a list of GPU indices");
+      throw LeaseRefused(std::string("slurm: ") + name + "='" + v +
+                         "' is not a list of GPU indices");
     }
   }
   return std::nullopt;
@@ -368,7 +369,8 @@ private:
                                double estimate_s, bool adopted) {
     if (token.empty())
       throw LeaseRefused(
-          "the lease policy (" + policy_.source + ") names the slurm authority, but this process "
+          "the lease policy (" + policy_.source +
+          ") names the slurm authority, but this process "
           "runs outside any Slurm job (no SLURM_JOB_ID): run it inside a job, e.g. srun "
           "--exclusive bench_conv ..., or submit it with convbench-fleet submit");
     Grant g;

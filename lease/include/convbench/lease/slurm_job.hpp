@@ -62,14 +62,14 @@ std::optional<double> seconds_until(const std::string &slurm_time, double now_ep
 
 // What the backend checks at start, at end and on renewal: the evidence Slurm gave.
 struct Evidence {
-  std::string host;            // this node's name (short host name)
-  std::string token_job;       // the job this lease is for (the token's job id)
-  std::string pid_job;         // the job Slurm says this process belongs to (`scontrol pidinfo`)
-  Job job;                     // the job, as the controller describes it now
-  int restarts_at_grant = 0;   // Restarts= when the lease was granted
-  std::optional<int> gpu;      // this process's GPU (global index); empty: host arms only
-  bool gpu_wanted = false;     // the lease is for a GPU (else for the host's CPUs)
-  std::vector<Job> others;     // the other RUNNING jobs that squeue lists on this node
+  std::string host;          // this node's name (short host name)
+  std::string token_job;     // the job this lease is for (the token's job id)
+  std::string pid_job;       // the job Slurm says this process belongs to (`scontrol pidinfo`)
+  Job job;                   // the job, as the controller describes it now
+  int restarts_at_grant = 0; // Restarts= when the lease was granted
+  std::optional<int> gpu;    // this process's GPU (global index); empty: host arms only
+  bool gpu_wanted = false;   // the lease is for a GPU (else for the host's CPUs)
+  std::vector<Job> others;   // the other RUNNING jobs that squeue lists on this node
 };
 
 // "" when the job holds the resource alone; otherwise the one-line reason to refuse or void.
