@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -29,7 +30,9 @@ using nlohmann::json;
 namespace sl = slurm;
 
 constexpr double kCommandTimeoutS = 15;
-constexpr double kRenewIntervalS = 60; // a renewal runs Slurm commands: rarely, not per sample
+// A renewal runs Slurm commands: rarely (not per sample), and at least three times within the
+// time the job has left, as for every backend's TTL.
+constexpr double kRenewIntervalS = 60;
 
 struct Output {
   int status = -1;
@@ -229,7 +232,9 @@ public:
   // Slurm ends the hold (SIGTERM at the time limit, on preemption or scancel); nothing lapses
   // for want of a renewal.
   bool expires() const override { return false; }
-  double renew_interval_s() const override { return kRenewIntervalS; }
+  double renew_interval_s() const override {
+    return std::isfinite(ttl_) ? std::clamp(ttl_ / 3, 1.0, kRenewIntervalS) : kRenewIntervalS;
+  }
 
   Check verify() override {
     Check c;
