@@ -5,7 +5,8 @@ Planted faults seen failing (then reverted):
 - classify() calling every outlier SLOW without reading the twins: test_noisy_host failed;
 - the outlier scale fixed (1% instead of 1.4826 MAD): test_threshold_comes_from_the_fleet failed;
 - the min_deviation floor dropped: test_tight_fleet_needs_a_real_difference failed;
-- refused cases counted as estimates: test_refused_cases_are_no_estimate failed.
+- refused cases counted as estimates: test_refused_cases_are_no_estimate failed;
+- z = inf for a MAD of 0: test_identical_hosts_and_one_off failed (not JSON).
 """
 
 import copy
@@ -183,3 +184,24 @@ def test_cli_bad_input_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     rc, out, err = cli("fleet", tmp_path / "empty")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "no *.json" in err, err
+
+
+def test_identical_hosts_and_one_off(tmp_path):
+    # Hosts that agree exactly (MAD 0): the one 5% off is an outlier, and the JSON stays JSON.
+    base = host_run(1, "h1", 1.0, 1.0)
+    runs = []
+    for k in range(1, 6):
+        r = copy.deepcopy(base)
+        r["host"]["name"] = r["lease"]["resource"]["host"] = f"h{k}"
+        r["host"]["machine_id"], r["run_id"] = f"{k:032x}", f"{k:032x}"
+        r["lease"]["token"] = str(k)
+        r["lease"]["resource"]["gpu_uuid"] = r["gpus"][0]["uuid"] = f"GPU-{k}"
+        if k == 5:
+            dev = synth.case(r, DEV)
+            synth.set_seconds(dev, [s["seconds"] * 1.05 for s in dev["samples"]])
+        runs.append(r)
+    a, _ = assess(tmp_path, runs)
+    rep = fleet.build(a)
+    o = outlier(rep, "h5")
+    assert o and o["z"] is None and "z = inf" in o["text"], device_row(rep)
+    json.dumps(rep, allow_nan=False)

@@ -64,23 +64,20 @@ def add_parser(sub, common) -> None:
     f.add_argument("--json", action="store_true")
 
 
+SLURM_KEYS = (
+    "job_id",
+    "array_job_id",
+    "array_task_id",
+    "partition",
+    "state_at_record",
+    "reason_at_record",
+)
+
+
 def _slurm(run) -> dict:
+    """The job a run was leased by (the slurm lease block), {} for other backends."""
     s = run.data["lease"].get("slurm") or {}
-    return (
-        {
-            k: s.get(k)
-            for k in (
-                "job_id",
-                "array_job_id",
-                "array_task_id",
-                "partition",
-                "state_at_record",
-                "reason_at_record",
-            )
-        }
-        if s
-        else {}
-    )
+    return {k: s.get(k) for k in SLURM_KEYS} if s else {}
 
 
 def estimators(a: Assessment) -> tuple[dict, dict]:
@@ -93,7 +90,7 @@ def estimators(a: Assessment) -> tuple[dict, dict]:
         for c in run.cases:
             key, x = (model, c["stage"], c["frames"], record.label(c)), seconds(c)
             why = a.for_case(i, c["id"])
-            if len(x) and not why:
+            if len(x) and x.min() > 0 and not why:
                 est[key][host].append(float(x.min()))
             else:
                 refused[key] |= {f.code for f in why} or {"no-samples"}
@@ -116,7 +113,7 @@ def spread(per_host: dict, z_limit: float, min_dev: float) -> dict:
         "min_s": float(v.min()),
         "max_s": float(v.max()),
         "max_over_min": float(v.max() / v.min()),
-        "mad_rel": math.expm1(scale),
+        "robust_cv": math.expm1(scale),  # 1.4826 MAD of log times, as a relative spread
         "outliers": [],
     }
     if len(hosts) < MIN_HOSTS:
@@ -124,8 +121,9 @@ def spread(per_host: dict, z_limit: float, min_dev: float) -> dict:
         return out
     for h, x in zip(hosts, lg, strict=True):
         dev = math.expm1(x - med)
-        z = (x - med) / scale if scale > 0 else (math.inf if x != med else 0.0)
-        if abs(z) > z_limit and abs(dev) > min_dev:
+        # Hosts that agree exactly (MAD 0): any real difference is beyond every z (None in JSON).
+        z = (x - med) / scale if scale > 0 else None
+        if (z is None or abs(z) > z_limit) and abs(dev) > min_dev:
             out["outliers"].append({"host": h, "z": z, "vs_median": dev})
     return out
 
@@ -140,10 +138,8 @@ def classify(outlier: dict, arm: str, twins: list[dict], aa_tol: float) -> dict:
     """SLOW / FAST host (twins agree), NOISY (a twin outside), or undecided (no twin)."""
     own = [t for t in twins if t["arm"] == arm] or twins
     way = "slower" if outlier["vs_median"] > 0 else "faster"
-    head = (
-        f"{arm} {abs(outlier['vs_median']):.1%} {way} than the fleet's median "
-        f"(z = {outlier['z']:.3g})"
-    )
+    z = "inf" if outlier["z"] is None else f"{outlier['z']:.3g}"
+    head = f"{arm} {abs(outlier['vs_median']):.1%} {way} than the fleet's median (z = {z})"
     if not own:
         return {
             "kind": "undecided",
@@ -281,7 +277,7 @@ def render(rep: dict) -> str:
         "",
         "across hosts (each host: the median of its runs' best times)",
         f"  {'case':<34}{'hosts':>6}{'median':>12}{'min':>12}{'max':>12}"
-        f"{'max/min':>9}{'MAD':>8}  outliers",
+        f"{'max/min':>9}{'rob.CV':>8}  outliers",
     ]
     for x in rep["arms"]:
         case = f"{x['stage']}/{x['frames']} {x['arm']}"
@@ -293,7 +289,7 @@ def render(rep: dict) -> str:
         )
         lines.append(
             f"  {case:<34}{x['n_hosts']:>6}{_t(x['median_s']):>12}{_t(x['min_s']):>12}"
-            f"{_t(x['max_s']):>12}{x['max_over_min']:>9.4g}{x['mad_rel']:>8.2%}  {outl}"
+            f"{_t(x['max_s']):>12}{x['max_over_min']:>9.4g}{x['robust_cv']:>8.2%}  {outl}"
         )
         for o in x["outliers"]:
             lines.append(f"      {o['host']}: {o['text']}")
