@@ -153,6 +153,10 @@ def load(path):
     return rec
 
 
+def node_name():
+    return subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+
+
 def q(args):
     return " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
 
@@ -467,6 +471,20 @@ def array(a, tmp, env):
         task = f.split("_")[1].split("-")[0]
         check(f"(array {job}_{task})" in so, f"the fleet report names array task {task}")
     print(so)
+    # --nodes N: one job over N exclusive nodes (one here), a record per node.
+    nodes_dir = os.path.join(tmp, "fleet-nodes")
+    rc, so, se = sh(
+        [sys.executable, a.fleet, "submit", "--results", nodes_dir, "--bench", a.bench]
+        + ["--nodes", "1", "-J", "cb-nodes", "--wait", "--", *plan],
+        env,
+    )
+    job = so.strip().splitlines()[-1] if rc == 0 else "?"
+    jobs.append(job)
+    rec = os.path.join(nodes_dir, f"{job}_0-{node_name()}.json")
+    check(rc == 0 and os.path.exists(rec), "convbench-fleet submit --nodes 1: one record", se)
+    if os.path.exists(rec):
+        L = load(rec)["lease"]
+        check(L["verdict"] == "valid" and L["token"] == f"{job}.0", "... valid under its job", L)
 
 
 def scancel(a, tmp, env):
