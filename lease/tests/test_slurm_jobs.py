@@ -428,6 +428,7 @@ def array(a, tmp, env):
         (["--", *plan], "--nodes N"),
         (["--array", "0", "--", *plan, "--out", "x.json"], "leave --out"),
     ):
+        # Planted: the --out refusal dropped -> the plan was submitted, exit 0: failed here.
         r = sh([sys.executable, a.fleet, "submit", "--results", results, *bad], env)
         check(
             r[0] == 2 and why in r[2] and len(r[2].strip().splitlines()) == 1,
