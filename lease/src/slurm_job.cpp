@@ -328,6 +328,11 @@ std::string cpu_problem(const Evidence &e) {
 
 } // namespace
 
+bool ending_state(const std::string &s) {
+  return s == "CANCELLED" || s == "TIMEOUT" || s == "PREEMPTED" || s == "DEADLINE" ||
+         s == "COMPLETING";
+}
+
 std::string judge(const Evidence &e) {
   const std::string &T = e.token_job;
   if (e.pid_job.empty())
@@ -338,7 +343,7 @@ std::string judge(const Evidence &e) {
     return "token mismatch: Slurm counts this process in job " + e.pid_job + ", not in job " + T;
   if (e.job.id != T)
     return "token mismatch: the controller described job " + e.job.id + ", not job " + T;
-  if (e.job.state != "RUNNING")
+  if (e.job.state != "RUNNING" && !(e.ending_ok && ending_state(e.job.state)))
     return "job " + T + " is " + e.job.state +
            (e.job.reason.empty() || e.job.reason == "None" ? "" : " (" + e.job.reason + ")") +
            ", not RUNNING";

@@ -149,6 +149,15 @@ TEST(SlurmJudge, EndedOrRequeuedJobs) {
   EXPECT_NE(judge(e).find("is TIMEOUT (Job's time limit exhausted), not RUNNING"),
             std::string::npos)
       << judge(e);
+  // A job being ended still holds its allocation at a later check while this process is in it,
+  // never at the grant. Planted: ending_ok ignored -> the CANCELLED job's end check failed here.
+  e = evidence(kExclusive, false, std::nullopt);
+  e.job.state = "CANCELLED";
+  EXPECT_NE(judge(e).find("is CANCELLED, not RUNNING"), std::string::npos) << judge(e);
+  e.ending_ok = true;
+  EXPECT_EQ(judge(e), "");
+  e.job.state = "PENDING";
+  EXPECT_NE(judge(e).find("not RUNNING"), std::string::npos) << judge(e);
   e = evidence(kExclusive, false, std::nullopt);
   e.restarts_at_grant = 0;
   e.job.restarts = 1;

@@ -204,8 +204,9 @@ struct Grant {
   int restarts = 0;
 };
 
-sl::Evidence gather(const Grant &g) {
+sl::Evidence gather(const Grant &g, bool ending_ok) {
   sl::Evidence e;
+  e.ending_ok = ending_ok;
   e.host = g.host;
   e.token_job = g.job_id;
   e.gpu = g.gpu;
@@ -213,7 +214,7 @@ sl::Evidence gather(const Grant &g) {
   e.restarts_at_grant = g.restarts;
   e.pid_job = job_of_pid(::getpid());
   e.job = show_job(g.job_id);
-  if (e.job.state == "RUNNING")
+  if (e.job.state == "RUNNING" || sl::ending_state(e.job.state))
     e.others = others_on(g.host, e.job.id);
   return e;
 }
@@ -240,11 +241,15 @@ public:
     Check c;
     c.at_utc = utc_now();
     try {
-      sl::Evidence e = gather(g_);
+      sl::Evidence e = gather(g_, true);
       c.detail = sl::judge(e);
       c.ok = c.detail.empty();
       if (c.ok)
-        c.detail = "job " + g_.token + " RUNNING on " + g_.host + ", " + what_it_holds(e.job);
+        c.detail = "job " + g_.token + " " + e.job.state + " on " + g_.host + ", " +
+                   what_it_holds(e.job) +
+                   (e.job.state == "RUNNING" ? ""
+                                             : " (being ended: the allocation holds until "
+                                               "this process exits)");
     } catch (const std::exception &ex) {
       c.detail = ex.what();
     }
@@ -385,7 +390,7 @@ private:
     g.host = node_name();
     g.gpu_wanted = !r.gpu_uuid.empty();
     g.gpu = g.gpu_wanted ? gpu_index() : std::nullopt;
-    sl::Evidence e = gather(g);
+    sl::Evidence e = gather(g, false);
     // The restart count is part of the grant: a requeued job is a new allocation.
     g.restarts = e.job.restarts;
     e.restarts_at_grant = e.job.restarts;

@@ -70,7 +70,13 @@ struct Evidence {
   std::optional<int> gpu;    // this process's GPU (global index); empty: host arms only
   bool gpu_wanted = false;   // the lease is for a GPU (else for the host's CPUs)
   std::vector<Job> others;   // the other RUNNING jobs that squeue lists on this node
+  // A check after the grant: a job Slurm is ending (scancel, time limit, preemption) still holds
+  // its allocation while it counts this process in it, until the process exits (KillWait).
+  bool ending_ok = false;
 };
+
+// CANCELLED, TIMEOUT, PREEMPTED, DEADLINE, COMPLETING: the job is being ended.
+bool ending_state(const std::string &state);
 
 // "" when the job holds the resource alone; otherwise the one-line reason to refuse or void.
 std::string judge(const Evidence &e);
