@@ -90,7 +90,10 @@ def clean_env(**extra):
 
 
 def slurm_up():
-    rc, out, _ = sh(["sinfo", "-h", "-o", "%T"], timeout=20) if _has("sinfo") else (1, "", "")
+    try:
+        rc, out, _ = sh(["sinfo", "-h", "-o", "%T"], timeout=20) if _has("sinfo") else (1, "", "")
+    except subprocess.TimeoutExpired:  # a configured but absent controller
+        rc, out = 1, ""
     if rc == 0 and any(s in out for s in ("idle", "mixed", "allocated")):
         return True
     if os.geteuid() != 0:
