@@ -91,7 +91,7 @@ def clean_env(**extra):
 
 def slurm_up():
     try:
-        rc, out, _ = sh(["sinfo", "-h", "-o", "%T"], timeout=20) if _has("sinfo") else (1, "", "")
+        rc, out, _ = sh(["sinfo", "-h", "-o", "%T"], timeout=8) if _has("sinfo") else (1, "", "")
     except subprocess.TimeoutExpired:  # a configured but absent controller
         rc, out = 1, ""
     if rc == 0 and any(s in out for s in ("idle", "mixed", "allocated")):
