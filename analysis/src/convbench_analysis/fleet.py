@@ -285,7 +285,7 @@ def render(rep: dict) -> str:
             lines.append(f"  {case:<34}{0:>6}  {x['note']}")
             continue
         outl = ", ".join(f"{o['host']} ({o['kind']})" for o in x["outliers"]) or (
-            x.get("note") or "none"
+            f"- (fewer than {MIN_HOSTS} hosts)" if x["n_hosts"] < MIN_HOSTS else "none"
         )
         lines.append(
             f"  {case:<34}{x['n_hosts']:>6}{_t(x['median_s']):>12}{_t(x['min_s']):>12}"
@@ -314,10 +314,13 @@ def figures(rep: dict, out: Path) -> list[Path]:
         hosts = sorted({h for x in arms for h in x["hosts"]})
         if not hosts:
             continue
-        fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(hosts) + 3), 4))
-        for x in arms:
+        fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(hosts) + 2) + 2.5, 4.5))
+        colors = plt.get_cmap("tab20").colors
+        for k, x in enumerate(arms):
             xs = [hosts.index(h) for h in x["hosts"]]
-            (line,) = ax.plot(xs, x["per_host_s"], "o", label=x["arm"])
+            (line,) = ax.plot(
+                xs, x["per_host_s"], "os^Dv"[k // 20 % 5], color=colors[k % 20], label=x["arm"]
+            )
             ax.axhline(x["median_s"], color=line.get_color(), lw=0.8, ls="--")
             for o in x["outliers"]:
                 i = x["hosts"].index(o["host"])
@@ -333,10 +336,10 @@ def figures(rep: dict, out: Path) -> list[Path]:
         ax.set_yscale("log")
         ax.set_ylabel("best time per host (s)")
         ax.set_title(
-            f"{model} {stage}/{frames}: time per host (dashed: fleet median; ringed: outlier)",
+            f"{model} {stage}/{frames}\ntime per host (dashed: fleet median; ringed: outlier)",
             fontsize=9,
         )
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         fig.tight_layout()
         stem = f"fleet-{model}-{stage}-{frames}"
         for ext in ("png", "svg"):
