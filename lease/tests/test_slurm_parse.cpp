@@ -6,6 +6,9 @@
 // Each check names the planted fault it was seen to catch.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
+#include "convbench/lease/lease.hpp"
 #include "convbench/lease/slurm_job.hpp"
 
 using namespace convbench::lease::slurm;
@@ -213,4 +216,19 @@ TEST(SlurmParse, SecondsUntil) {
   auto left = seconds_until("2026-12-01T19:13:04", end - 300);
   ASSERT_TRUE(left.has_value());
   EXPECT_DOUBLE_EQ(*left, 300);
+}
+
+// Inside a Slurm job with no site choice the job is the lease; an explicit choice stands.
+// Planted: Policy::load without the in-job default -> "file": failed here.
+TEST(SlurmPolicy, DefaultInsideAJob) {
+  ::setenv("CONVBENCH_LEASE_POLICY", "none", 1);
+  ::unsetenv("CONVBENCH_LEASE_BACKEND");
+  ::unsetenv("SLURM_JOB_ID");
+  EXPECT_EQ(convbench::lease::Policy::load().backend, "file");
+  ::setenv("SLURM_JOB_ID", "42", 1);
+  EXPECT_EQ(convbench::lease::Policy::load().backend, "slurm");
+  ::setenv("CONVBENCH_LEASE_BACKEND", "file", 1);
+  EXPECT_EQ(convbench::lease::Policy::load().backend, "file");
+  ::unsetenv("CONVBENCH_LEASE_BACKEND");
+  ::unsetenv("SLURM_JOB_ID");
 }
