@@ -365,6 +365,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
     lo.gpu_uuid = any_device ? R.gpu_uuid : "";
     lo.run_id = R.run_id;
     lo.wait_s = R.opt.lease_wait;
+    lo.estimate_s = double(R.cases.size()) * R.opt.reps * R.opt.min_time; // the least it can take
     lease = lease::RunLease::open(lo);
   } catch (const lease::LeaseRefused &e) {
     std::cerr << "bench_conv: lease refused: " << e.what() << "\n";

@@ -271,6 +271,12 @@ Policy Policy::load() {
   }
   if (!env_backend.empty() || std::getenv("CONVBENCH_LEASE_ENDPOINT"))
     p.source += std::string(p.source.empty() ? "" : " + ") + "environment";
+  // Inside a Slurm job with no site choice, the job is the lease: a local flock beside the
+  // scheduler's allocation would be a second mutex.
+  if (p.site_backend.empty() && env_backend.empty() && std::getenv("SLURM_JOB_ID")) {
+    p.backend = "slurm";
+    p.source += std::string(p.source.empty() ? "" : " + ") + "default inside a Slurm job";
+  }
   if (p.source.empty())
     p.source = "default (no policy)";
   while (p.prefix.size() > 1 && p.prefix.back() == '/')

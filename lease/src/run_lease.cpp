@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <mutex>
 #include <set>
 
@@ -136,6 +137,9 @@ public:
         {"policy", policy_.to_json()}};
     if (d.value("adopted", false))
       j["adopter"] = {{"pid", adopter_.pid}, {"run_id", adopter_.run_id}};
+    for (const char *extra : {"slurm", "warnings"}) // backend facts the record keeps as given
+      if (d.contains(extra))
+        j[extra] = d[extra];
     auto reasons = all_reasons_locked();
     j["verdict"] = reasons.empty() ? "valid" : "void";
     j["reasons"] = reasons;
@@ -234,9 +238,12 @@ std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions &opt) {
                          lease->resource().machine_id + ", but this run uses " + resource.name() +
                          " on machine " + resource.machine_id);
   } else {
-    AcquireRequest req{resource, me, opt.ttl_s, opt.wait_s};
+    AcquireRequest req{resource, me, opt.ttl_s, opt.wait_s, opt.estimate_s};
     lease = make_backend(policy.backend, policy)->acquire(req);
   }
+  for (auto &w : lease->describe().value("warnings", json::array()))
+    std::cerr << "lease warning [" << w.value("code", "") << "]: " << w.value("message", "")
+              << "; " << w.value("remedy", "") << "\n";
   return std::make_unique<LeasedRun>(std::move(lease), std::move(policy), std::move(me));
 }
 

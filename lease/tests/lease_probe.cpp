@@ -1,7 +1,7 @@
 // A stand-in for bench_conv in the lease tests: opens a RunLease exactly as bench does, "times"
 // samples for --seconds (observing as told), verifies, writes the lease block, releases.
 //   lease_probe [--seconds S] [--wait S] [--ttl S] [--gpu-uuid U] [--foreign-gpu N]
-//               [--log FILE] [--json FILE] [--no-lease]
+//               [--log FILE] [--json FILE] [--no-lease] [--estimate S]
 // --log appends "acquire|release <token> <CLOCK_MONOTONIC ns> <pid>" so tests can check that no
 // two holders overlapped. Exit: 0 valid, 3 refused, 4 void, 5 outside-lease, 2 usage.
 #include <fcntl.h>
@@ -65,6 +65,8 @@ int main(int argc, char **argv) {
       log = next();
     else if (a == "--json")
       json_out = next();
+    else if (a == "--estimate")
+      opt.estimate_s = std::atof(next().c_str());
     else if (a == "--no-lease")
       opt.no_lease = true;
     else {

@@ -1,4 +1,4 @@
-"""convbench-analyze: report | plot | compare | history | calibrate | index | gates.
+"""convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gates.
 
 Exit codes: 0 everything accepted (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED.
@@ -26,6 +26,9 @@ class _Parser(argparse.ArgumentParser):
 
 # name -> (help, add_arguments(parser), run(args) -> exit code, takes the common options)
 COMMANDS: dict[str, tuple[str, Callable, Callable, bool]] = {}
+
+
+_FLEET_HELP = "the same plan across hosts: spread, outlier hosts (slow or noisy), per-host ratios"
 
 
 def add_command(name: str, help: str, arguments: Callable, run: Callable, common=True) -> None:
@@ -256,6 +259,23 @@ add_command(
     _calibrate,
 )
 add_command("index", "index the records under a results folder", _index_args, _index)
+
+
+def _fleet_args(p) -> None:
+    from . import fleet
+
+    fleet.arguments(p)
+
+
+def _fleet(args) -> int:
+    from . import fleet, gates
+
+    th = thresholds(args)
+    runs = load_runs(args, args.files)
+    return fleet.run(args, gates.assess(runs, th), seed(args))
+
+
+add_command("fleet", _FLEET_HELP, _fleet_args, _fleet)
 add_command(
     "gates",
     "list the gates and the thresholds with their defaults",

@@ -1,7 +1,7 @@
 // The lease interface under RunLease and convlease: one authority (a backend) grants an
 // exclusive, expiring hold on one resource (host + GPU, or host "cpu") with a fencing token that
-// changes on every grant. Backends register by name (see registry below), so a new one (slurm)
-// is one file under src/backends/.
+// changes on every grant. Backends register by name (see registry below): one file each under
+// src/backends/ (file, etcd, slurm).
 #pragma once
 
 #include <functional>
@@ -56,7 +56,7 @@ struct Check {
 // Site policy: which authority this site uses. Read from /etc/convbench/lease.json (or the file
 // named by CONVBENCH_LEASE_POLICY; "none" = no file) and the CONVBENCH_LEASE_* variables.
 struct Policy {
-  std::string backend = "file"; // effective backend
+  std::string backend = "file"; // effective backend (inside a Slurm job, no policy: slurm)
   std::string site_backend;     // what the policy FILE names ("" = no file or no backend key)
   std::string endpoint;         // etcd: http://host:port; file: the lock directory (optional)
   std::string prefix = "/convbench/leases";
@@ -78,6 +78,8 @@ public:
   // True when the hold lapses unless renewed (etcd); false when it lasts as long as the holder
   // process (file: the kernel drops the flock when the holder dies).
   virtual bool expires() const = 0;
+  // How often the keeper renews (or, for a non-expiring hold, re-verifies) it.
+  virtual double renew_interval_s() const { return ttl_s() / 3; }
   // Asks the authority whether this hold is still ours with the same token.
   virtual Check verify() = 0;
   // Extends the hold (etcd keepalive); an adopted lease or a non-expiring one re-verifies instead.
@@ -94,6 +96,8 @@ struct AcquireRequest {
   Holder holder;
   double ttl_s = 0;  // 0: the policy's
   double wait_s = 0; // poll a busy resource for up to this long; 0: refuse at once
+  double estimate_s = 0; // how long the plan expects to hold it (0: unknown); a backend whose
+                         // hold ends at a fixed time (slurm) warns when less time is left
 };
 
 class Backend {

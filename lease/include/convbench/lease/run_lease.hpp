@@ -1,5 +1,5 @@
 // What bench_conv needs of the lease module: one object per run. The lease module implements it
-// over its backends (file, etcd); bench never touches a backend directly.
+// over its backends (file, etcd, slurm); bench never touches a backend directly.
 #pragma once
 
 #include <memory>
@@ -23,6 +23,7 @@ struct RunLeaseOptions {
   std::string run_id;          // the result's run_id, recorded as part of the holder
   double wait_s = 0;           // block up to this long for a busy resource; 0 = refuse at once
   double ttl_s = 0;            // 0 = the policy's TTL
+  double estimate_s = 0;       // the plan's expected duration (0 = unknown), for time-left warnings
 };
 
 class RunLease {
