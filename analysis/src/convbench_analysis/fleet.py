@@ -178,6 +178,7 @@ def build(
             | {"slurm": _slurm(run), "findings": len(s["findings"])}
         )
     for g in rep["groups"]:
+        best_of = {c["arm"]: c["best_s"] for c in g["cases"]}
         for r in g["rows"]:
             hosts[host_of[g["file"]]]["ratios"].append(
                 {
@@ -185,8 +186,8 @@ def build(
                     "stage": g["stage"],
                     "frames": g["frames"],
                     "arm": r["arm"],
-                    "baseline": g["baseline"],
-                    "best_s": r["best_s"],
+                    "baseline": r["den"],
+                    "best_s": best_of.get(r["arm"]),
                     "ratio": r["ratio"],
                     "ci": r["ci"],
                     "status": r["status"],
