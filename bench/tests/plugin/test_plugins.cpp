@@ -167,9 +167,10 @@ TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
   EXPECT_EQ(checked, int(expect.size()));
   // What the arm chose, from its describe(): in the same block.
   for (const auto &cj : r["cases"]) {
-    if (cj["arm"] == "abi-cpu-f32")
+    if (cj["arm"] == "abi-cpu-f32") {
       EXPECT_NE(cj["kernel"]["name"].get<std::string>().find("through the ABI"),
                 std::string::npos);
+    }
   }
   fs::remove_all(dir);
 }
