@@ -1,9 +1,11 @@
 /* Test plugins with one planted fault each, built from this one file (FAULT_* below, one per
  * .so): the naive host arm of examples/plugin, broken in exactly one way. bench_conv must refuse
  * the arm or the case with one line and go on with the others. FAULT_NONE is the control. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "naive_conv.h"
 
@@ -15,6 +17,7 @@ typedef struct fault_case {
 } fault_case;
 
 static char arm_error[128];
+static pid_t loader_pid; /* the process that called the entry point: bench_conv itself */
 
 static int32_t fail(char *dst, const char *message) {
   snprintf(dst, 128, "%s", message);
@@ -41,6 +44,14 @@ static int32_t call(void *handle) {
   ++c->calls;
 #ifdef FAULT_CALL
   return fail(c->error, "planted: call fails");
+#endif
+#ifdef FAULT_CALL_IN_PARENT /* the trial run (a child process) passes; bench_conv's gate call fails */
+  if (getpid() == loader_pid)
+    return fail(c->error, "planted: call fails outside the trial");
+#endif
+#ifdef FAULT_CALL_LATER /* the trial and the gate pass; the first timed call fails */
+  if (getpid() == loader_pid && c->calls >= 2)
+    return fail(c->error, "planted: call fails in the timed rounds");
 #endif
 #if defined(FAULT_SEGV) || defined(FAULT_SEGV_LATER)
   /* FAULT_SEGV: every call (caught by the trial run in a child); FAULT_SEGV_LATER: from this
@@ -113,6 +124,7 @@ static convbench_plugin table = {CONVBENCH_ARM_PLUGIN_HEADER, "fault", "0.0.1",
 
 CONVBENCH_ARM_PLUGIN_EXPORT const convbench_plugin *ENTRY(uint32_t abi) {
   (void)abi;
+  loader_pid = getpid();
 #ifdef FAULT_ABI
   table.abi_version = 99;
 #endif

@@ -83,6 +83,18 @@ def test_cli(bench, plugin_dir, schema):
             with open(out) as f:
                 validate(schema, json.load(f))
 
+        # A call that fails after its gate passed, in a timed round: the run cannot step around it
+        # (the case's samples would be partial): exit 1, one line naming the plugin, the arm and
+        # the case, no result. (Planted: call() ignoring the status: exit 0 and a result.)
+        out = tmp + "/later.json"
+        p = run([bench, "--plugin", so("fault_call_later"), "--arms", "cpu-f64,fault-call-later",
+                 "--reps", "2", "--out", out] + SMALL)
+        check(p.returncode == 1, f"failing timed call: exit {p.returncode}, expected 1")
+        check(len(lines_with(p.stderr, "bench_conv: error: plugin " + os.path.realpath(so("fault_call_later"))
+                             + ": arm fault-call-later: up3/4 host: call returned status 1: planted")) == 1,
+              "failing timed call: no one line naming it: " + p.stderr[-1500:])
+        check(not os.path.exists(out), "failing timed call: a result was written")
+
         # CONVBENCH_PLUGIN_PATH and --plugin together; the help lists the plugins' arms; the
         # record's argv keeps --plugin. (Planted: plugin_paths() ignoring the environment.)
         env = {"CONVBENCH_PLUGIN_PATH": so("fault_none") + "::" + so("abi_arms")}

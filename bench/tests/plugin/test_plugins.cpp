@@ -95,13 +95,15 @@ struct Expect {
 // One run with every runtime fault beside good arms. Planted faults it caught:
 //  - the fork trial bypassed (prepare_plugin_case calling the plugin in-process): the test
 //    process died by SIGSEGV in fault-segv;
-//  - guarded() without its catch clauses: std::terminate in fault-throw;
-//  - PluginCase::call() rethrowing at the gate instead of refusing: exit 1, no result;
-//  - the NaN count removed from output(): no "NaN" line for fault-nan;
-//  - refuse() printing on every call instead of once: two lines for fault-prepare.
+//  - guarded() without its catch clauses: fault-throw's refusal no longer said what crossed
+//    the C ABI (the trial's own catch took it);
+//  - PluginCase::call() throwing at the gate instead of refusing: exit 1, no result
+//    (fault-call-in-parent, whose trial run passes);
+//  - the NaN count removed from output(): no "NaN" line for fault-nan.
 TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
   for (const char *name : {"fault_none", "fault_prepare", "fault_call", "fault_wrong",
-                           "fault_nan", "fault_segv", "fault_throw", "abi_arms"}) {
+                           "fault_nan", "fault_segv", "fault_throw", "fault_call_in_parent",
+                           "abi_arms"}) {
     const auto r = plugin::load_plugin(so(name));
     ASSERT_TRUE(r.refused.empty()) << name << ": " << r.refused;
   }
@@ -116,6 +118,7 @@ TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
       {"fault-nan", false, "the output holds 1 NaN or infinite cells"},
       {"fault-segv", false, "crashed with SIGSEGV (signal 11) in its trial run"},
       {"fault-throw", false, "call threw a C++ exception across the C ABI: planted"},
+      {"fault-call-in-parent", false, "call returned status 1: planted: call fails outside"},
   };
   std::string arms;
   for (const auto &e : expect)
