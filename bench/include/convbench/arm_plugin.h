@@ -41,8 +41,8 @@ extern "C" {
 
 typedef enum convbench_status {
   CONVBENCH_OK = 0,
-  CONVBENCH_ERROR = 1,       /* the callback failed; last_error() says why */
-  CONVBENCH_UNSUPPORTED = 2  /* supports(): this arm does not run the shape; `why` says why */
+  CONVBENCH_ERROR = 1,      /* the callback failed; last_error() says why */
+  CONVBENCH_UNSUPPORTED = 2 /* supports(): this arm does not run the shape; `why` says why */
 } convbench_status;
 
 /* Operations. Values are fixed forever; new ones are appended. */
@@ -105,9 +105,9 @@ struct convbench_arm {
   /* <provider>-<accumulator>[-<variant>]: lower-case letters, digits, '-', '.', '_'; at most 63
    * characters; may not be the name of a built-in arm (bench_conv refuses the arm, not the run). */
   const char *name;
-  int32_t device;    /* 0: host arm (CONVBENCH_STAGING_HOST); 1: CUDA arm (per-call, resident) */
-  int32_t gate;      /* a convbench_gate */
-  double tolerance;  /* relative L2 bound, in (0, 1), for CONVBENCH_GATE_TOLERANCE; else 0 */
+  int32_t device;   /* 0: host arm (CONVBENCH_STAGING_HOST); 1: CUDA arm (per-call, resident) */
+  int32_t gate;     /* a convbench_gate */
+  double tolerance; /* relative L2 bound, in (0, 1), for CONVBENCH_GATE_TOLERANCE; else 0 */
   /* Which arithmetic floor of the device applies: "fp32_fma", "fp64_fma" or "fp64_nofma";
    * NULL for host arms. */
   const char *floor_kind;
@@ -146,7 +146,7 @@ typedef struct convbench_plugin {
 
 /* Fills every size and version field of a plugin table from this header. */
 #define CONVBENCH_ARM_PLUGIN_HEADER                                                                \
-  CONVBENCH_ARM_PLUGIN_ABI_VERSION, (uint32_t)sizeof(convbench_plugin),                        \
+  CONVBENCH_ARM_PLUGIN_ABI_VERSION, (uint32_t)sizeof(convbench_plugin),                            \
       (uint32_t)sizeof(convbench_arm), (uint32_t)sizeof(convbench_problem)
 
 #if defined(_WIN32)

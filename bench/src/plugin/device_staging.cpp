@@ -42,11 +42,10 @@ std::string pending_error() { return message(cudaPeekAtLastError()); }
 
 bool context_lost(const std::string &error) {
   // The sticky errors: after one of these every later CUDA call in the process fails.
-  for (const char *name : {"cudaErrorIllegalAddress", "cudaErrorLaunchFailure",
-                           "cudaErrorIllegalInstruction", "cudaErrorMisalignedAddress",
-                           "cudaErrorInvalidAddressSpace", "cudaErrorInvalidPc",
-                           "cudaErrorHardwareStackError", "cudaErrorAssert",
-                           "cudaErrorLaunchTimeout"})
+  for (const char *name :
+       {"cudaErrorIllegalAddress", "cudaErrorLaunchFailure", "cudaErrorIllegalInstruction",
+        "cudaErrorMisalignedAddress", "cudaErrorInvalidAddressSpace", "cudaErrorInvalidPc",
+        "cudaErrorHardwareStackError", "cudaErrorAssert", "cudaErrorLaunchTimeout"})
     if (error.rfind(name, 0) == 0)
       return true;
   return false;

@@ -74,8 +74,9 @@ public:
   ~PluginCase() override {
     for (auto &s : stages_)
       if (s.handle)
-        guarded("release", notice_output_, [&] { return (entry_.release(s.handle), 0); },
-                [] { return ""; });
+        guarded(
+            "release", notice_output_, [&] { return (entry_.release(s.handle), 0); },
+            [] { return ""; });
   }
   const std::string &error() const { return error_; }
 
@@ -107,8 +108,9 @@ public:
     if (error_.empty()) {
       sync();
       Stage &last = stages_.back();
-      error_ = guarded("output", notice_output_, [&] { return entry_.output(last.handle, y); },
-                       [&] { return entry_.last_error(&entry_, last.handle); });
+      error_ = guarded(
+          "output", notice_output_, [&] { return entry_.output(last.handle, y); },
+          [&] { return entry_.last_error(&entry_, last.handle); });
     }
     if (!error_.empty()) {
       if (!trial_)
@@ -132,10 +134,9 @@ public:
     std::string text;
     for (const auto &s : stages_) {
       char buf[512] = {0};
-      const std::string why =
-          guarded("describe", notice_output_,
-                  [&] { return entry_.describe(s.handle, buf, sizeof buf); },
-                  [&] { return entry_.last_error(&entry_, s.handle); });
+      const std::string why = guarded(
+          "describe", notice_output_, [&] { return entry_.describe(s.handle, buf, sizeof buf); },
+          [&] { return entry_.last_error(&entry_, s.handle); });
       buf[sizeof buf - 1] = 0;
       const std::string d = why.empty() ? one_line(buf, "") : "(describe failed: " + why + ")";
       if (!d.empty() && text.find(d) == std::string::npos)
@@ -160,11 +161,10 @@ private:
     if (cuda_error.empty())
       return;
     lost_ = context_lost(cuda_error);
-    throw PluginFault(arm_.label() + ": " + case_words(p_, staging_) + ": CUDA error in " +
-                          where + ": " + cuda_error +
-                          (lost_ ? " (a device fault: the CUDA context is lost for every arm)"
-                                 : ""),
-                      arm_.name(), lost_);
+    throw PluginFault(
+        arm_.label() + ": " + case_words(p_, staging_) + ": CUDA error in " + where + ": " +
+            cuda_error + (lost_ ? " (a device fault: the CUDA context is lost for every arm)" : ""),
+        arm_.name(), lost_);
 #else
     (void)cuda_error;
     (void)where;
@@ -216,9 +216,9 @@ private:
       }
 #endif
       void *h = nullptr;
-      why = guarded("prepare", notice_prepare_,
-                    [&] { return entry_.prepare(&entry_, &q, stream_ptr(), &h); },
-                    [&] { return entry_.last_error(&entry_, nullptr); });
+      why = guarded(
+          "prepare", notice_prepare_, [&] { return entry_.prepare(&entry_, &q, stream_ptr(), &h); },
+          [&] { return entry_.last_error(&entry_, nullptr); });
       if (why.empty() && !h)
         why = "prepare returned CONVBENCH_OK but no handle";
       if (!why.empty())
@@ -232,12 +232,13 @@ private:
   std::string run_stages() {
     for (size_t i = 0; i < stages_.size(); ++i) {
       Stage &st = stages_[i];
-      std::string why = guarded("call", notice_call_, [&] { return entry_.call(st.handle); },
-                                [&] { return entry_.last_error(&entry_, st.handle); });
+      std::string why = guarded(
+          "call", notice_call_, [&] { return entry_.call(st.handle); },
+          [&] { return entry_.last_error(&entry_, st.handle); });
       if (why.empty() && !st.host_out.empty())
-        why = guarded("output", notice_output_,
-                      [&] { return entry_.output(st.handle, st.host_out.data()); },
-                      [&] { return entry_.last_error(&entry_, st.handle); });
+        why = guarded(
+            "output", notice_output_, [&] { return entry_.output(st.handle, st.host_out.data()); },
+            [&] { return entry_.last_error(&entry_, st.handle); });
       if (!why.empty())
         return why;
 #if CONVBENCH_HAVE_CUDA
@@ -268,9 +269,7 @@ class RefusedCase final : public PreparedArm {
 public:
   RefusedCase(size_t n) : n_(n) {}
   void call() override {}
-  void output(float *y) override {
-    std::fill(y, y + n_, std::numeric_limits<float>::quiet_NaN());
-  }
+  void output(float *y) override { std::fill(y, y + n_, std::numeric_limits<float>::quiet_NaN()); }
 
 private:
   size_t n_;

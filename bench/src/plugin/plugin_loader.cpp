@@ -48,8 +48,10 @@ std::string open_table(const std::string &path, const convbench_plugin **table) 
     return why;
   const convbench_plugin *t = *table;
   if (!t)
-    return std::string(CONVBENCH_ARM_PLUGIN_ENTRY) + "() returned NULL: the plugin declined ABI "
-           "version " + std::to_string(CONVBENCH_ARM_PLUGIN_ABI_VERSION);
+    return std::string(CONVBENCH_ARM_PLUGIN_ENTRY) +
+           "() returned NULL: the plugin declined ABI "
+           "version " +
+           std::to_string(CONVBENCH_ARM_PLUGIN_ABI_VERSION);
   if (t->abi_version != CONVBENCH_ARM_PLUGIN_ABI_VERSION)
     return "it was built for plugin ABI version " + std::to_string(t->abi_version) +
            "; this bench_conv speaks version " + std::to_string(CONVBENCH_ARM_PLUGIN_ABI_VERSION) +
@@ -146,9 +148,8 @@ nlohmann::json plugins_json() {
                       {"arms", r.arms},
                       {"refused_arms", r.refused_arms}});
   }
-  return {{"abi_version", CONVBENCH_ARM_PLUGIN_ABI_VERSION},
-          {"loaded", loaded},
-          {"refused", refused}};
+  return {
+      {"abi_version", CONVBENCH_ARM_PLUGIN_ABI_VERSION}, {"loaded", loaded}, {"refused", refused}};
 }
 
 } // namespace convbench::bench::plugin

@@ -18,12 +18,12 @@ public:
 };
 
 struct LoadReport {
-  std::string path;    // absolute
-  std::string sha256;  // empty when the file could not be read
+  std::string path;   // absolute
+  std::string sha256; // empty when the file could not be read
   std::string name, version;
-  std::string refused; // why the whole plugin was refused; empty when it loaded
-  std::vector<std::string> arms;                // registered
-  std::vector<std::string> refused_arms;        // "<why>" per refused table entry
+  std::string refused;                   // why the whole plugin was refused; empty when it loaded
+  std::vector<std::string> arms;         // registered
+  std::vector<std::string> refused_arms; // "<why>" per refused table entry
 };
 
 // Loads one plugin and registers its acceptable arms. Throws PluginPathError only when `path`

@@ -132,7 +132,8 @@ int32_t describe(void *handle, char *text, size_t size) {
 #if CONVBENCH_HAVE_CUDA
   if (c->p.staging != CONVBENCH_STAGING_HOST)
     d = convbench::cuda::kernel_name(c->shape, convbench::cuda::Accum::f32,
-                                     convbench::cuda::Kernel::best) + " through the ABI";
+                                     convbench::cuda::Kernel::best) +
+        " through the ABI";
 #endif
   std::snprintf(text, size, "%s", d.c_str());
   return CONVBENCH_OK;
@@ -146,8 +147,8 @@ const convbench_arm arms[] = {
     {sizeof(convbench_arm), "abi-cpu-f32", 0, CONVBENCH_GATE_TOLERANCE, 1e-4, nullptr, nullptr,
      nullptr, prepare, call, output, release, describe, last_error},
 #if CONVBENCH_HAVE_CUDA
-    {sizeof(convbench_arm), "abi-cuda-f32", 1, CONVBENCH_GATE_TOLERANCE, 1e-4, "fp32_fma",
-     nullptr, nullptr, prepare, call, output, release, describe, last_error},
+    {sizeof(convbench_arm), "abi-cuda-f32", 1, CONVBENCH_GATE_TOLERANCE, 1e-4, "fp32_fma", nullptr,
+     nullptr, prepare, call, output, release, describe, last_error},
 #endif
 };
 const convbench_plugin table = {CONVBENCH_ARM_PLUGIN_HEADER, "abi-arms", "0.1.0",

@@ -45,7 +45,8 @@ static int32_t call(void *handle) {
 #ifdef FAULT_CALL
   return fail(c->error, "planted: call fails");
 #endif
-#ifdef FAULT_CALL_IN_PARENT /* the trial run (a child process) passes; bench_conv's gate call fails */
+#ifdef FAULT_CALL_IN_PARENT /* the trial run (a child process) passes; bench_conv's gate call      \
+                               fails */
   if (getpid() == loader_pid)
     return fail(c->error, "planted: call fails outside the trial");
 #endif
@@ -54,9 +55,9 @@ static int32_t call(void *handle) {
     return fail(c->error, "planted: call fails in the timed rounds");
 #endif
 #if defined(FAULT_SEGV) || defined(FAULT_SEGV_LATER)
-  /* FAULT_SEGV: every call (caught by the trial run in a child); FAULT_SEGV_LATER: from this
-   * process's second call on, so the trial (one call) and the gate (the first call here) pass
-   * and the crash comes in the timed rounds, in bench_conv's own process. */
+    /* FAULT_SEGV: every call (caught by the trial run in a child); FAULT_SEGV_LATER: from this
+     * process's second call on, so the trial (one call) and the gate (the first call here) pass
+     * and the crash comes in the timed rounds, in bench_conv's own process. */
 #ifdef FAULT_SEGV_LATER
   if (c->calls >= 2)
 #endif
@@ -100,8 +101,10 @@ static const char *last_error(const convbench_arm *arm, void *handle) {
 }
 
 #define ARM(name, gate, tol)                                                                       \
-  {sizeof(convbench_arm), name, 0, gate, tol, NULL, NULL, NULL, prepare, call, output, release,   \
-   NULL, last_error}
+  {                                                                                                \
+    sizeof(convbench_arm), name, 0, gate, tol, NULL, NULL, NULL, prepare, call, output, release,   \
+        NULL, last_error                                                                           \
+  }
 
 static const convbench_arm arms[] = {
 #ifdef FAULT_SHADOW /* a built-in's name, a bad tolerance, and one good arm */

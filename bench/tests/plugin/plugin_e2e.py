@@ -11,7 +11,6 @@ The planted fault each check was seen to catch is noted beside it.
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -21,8 +20,20 @@ import tempfile
 SKIP = 77
 failures = []
 checks = 0
-SMALL = ["--model", "bigvgan_base_22khz_80band", "--stage", "up3", "--frames", "4",
-         "--no-lease", "--no-counters", "--min-time", "0.001", "--threads", "2"]
+SMALL = [
+    "--model",
+    "bigvgan_base_22khz_80band",
+    "--stage",
+    "up3",
+    "--frames",
+    "4",
+    "--no-lease",
+    "--no-counters",
+    "--min-time",
+    "0.001",
+    "--threads",
+    "2",
+]
 
 
 def check(cond, msg):
@@ -39,7 +50,9 @@ def run(cmd, cwd=None, env=None, timeout=600):
     e.pop("CONVBENCH_DATA_DIR", None)
     if env:
         e.update(env)
-    return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        cmd, check=False, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def lines_with(text, needle):
@@ -55,7 +68,9 @@ def validate(schema_path, result):
     with open(schema_path) as f:
         schema = json.load(f)
     errors = list(jsonschema.validators.validator_for(schema)(schema).iter_errors(result))
-    check(not errors, "result does not match the schema: " + "; ".join(e.message for e in errors[:3]))
+    check(
+        not errors, "result does not match the schema: " + "; ".join(e.message for e in errors[:3])
+    )
 
 
 def case_of(result, arm):
@@ -63,22 +78,36 @@ def case_of(result, arm):
 
 
 def test_cli(bench, plugin_dir, schema):
-    so = lambda n: os.path.join(plugin_dir, n + ".so")  # noqa: E731
+    def so(name):
+        return os.path.join(plugin_dir, name + ".so")
+
     with tempfile.TemporaryDirectory() as tmp:
         # A path that names no file: bad usage, one line, nothing run.
         p = run([bench, "--plugin", "/nonexistent/x.so", "--out", tmp + "/r.json"] + SMALL)
         check(p.returncode == 2, f"missing plugin file: exit {p.returncode}, expected 2")
-        check(len(p.stderr.strip().splitlines()) == 1, "missing plugin file: not one line: " + p.stderr)
+        check(
+            len(p.stderr.strip().splitlines()) == 1,
+            "missing plugin file: not one line: " + p.stderr,
+        )
         check(not os.path.exists(tmp + "/r.json"), "missing plugin file: a result was written")
 
         # A refused plugin costs the run nothing: cpu-f64 still runs, exit 0, result written.
         # (Planted: refusing by throwing from load_plugin made this exit 1 with no result.)
         out = tmp + "/abi.json"
-        p = run([bench, "--plugin=" + so("fault_abi"), "--arms", "cpu-f64", "--reps", "1",
-                 "--out", out] + SMALL)
+        p = run(
+            [bench, "--plugin=" + so("fault_abi"), "--arms", "cpu-f64", "--reps", "1", "--out", out]
+            + SMALL
+        )
         check(p.returncode == 0, f"refused plugin: exit {p.returncode}, expected 0: {p.stderr}")
-        check(len(lines_with(p.stderr, "fault_abi.so: refused: it was built for plugin ABI version 99")) == 1,
-              "refused plugin: no one line naming it: " + p.stderr)
+        check(
+            len(
+                lines_with(
+                    p.stderr, "fault_abi.so: refused: it was built for plugin ABI version 99"
+                )
+            )
+            == 1,
+            "refused plugin: no one line naming it: " + p.stderr,
+        )
         if check(os.path.exists(out), "refused plugin: no result"):
             with open(out) as f:
                 validate(schema, json.load(f))
@@ -87,12 +116,33 @@ def test_cli(bench, plugin_dir, schema):
         # (the case's samples would be partial): exit 1, one line naming the plugin, the arm and
         # the case, no result. (Planted: call() ignoring the status: exit 0 and a result.)
         out = tmp + "/later.json"
-        p = run([bench, "--plugin", so("fault_call_later"), "--arms", "cpu-f64,fault-call-later",
-                 "--reps", "2", "--out", out] + SMALL)
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so("fault_call_later"),
+                "--arms",
+                "cpu-f64,fault-call-later",
+                "--reps",
+                "2",
+                "--out",
+                out,
+            ]
+            + SMALL
+        )
         check(p.returncode == 1, f"failing timed call: exit {p.returncode}, expected 1")
-        check(len(lines_with(p.stderr, "bench_conv: error: plugin " + os.path.realpath(so("fault_call_later"))
-                             + ": arm fault-call-later: up3/4 host: call returned status 1: planted")) == 1,
-              "failing timed call: no one line naming it: " + p.stderr[-1500:])
+        check(
+            len(
+                lines_with(
+                    p.stderr,
+                    "bench_conv: error: plugin "
+                    + os.path.realpath(so("fault_call_later"))
+                    + ": arm fault-call-later: up3/4 host: call returned status 1: planted",
+                )
+            )
+            == 1,
+            "failing timed call: no one line naming it: " + p.stderr[-1500:],
+        )
         check(not os.path.exists(out), "failing timed call: a result was written")
 
         # CONVBENCH_PLUGIN_PATH and --plugin together; the help lists the plugins' arms; the
@@ -107,8 +157,11 @@ def test_cli(bench, plugin_dir, schema):
         # Built-in cpu-f32 and the same kernel through the ABI, one run: both gated and timed, side
         # by side (what the ABI costs is read from the record; no timing is asserted here).
         out = tmp + "/aa.json"
-        p = run([bench, "--arms", "cpu-f64,cpu-f32,abi-cpu-f32,fault-none", "--reps", "3",
-                 "--out", out] + SMALL, env=env)
+        p = run(
+            [bench, "--arms", "cpu-f64,cpu-f32,abi-cpu-f32,fault-none", "--reps", "3", "--out", out]
+            + SMALL,
+            env=env,
+        )
         check(p.returncode == 0, f"A/A run: exit {p.returncode}: {p.stderr}")
         if check(os.path.exists(out), "A/A run: no result"):
             with open(out) as f:
@@ -119,14 +172,20 @@ def test_cli(bench, plugin_dir, schema):
                 c = case_of(r, arm)
                 if check(len(c) == 1, f"A/A run: {arm} has {len(c)} cases"):
                     check(c[0]["gate"]["result"] == "pass", f"{arm}: gate {c[0]['gate']}")
-                    check(len(c[0]["samples"]) == 3, f"{arm}: {len(c[0]['samples'])} samples, expected 3")
+                    check(
+                        len(c[0]["samples"]) == 3,
+                        f"{arm}: {len(c[0]['samples'])} samples, expected 3",
+                    )
             c = case_of(r, "abi-cpu-f32")
             if c:
                 pl = c[0]["kernel"].get("plugin", {})
                 with open(so("abi_arms"), "rb") as f:
                     digest = hashlib.sha256(f.read()).hexdigest()
                 check(pl.get("sha256") == digest, f"plugin sha256 {pl.get('sha256')} != {digest}")
-                check(pl.get("path") == os.path.realpath(so("abi_arms")), f"plugin path {pl.get('path')}")
+                check(
+                    pl.get("path") == os.path.realpath(so("abi_arms")),
+                    f"plugin path {pl.get('path')}",
+                )
 
 
 def test_crash_in_process(bench, plugin_dir):
@@ -137,14 +196,33 @@ def test_crash_in_process(bench, plugin_dir):
     so = os.path.join(plugin_dir, "fault_segv_later.so")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        p = run([bench, "--plugin", so, "--arms", "cpu-f64,fault-segv-later", "--reps", "3",
-                 "--out", out] + SMALL)
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so,
+                "--arms",
+                "cpu-f64,fault-segv-later",
+                "--reps",
+                "3",
+                "--out",
+                out,
+            ]
+            + SMALL
+        )
         check(p.returncode == -signal.SIGSEGV, f"exit {p.returncode}, expected death by SIGSEGV")
-        want = (f"bench_conv: plugin {os.path.realpath(so)}: arm fault-segv-later: up3/4 host: call "
-                "crashed (SIGSEGV); bench_conv ends without writing a result")
-        check(len(lines_with(p.stderr, want)) == 1, "no crash line naming the arm: " + p.stderr[-1500:])
-        check(len(lines_with(p.stderr, "gate up3/4/fault-segv-later/host: pass")) == 1,
-              "the arm did not pass its gate before crashing")
+        want = (
+            f"bench_conv: plugin {os.path.realpath(so)}: arm fault-segv-later: up3/4 host: call "
+            "crashed (SIGSEGV); bench_conv ends without writing a result"
+        )
+        check(
+            len(lines_with(p.stderr, want)) == 1,
+            "no crash line naming the arm: " + p.stderr[-1500:],
+        )
+        check(
+            len(lines_with(p.stderr, "gate up3/4/fault-segv-later/host: pass")) == 1,
+            "the arm did not pass its gate before crashing",
+        )
         check(os.listdir(tmp) == [], f"files left behind: {os.listdir(tmp)}")
 
 
@@ -152,41 +230,83 @@ def test_installed_package(build_dir, source_dir, cmake, schema):
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "prefix")
         p = run([cmake, "--install", build_dir, "--prefix", prefix])
-        if not check(p.returncode == 0, "cmake --install failed: " + p.stdout[-2000:] + p.stderr[-2000:]):
+        if not check(
+            p.returncode == 0, "cmake --install failed: " + p.stdout[-2000:] + p.stderr[-2000:]
+        ):
             return
-        for rel in ("bin/bench_conv", "bin/convlease", "include/convbench/arm_plugin.h",
-                    "lib/cmake/convbench/convbenchConfig.cmake",
-                    "lib/cmake/convbench/convbenchConfigVersion.cmake",
-                    "lib/cmake/convbench/convbenchTargets.cmake", "share/convbench/models.json",
-                    "share/convbench/devices.json", "share/convbench/profiles/fp-throughput.json",
-                    "share/convbench/profiles/known_metrics.txt"):
+        for rel in (
+            "bin/bench_conv",
+            "bin/convlease",
+            "include/convbench/arm_plugin.h",
+            "lib/cmake/convbench/convbenchConfig.cmake",
+            "lib/cmake/convbench/convbenchConfigVersion.cmake",
+            "lib/cmake/convbench/convbenchTargets.cmake",
+            "share/convbench/models.json",
+            "share/convbench/devices.json",
+            "share/convbench/profiles/fp-throughput.json",
+            "share/convbench/profiles/known_metrics.txt",
+        ):
             check(os.path.exists(os.path.join(prefix, rel)), "not installed: " + rel)
 
         # examples/plugin, configured against the installed package only.
         ex = os.path.join(tmp, "example")
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
-        p = run([cmake, "-S", os.path.join(source_dir, "examples", "plugin"), "-B", ex,
-                 "-DCMAKE_PREFIX_PATH=" + prefix, "-DCMAKE_BUILD_TYPE=Release"] + gen)
-        if not check(p.returncode == 0, "configuring examples/plugin failed: " + p.stdout[-3000:] + p.stderr[-3000:]):
+        p = run(
+            [
+                cmake,
+                "-S",
+                os.path.join(source_dir, "examples", "plugin"),
+                "-B",
+                ex,
+                "-DCMAKE_PREFIX_PATH=" + prefix,
+                "-DCMAKE_BUILD_TYPE=Release",
+            ]
+            + gen
+        )
+        if not check(
+            p.returncode == 0,
+            "configuring examples/plugin failed: " + p.stdout[-3000:] + p.stderr[-3000:],
+        ):
             return
         with_cuda = "with the CUDA arm" in p.stdout
         p = run([cmake, "--build", ex])
-        if not check(p.returncode == 0, "building examples/plugin failed: " + p.stdout[-3000:] + p.stderr[-3000:]):
+        if not check(
+            p.returncode == 0,
+            "building examples/plugin failed: " + p.stdout[-3000:] + p.stderr[-3000:],
+        ):
             return
         so = os.path.join(ex, "libexample_arms.so")
         bench = os.path.join(prefix, "bin", "bench_conv")
 
         p = run([bench, "--plugin", so, "--help"])
-        check("example-cpu-f32 [host]" in p.stdout, "installed --help does not list example-cpu-f32")
+        check(
+            "example-cpu-f32 [host]" in p.stdout, "installed --help does not list example-cpu-f32"
+        )
         # The CUDA arm compiles wherever nvcc is; it runs on a GPU machine.
         if with_cuda:
-            check("example-cuda-f32 [CUDA]" in p.stdout, "the example's CUDA arm was built but is not listed")
+            check(
+                "example-cuda-f32 [CUDA]" in p.stdout,
+                "the example's CUDA arm was built but is not listed",
+            )
         else:
             print("NOTE: no CUDA compiler here: the example's CUDA arm was not built")
 
         out = os.path.join(tmp, "r.json")
-        p = run([bench, "--plugin", so, "--arms", "example-cpu-f32,cpu-f64", "--reps", "1",
-                 "--out", out] + SMALL, cwd=tmp)
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so,
+                "--arms",
+                "example-cpu-f32,cpu-f64",
+                "--reps",
+                "1",
+                "--out",
+                out,
+            ]
+            + SMALL,
+            cwd=tmp,
+        )
         check(p.returncode == 0, f"installed run: exit {p.returncode}: {p.stderr[-2000:]}")
         if not check(os.path.exists(out), "installed run: no result"):
             return
@@ -196,23 +316,35 @@ def test_installed_package(build_dir, source_dir, cmake, schema):
         c = case_of(r, "example-cpu-f32")
         if check(len(c) == 1, f"example-cpu-f32: {len(c)} cases"):
             c = c[0]
-            check(c["gate"]["result"] == "pass" and c["gate"]["kind"] == "tolerance", f"gate {c['gate']}")
-            check(len(c["samples"]) == 1 and c["stats"] is not None, "example-cpu-f32 was not timed")
+            check(
+                c["gate"]["result"] == "pass" and c["gate"]["kind"] == "tolerance",
+                f"gate {c['gate']}",
+            )
+            check(
+                len(c["samples"]) == 1 and c["stats"] is not None, "example-cpu-f32 was not timed"
+            )
             pl = c["kernel"].get("plugin", {})
             with open(so, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()
             check(pl.get("path") == os.path.realpath(so), f"plugin path {pl.get('path')}")
             check(pl.get("sha256") == digest, "plugin sha256 is not the file's")
-            check(pl.get("version") == "0.1.0" and pl.get("name") == "example", f"plugin block {pl}")
-            check(c["kernel"].get("name") == "naive f32 loop, one host thread", f"kernel {c['kernel']}")
+            check(
+                pl.get("version") == "0.1.0" and pl.get("name") == "example", f"plugin block {pl}"
+            )
+            check(
+                c["kernel"].get("name") == "naive f32 loop, one host thread",
+                f"kernel {c['kernel']}",
+            )
 
         # The installed bench_conv reads the installed data first: a broken models.json under the
         # prefix is what it complains about. (Planted: data_dir() trying the source tree first.)
         with open(os.path.join(prefix, "share", "convbench", "models.json"), "w") as f:
             f.write("{")
         p = run([bench, "--no-lease", "--out", os.path.join(tmp, "x.json")], cwd=tmp)
-        check(p.returncode == 2 and os.path.join("share", "convbench") in p.stderr,
-              f"installed data not read first: exit {p.returncode}: {p.stderr}")
+        check(
+            p.returncode == 2 and os.path.join("share", "convbench") in p.stderr,
+            f"installed data not read first: exit {p.returncode}: {p.stderr}",
+        )
 
 
 def main():

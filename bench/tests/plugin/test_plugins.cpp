@@ -101,9 +101,8 @@ struct Expect {
 //    (fault-call-in-parent, whose trial run passes);
 //  - the NaN count removed from output(): no "NaN" line for fault-nan.
 TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
-  for (const char *name : {"fault_none", "fault_prepare", "fault_call", "fault_wrong",
-                           "fault_nan", "fault_segv", "fault_throw", "fault_call_in_parent",
-                           "abi_arms"}) {
+  for (const char *name : {"fault_none", "fault_prepare", "fault_call", "fault_wrong", "fault_nan",
+                           "fault_segv", "fault_throw", "fault_call_in_parent", "abi_arms"}) {
     const auto r = plugin::load_plugin(so(name));
     ASSERT_TRUE(r.refused.empty()) << name << ": " << r.refused;
   }
@@ -126,9 +125,24 @@ TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
   const fs::path dir = fs::temp_directory_path() / ("bench_plugin_run_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string out = (dir / "r.json").string();
-  const char *argv[] = {"bench_conv", "--stage", "up3", "--model", "bigvgan_base_22khz_80band",
-                        "--frames", "4", "--reps", "2", "--arms", arms.c_str(), "--no-counters",
-                        "--no-lease", "--min-time", "0.001", "--threads", "2", "--out",
+  const char *argv[] = {"bench_conv",
+                        "--stage",
+                        "up3",
+                        "--model",
+                        "bigvgan_base_22khz_80band",
+                        "--frames",
+                        "4",
+                        "--reps",
+                        "2",
+                        "--arms",
+                        arms.c_str(),
+                        "--no-counters",
+                        "--no-lease",
+                        "--min-time",
+                        "0.001",
+                        "--threads",
+                        "2",
+                        "--out",
                         out.c_str()};
   testing::internal::CaptureStderr();
   const int rc = run_bench_conv(int(sizeof argv / sizeof *argv), argv);
@@ -171,8 +185,7 @@ TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
   // What the arm chose, from its describe(): in the same block.
   for (const auto &cj : r["cases"]) {
     if (cj["arm"] == "abi-cpu-f32") {
-      EXPECT_NE(cj["kernel"]["name"].get<std::string>().find("through the ABI"),
-                std::string::npos);
+      EXPECT_NE(cj["kernel"]["name"].get<std::string>().find("through the ABI"), std::string::npos);
     }
   }
   fs::remove_all(dir);

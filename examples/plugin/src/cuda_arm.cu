@@ -14,8 +14,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void naive_conv_kernel(convbench_shape s, const float *x, const float *w,
-                                  const float *b, float *y) {
+__global__ void naive_conv_kernel(convbench_shape s, const float *x, const float *w, const float *b,
+                                  float *y) {
   const int64_t cells = s.batch * s.cout * s.l_out;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < cells;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -36,8 +36,8 @@ void launch(const convbench_shape &s, const float *x, const float *w, const floa
             cudaStream_t stream) {
   const int64_t cells = int64_t(out_elems(s));
   const int64_t blocks = (cells + kThreads - 1) / kThreads;
-  naive_conv_kernel<<<unsigned(blocks < 65535 ? blocks : 65535), kThreads, 0, stream>>>(s, x, w,
-                                                                                       b, y);
+  naive_conv_kernel<<<unsigned(blocks < 65535 ? blocks : 65535), kThreads, 0, stream>>>(s, x, w, b,
+                                                                                        y);
 }
 
 // per-call: one complete provider call, synchronous.

@@ -52,16 +52,38 @@ static convbench_plugin table = {CONVBENCH_ARM_PLUGIN_HEADER, "example", "0.1.0"
 CONVBENCH_ARM_PLUGIN_EXPORT const convbench_plugin *convbench_arm_plugin(uint32_t abi) {
   if (abi != CONVBENCH_ARM_PLUGIN_ABI_VERSION)
     return NULL;
-  convbench_arm host = {sizeof(convbench_arm), "example-cpu-f32", 0, CONVBENCH_GATE_TOLERANCE,
-                        1e-4, NULL, NULL, supports, example_host_prepare, example_host_call,
-                        example_output, example_release, describe_host, last_error};
+  const convbench_arm host = {
+      .struct_size = sizeof(convbench_arm),
+      .name = "example-cpu-f32",
+      .device = 0,
+      .gate = CONVBENCH_GATE_TOLERANCE,
+      .tolerance = 1e-4, /* relative L2 against cpu-f64: an f32 sum, as the built-in cpu-f32 */
+      .supports = supports,
+      .prepare = example_host_prepare,
+      .call = example_host_call,
+      .output = example_output,
+      .release = example_release,
+      .describe = describe_host,
+      .last_error = last_error,
+  };
   arms[0] = host;
   table.arm_count = 1;
 #ifdef EXAMPLE_HAVE_CUDA
-  convbench_arm cuda = {sizeof(convbench_arm), "example-cuda-f32", 1, CONVBENCH_GATE_TOLERANCE,
-                        1e-4, "fp32_fma", NULL, supports, example_cuda_prepare,
-                        example_cuda_call, example_cuda_output, example_cuda_release,
-                        example_cuda_describe, last_error};
+  const convbench_arm cuda = {
+      .struct_size = sizeof(convbench_arm),
+      .name = "example-cuda-f32",
+      .device = 1,
+      .gate = CONVBENCH_GATE_TOLERANCE,
+      .tolerance = 1e-4,
+      .floor_kind = "fp32_fma",
+      .supports = supports,
+      .prepare = example_cuda_prepare,
+      .call = example_cuda_call,
+      .output = example_cuda_output,
+      .release = example_cuda_release,
+      .describe = example_cuda_describe,
+      .last_error = last_error,
+  };
   arms[1] = cuda;
   table.arm_count = 2;
 #endif
