@@ -102,6 +102,7 @@ LoadReport load_plugin(const std::string &path_in) {
   } catch (const std::exception &e) {
     return refuse(e.what());
   }
+  install_crash_notice(); // from the entry point on, a crash names the plugin
   const convbench_plugin *t = nullptr;
   if (std::string why = open_table(r.path, &t); !why.empty())
     return refuse(why);

@@ -226,6 +226,101 @@ def test_crash_in_process(bench, plugin_dir):
         check(os.listdir(tmp) == [], f"files left behind: {os.listdir(tmp)}")
 
 
+def gpu_present():
+    try:
+        return (
+            subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode == 0
+        )
+    except OSError:
+        return False
+
+
+def test_gpu(bench, plugin_dir, schema):
+    """On a GPU machine: the example's CUDA arm and cuda-f32 through the ABI, beside cuda-f32
+    (and cudnn-f32 when built), gated and timed in both stagings and counted like the built-in;
+    then a plugin kernel that faults on the device ends the run, named."""
+    if not gpu_present():
+        print(
+            "SKIPPED: no GPU here (nvidia-smi -L failed): plugin device arms run on the GPU machine"
+        )
+        sys.exit(SKIP)
+    example = os.path.join(plugin_dir, "example_arms.so")
+    abi = os.path.join(plugin_dir, "abi_arms.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        arms = ["cuda-f32", "abi-cuda-f32", "example-cuda-f32"]
+        p = run([bench, "--plugin", example, "--plugin", abi, "--help"])
+        if "cudnn-f32" in p.stdout:
+            arms.append("cudnn-f32")
+        out = os.path.join(tmp, "r.json")
+        small = [a for a in SMALL if a != "--no-counters"]
+        p = run(
+            [
+                bench,
+                "--plugin",
+                example,
+                "--plugin",
+                abi,
+                "--arms",
+                ",".join(arms),
+                "--reps",
+                "3",
+                "--out",
+                out,
+            ]
+            + small
+        )
+        check(p.returncode == 0, f"GPU run: exit {p.returncode}: {p.stderr[-2000:]}")
+        if not check(os.path.exists(out), "GPU run: no result"):
+            return
+        with open(out) as f:
+            r = json.load(f)
+        validate(schema, r)
+        builtin = {c["staging"]: c for c in case_of(r, "cuda-f32")}
+        for arm in ("abi-cuda-f32", "example-cuda-f32"):
+            cases = {c["staging"]: c for c in case_of(r, arm)}
+            check(set(cases) == {"per-call", "resident"}, f"{arm}: stagings {sorted(cases)}")
+            for staging, c in cases.items():
+                check(c["gate"]["result"] == "pass", f"{arm}/{staging}: gate {c['gate']}")
+                check(len(c["samples"]) == 3, f"{arm}/{staging}: {len(c['samples'])} samples")
+                check(
+                    all(s.get("measured_sm_clock_mhz") is not None for s in c["samples"]),
+                    f"{arm}/{staging}: no measured SM clock",
+                )
+                # Counted as the built-in is, by the same instrument.
+                want = builtin.get(staging, {}).get("counters", {}).get("status")
+                check(
+                    c["counters"].get("status") == want,
+                    f"{arm}/{staging}: counters {c['counters'].get('status')}, cuda-f32 {want}",
+                )
+
+        # A device fault: exit 1, one line naming the plugin and the arm, no result.
+        fault = os.path.join(plugin_dir, "fault_device.so")
+        out = os.path.join(tmp, "fault.json")
+        p = run(
+            [
+                bench,
+                "--plugin",
+                fault,
+                "--arms",
+                "cpu-f64,fault-illegal-address",
+                "--staging",
+                "resident",
+                "--reps",
+                "1",
+                "--out",
+                out,
+            ]
+            + SMALL
+        )
+        check(p.returncode == 1, f"device fault: exit {p.returncode}, expected 1")
+        want = (
+            f"plugin {os.path.realpath(fault)}: arm fault-illegal-address: up3/4 resident: "
+            "CUDA error in the stream after call: cudaErrorIllegalAddress"
+        )
+        check(len(lines_with(p.stderr, want)) == 1, "device fault not named: " + p.stderr[-1500:])
+        check(not os.path.exists(out), "device fault: a result was written")
+
+
 def test_installed_package(build_dir, source_dir, cmake, schema):
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "prefix")
@@ -353,6 +448,8 @@ def main():
         test_cli(*args)
     elif mode == "crash_in_process":
         test_crash_in_process(*args)
+    elif mode == "gpu":
+        test_gpu(*args)
     elif mode == "installed_package":
         test_installed_package(*args)
     else:

@@ -86,6 +86,23 @@ TEST(PluginLoad, AnArmMayNotShadowABuiltInAndBadEntriesAreRefusedAlone) {
   EXPECT_EQ(count_lines_with(err, "plugin " + r.path + ": refused arm cpu-f32"), 1) << err;
 }
 
+// The run-level view of what was loaded and refused (for the record's plugins block).
+TEST(PluginLoad, ReportsListLoadedAndRefusedPlugins) {
+  plugin::load_plugin(so("fault_abi"));
+  plugin::load_plugin(so("fault_shadow"));
+  const json j = plugin::plugins_json();
+  EXPECT_EQ(j["abi_version"], 1);
+  bool refused = false, loaded = false;
+  for (const auto &r : j["refused"])
+    refused |= r["path"].get<std::string>().ends_with("fault_abi.so") &&
+               r["why"].get<std::string>().find("ABI version 99") != std::string::npos;
+  for (const auto &l : j["loaded"])
+    loaded |= l["path"].get<std::string>().ends_with("fault_shadow.so") &&
+              l["refused_arms"].size() == 2 && l["arms"].size() == 1;
+  EXPECT_TRUE(refused) << j.dump(1);
+  EXPECT_TRUE(loaded) << j.dump(1);
+}
+
 struct Expect {
   std::string arm;
   bool pass;
