@@ -193,7 +193,7 @@ def test_crash_in_process(bench, plugin_dir):
     # fault-segv-later passes its trial and its gate, then crashes in a timed round, in bench_conv's
     # own process: one line names the plugin, the arm and the call, the process dies by SIGSEGV,
     # and no result file (not even a temporary one) is left. (Planted: not installing the crash
-    # notice made the line check fail; writing the result before the rounds left a file.)
+    # notice made the line check fail.)
     so = os.path.join(plugin_dir, "fault_segv_later.so")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
