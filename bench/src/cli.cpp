@@ -46,6 +46,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --profile NAME    counter profile (name in profiles/ or a path). Default: fp-throughput when a
                     GPU is present
   --no-counters     skip the counter pass
+  --plugin PATH     load a plugin's arms (a shared library built against convbench/arm_plugin.h;
+                    repeatable; also $CONVBENCH_PLUGIN_PATH, colon-separated); see docs/plugins.md
   -h, --help        this text
 
 Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
@@ -133,7 +135,8 @@ Options parse_cli(int argc, const char *const *argv) {
   std::set<std::string> given;
   const std::set<std::string> with_value{
       "--stage",   "--model",    "--frames", "--arms", "--staging",    "--reps",   "--seed",
-      "--threads", "--min-time", "--device-timing", "--out",    "--dump", "--lease-wait", "--profile"};
+      "--threads", "--min-time", "--device-timing", "--out",    "--dump", "--lease-wait", "--profile",
+      "--plugin"};
   const std::set<std::string> switches{"--no-lease", "--no-counters", "--help", "-h"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -165,6 +168,8 @@ Options parse_cli(int argc, const char *const *argv) {
     } else {
       throw UsageError("unexpected argument '" + arg + "' (see --help)");
     }
+    if (flag == "--plugin")
+      continue; // repeatable; loaded before parsing (plugin/plugin_args.hpp)
     if (!given.insert(flag).second)
       throw UsageError(flag + " given twice");
 

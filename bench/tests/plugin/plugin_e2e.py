@@ -1,0 +1,469 @@
+"""End-to-end tests of plugins through the bench_conv binary, run by CTest:
+
+  plugin_e2e.py cli BENCH_CONV PLUGIN_DIR SCHEMA
+  plugin_e2e.py crash_in_process BENCH_CONV PLUGIN_DIR
+  plugin_e2e.py installed_package BUILD_DIR SOURCE_DIR CMAKE SCHEMA
+
+Exit 0 = pass, 1 = fail (with the reasons), 77 = could not run here (the reason is printed).
+The planted fault each check was seen to catch is noted beside it.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+failures = []
+checks = 0
+SMALL = [
+    "--model",
+    "bigvgan_base_22khz_80band",
+    "--stage",
+    "up3",
+    "--frames",
+    "4",
+    "--no-lease",
+    "--no-counters",
+    "--min-time",
+    "0.001",
+    "--threads",
+    "2",
+]
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(msg)
+    return cond
+
+
+def run(cmd, cwd=None, env=None, timeout=600):
+    e = dict(os.environ)
+    e.pop("CONVBENCH_PLUGIN_PATH", None)
+    e.pop("CONVBENCH_DATA_DIR", None)
+    if env:
+        e.update(env)
+    return subprocess.run(
+        cmd, check=False, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def lines_with(text, needle):
+    return [line for line in text.splitlines() if needle in line]
+
+
+def validate(schema_path, result):
+    try:
+        import jsonschema
+    except ImportError:
+        print("SKIPPED: python module jsonschema is not installed (pip install jsonschema)")
+        sys.exit(SKIP)
+    with open(schema_path) as f:
+        schema = json.load(f)
+    errors = list(jsonschema.validators.validator_for(schema)(schema).iter_errors(result))
+    check(
+        not errors, "result does not match the schema: " + "; ".join(e.message for e in errors[:3])
+    )
+
+
+def case_of(result, arm):
+    return [c for c in result["cases"] if c["arm"] == arm]
+
+
+def test_cli(bench, plugin_dir, schema):
+    def so(name):
+        return os.path.join(plugin_dir, name + ".so")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # A path that names no file: bad usage, one line, nothing run.
+        p = run([bench, "--plugin", "/nonexistent/x.so", "--out", tmp + "/r.json"] + SMALL)
+        check(p.returncode == 2, f"missing plugin file: exit {p.returncode}, expected 2")
+        check(
+            len(p.stderr.strip().splitlines()) == 1,
+            "missing plugin file: not one line: " + p.stderr,
+        )
+        check(not os.path.exists(tmp + "/r.json"), "missing plugin file: a result was written")
+
+        # A refused plugin costs the run nothing: cpu-f64 still runs, exit 0, result written.
+        # (Planted: refusing by throwing from load_plugin made this exit 1 with no result.)
+        out = tmp + "/abi.json"
+        p = run(
+            [bench, "--plugin=" + so("fault_abi"), "--arms", "cpu-f64", "--reps", "1", "--out", out]
+            + SMALL
+        )
+        check(p.returncode == 0, f"refused plugin: exit {p.returncode}, expected 0: {p.stderr}")
+        check(
+            len(
+                lines_with(
+                    p.stderr, "fault_abi.so: refused: it was built for plugin ABI version 99"
+                )
+            )
+            == 1,
+            "refused plugin: no one line naming it: " + p.stderr,
+        )
+        if check(os.path.exists(out), "refused plugin: no result"):
+            with open(out) as f:
+                validate(schema, json.load(f))
+
+        # A call that fails after its gate passed, in a timed round: the run cannot step around it
+        # (the case's samples would be partial): exit 1, one line naming the plugin, the arm and
+        # the case, no result. (Planted: call() ignoring the status: exit 0 and a result.)
+        out = tmp + "/later.json"
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so("fault_call_later"),
+                "--arms",
+                "cpu-f64,fault-call-later",
+                "--reps",
+                "2",
+                "--out",
+                out,
+            ]
+            + SMALL
+        )
+        check(p.returncode == 1, f"failing timed call: exit {p.returncode}, expected 1")
+        check(
+            len(
+                lines_with(
+                    p.stderr,
+                    "bench_conv: error: plugin "
+                    + os.path.realpath(so("fault_call_later"))
+                    + ": arm fault-call-later: up3/4 host: call returned status 1: planted",
+                )
+            )
+            == 1,
+            "failing timed call: no one line naming it: " + p.stderr[-1500:],
+        )
+        check(not os.path.exists(out), "failing timed call: a result was written")
+
+        # CONVBENCH_PLUGIN_PATH and --plugin together; the help lists the plugins' arms; the
+        # record's argv keeps --plugin. (Planted: plugin_paths() ignoring the environment.)
+        env = {"CONVBENCH_PLUGIN_PATH": so("fault_none") + "::" + so("abi_arms")}
+        p = run([bench, "--plugin", so("fault_shadow"), "--help"], env=env)
+        check(p.returncode == 0, f"--help with plugins: exit {p.returncode}: {p.stderr}")
+        for arm in ("fault-none [host]", "abi-cpu-f32 [host]", "fault-shadow-ok [host]"):
+            check(arm in p.stdout, f"--help does not list {arm}: {p.stdout[-800:]}")
+        check("refused arm cpu-f32" in p.stderr, "shadowing arm not refused on stderr: " + p.stderr)
+
+        # Built-in cpu-f32 and the same kernel through the ABI, one run: both gated and timed, side
+        # by side (what the ABI costs is read from the record; no timing is asserted here).
+        out = tmp + "/aa.json"
+        p = run(
+            [bench, "--arms", "cpu-f64,cpu-f32,abi-cpu-f32,fault-none", "--reps", "3", "--out", out]
+            + SMALL,
+            env=env,
+        )
+        check(p.returncode == 0, f"A/A run: exit {p.returncode}: {p.stderr}")
+        if check(os.path.exists(out), "A/A run: no result"):
+            with open(out) as f:
+                r = json.load(f)
+            validate(schema, r)
+            check("--plugin" not in r["argv"], "argv holds a --plugin that was not given")
+            for arm in ("cpu-f32", "abi-cpu-f32", "fault-none"):
+                c = case_of(r, arm)
+                if check(len(c) == 1, f"A/A run: {arm} has {len(c)} cases"):
+                    check(c[0]["gate"]["result"] == "pass", f"{arm}: gate {c[0]['gate']}")
+                    check(
+                        len(c[0]["samples"]) == 3,
+                        f"{arm}: {len(c[0]['samples'])} samples, expected 3",
+                    )
+            c = case_of(r, "abi-cpu-f32")
+            if c:
+                pl = c[0]["kernel"].get("plugin", {})
+                with open(so("abi_arms"), "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+                check(pl.get("sha256") == digest, f"plugin sha256 {pl.get('sha256')} != {digest}")
+                check(
+                    pl.get("path") == os.path.realpath(so("abi_arms")),
+                    f"plugin path {pl.get('path')}",
+                )
+
+
+def test_crash_in_process(bench, plugin_dir):
+    # fault-segv-later passes its trial and its gate, then crashes in a timed round, in bench_conv's
+    # own process: one line names the plugin, the arm and the call, the process dies by SIGSEGV,
+    # and no result file (not even a temporary one) is left. (Planted: not installing the crash
+    # notice made the line check fail.)
+    so = os.path.join(plugin_dir, "fault_segv_later.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so,
+                "--arms",
+                "cpu-f64,fault-segv-later",
+                "--reps",
+                "3",
+                "--out",
+                out,
+            ]
+            + SMALL
+        )
+        check(p.returncode == -signal.SIGSEGV, f"exit {p.returncode}, expected death by SIGSEGV")
+        want = (
+            f"bench_conv: plugin {os.path.realpath(so)}: arm fault-segv-later: up3/4 host: call "
+            "crashed (SIGSEGV); bench_conv ends without writing a result"
+        )
+        check(
+            len(lines_with(p.stderr, want)) == 1,
+            "no crash line naming the arm: " + p.stderr[-1500:],
+        )
+        check(
+            len(lines_with(p.stderr, "gate up3/4/fault-segv-later/host: pass")) == 1,
+            "the arm did not pass its gate before crashing",
+        )
+        check(os.listdir(tmp) == [], f"files left behind: {os.listdir(tmp)}")
+
+
+def gpu_present():
+    try:
+        return (
+            subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode == 0
+        )
+    except OSError:
+        return False
+
+
+def test_gpu(bench, plugin_dir, schema):
+    """On a GPU machine: the example's CUDA arm and cuda-f32 through the ABI, beside cuda-f32
+    (and cudnn-f32 when built), gated and timed in both stagings and counted like the built-in;
+    then a plugin kernel that faults on the device ends the run, named."""
+    if not gpu_present():
+        print(
+            "SKIPPED: no GPU here (nvidia-smi -L failed): plugin device arms run on the GPU machine"
+        )
+        sys.exit(SKIP)
+    example = os.path.join(plugin_dir, "example_arms.so")
+    abi = os.path.join(plugin_dir, "abi_arms.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        arms = ["cuda-f32", "abi-cuda-f32", "example-cuda-f32"]
+        p = run([bench, "--plugin", example, "--plugin", abi, "--help"])
+        if "cudnn-f32" in p.stdout:
+            arms.append("cudnn-f32")
+        out = os.path.join(tmp, "r.json")
+        small = [a for a in SMALL if a != "--no-counters"]
+        p = run(
+            [
+                bench,
+                "--plugin",
+                example,
+                "--plugin",
+                abi,
+                "--arms",
+                ",".join(arms),
+                "--reps",
+                "3",
+                "--out",
+                out,
+            ]
+            + small
+        )
+        check(p.returncode == 0, f"GPU run: exit {p.returncode}: {p.stderr[-2000:]}")
+        if not check(os.path.exists(out), "GPU run: no result"):
+            return
+        with open(out) as f:
+            r = json.load(f)
+        validate(schema, r)
+        builtin = {c["staging"]: c for c in case_of(r, "cuda-f32")}
+        for arm in ("abi-cuda-f32", "example-cuda-f32"):
+            cases = {c["staging"]: c for c in case_of(r, arm)}
+            check(set(cases) == {"per-call", "resident"}, f"{arm}: stagings {sorted(cases)}")
+            for staging, c in cases.items():
+                check(c["gate"]["result"] == "pass", f"{arm}/{staging}: gate {c['gate']}")
+                check(len(c["samples"]) == 3, f"{arm}/{staging}: {len(c['samples'])} samples")
+                check(
+                    all(s.get("measured_sm_clock_mhz") is not None for s in c["samples"]),
+                    f"{arm}/{staging}: no measured SM clock",
+                )
+                # Counted as the built-in is, by the same instrument.
+                want = builtin.get(staging, {}).get("counters", {}).get("status")
+                check(
+                    c["counters"].get("status") == want,
+                    f"{arm}/{staging}: counters {c['counters'].get('status')}, cuda-f32 {want}",
+                )
+
+        # A device fault: exit 1, one line naming the plugin and the arm, no result.
+        fault = os.path.join(plugin_dir, "fault_device.so")
+        out = os.path.join(tmp, "fault.json")
+        p = run(
+            [
+                bench,
+                "--plugin",
+                fault,
+                "--arms",
+                "cpu-f64,fault-illegal-address",
+                "--staging",
+                "resident",
+                "--reps",
+                "1",
+                "--out",
+                out,
+            ]
+            + SMALL
+        )
+        check(p.returncode == 1, f"device fault: exit {p.returncode}, expected 1")
+        # At the gate: seen right after the launch or when the stream is synchronised.
+        want = re.compile(
+            re.escape(
+                f"plugin {os.path.realpath(fault)}: arm fault-illegal-address: up3/4 resident: "
+            )
+            + r"CUDA error in (the plugin's call|the stream after call): cudaErrorIllegalAddress"
+        )
+        named = [line for line in p.stderr.splitlines() if want.search(line)]
+        check(len(named) == 1, "device fault not named: " + p.stderr[-1500:])
+        check(not os.path.exists(out), "device fault: a result was written")
+
+
+def test_installed_package(build_dir, source_dir, cmake, schema):
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "prefix")
+        p = run([cmake, "--install", build_dir, "--prefix", prefix])
+        if not check(
+            p.returncode == 0, "cmake --install failed: " + p.stdout[-2000:] + p.stderr[-2000:]
+        ):
+            return
+        for rel in (
+            "bin/bench_conv",
+            "bin/convlease",
+            "include/convbench/arm_plugin.h",
+            "lib/cmake/convbench/convbenchConfig.cmake",
+            "lib/cmake/convbench/convbenchConfigVersion.cmake",
+            "lib/cmake/convbench/convbenchTargets.cmake",
+            "share/convbench/models.json",
+            "share/convbench/devices.json",
+            "share/convbench/profiles/fp-throughput.json",
+            "share/convbench/profiles/known_metrics.txt",
+        ):
+            check(os.path.exists(os.path.join(prefix, rel)), "not installed: " + rel)
+
+        # examples/plugin, configured against the installed package only.
+        ex = os.path.join(tmp, "example")
+        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        p = run(
+            [
+                cmake,
+                "-S",
+                os.path.join(source_dir, "examples", "plugin"),
+                "-B",
+                ex,
+                "-DCMAKE_PREFIX_PATH=" + prefix,
+                "-DCMAKE_BUILD_TYPE=Release",
+            ]
+            + gen
+        )
+        if not check(
+            p.returncode == 0,
+            "configuring examples/plugin failed: " + p.stdout[-3000:] + p.stderr[-3000:],
+        ):
+            return
+        with_cuda = "with the CUDA arm" in p.stdout
+        p = run([cmake, "--build", ex])
+        if not check(
+            p.returncode == 0,
+            "building examples/plugin failed: " + p.stdout[-3000:] + p.stderr[-3000:],
+        ):
+            return
+        so = os.path.join(ex, "libexample_arms.so")
+        bench = os.path.join(prefix, "bin", "bench_conv")
+
+        p = run([bench, "--plugin", so, "--help"])
+        check(
+            "example-cpu-f32 [host]" in p.stdout, "installed --help does not list example-cpu-f32"
+        )
+        # The CUDA arm compiles wherever nvcc is; it runs on a GPU machine.
+        if with_cuda:
+            check(
+                "example-cuda-f32 [CUDA]" in p.stdout,
+                "the example's CUDA arm was built but is not listed",
+            )
+        else:
+            print("NOTE: no CUDA compiler here: the example's CUDA arm was not built")
+
+        out = os.path.join(tmp, "r.json")
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so,
+                "--arms",
+                "example-cpu-f32,cpu-f64",
+                "--reps",
+                "1",
+                "--out",
+                out,
+            ]
+            + SMALL,
+            cwd=tmp,
+        )
+        check(p.returncode == 0, f"installed run: exit {p.returncode}: {p.stderr[-2000:]}")
+        if not check(os.path.exists(out), "installed run: no result"):
+            return
+        with open(out) as f:
+            r = json.load(f)
+        validate(schema, r)
+        c = case_of(r, "example-cpu-f32")
+        if check(len(c) == 1, f"example-cpu-f32: {len(c)} cases"):
+            c = c[0]
+            check(
+                c["gate"]["result"] == "pass" and c["gate"]["kind"] == "tolerance",
+                f"gate {c['gate']}",
+            )
+            check(
+                len(c["samples"]) == 1 and c["stats"] is not None, "example-cpu-f32 was not timed"
+            )
+            pl = c["kernel"].get("plugin", {})
+            with open(so, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            check(pl.get("path") == os.path.realpath(so), f"plugin path {pl.get('path')}")
+            check(pl.get("sha256") == digest, "plugin sha256 is not the file's")
+            check(
+                pl.get("version") == "0.1.0" and pl.get("name") == "example", f"plugin block {pl}"
+            )
+            check(
+                c["kernel"].get("name") == "naive f32 loop, one host thread",
+                f"kernel {c['kernel']}",
+            )
+
+        # The installed bench_conv reads the installed data first: a broken models.json under the
+        # prefix is what it complains about. (Planted: data_dir() trying the source tree first.)
+        with open(os.path.join(prefix, "share", "convbench", "models.json"), "w") as f:
+            f.write("{")
+        p = run([bench, "--no-lease", "--out", os.path.join(tmp, "x.json")], cwd=tmp)
+        check(
+            p.returncode == 2 and os.path.join("share", "convbench") in p.stderr,
+            f"installed data not read first: exit {p.returncode}: {p.stderr}",
+        )
+
+
+def main():
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode == "cli":
+        test_cli(*args)
+    elif mode == "crash_in_process":
+        test_crash_in_process(*args)
+    elif mode == "gpu":
+        test_gpu(*args)
+    elif mode == "installed_package":
+        test_installed_package(*args)
+    else:
+        sys.exit(f"unknown mode {mode}")
+    for f in failures:
+        print("FAIL: " + f)
+    print(f"{mode}: {checks} checks, {len(failures)} failed")
+    sys.exit(1 if failures or checks == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()
