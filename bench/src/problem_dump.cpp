@@ -89,7 +89,7 @@ void write_output(const std::string &dir, const Problem &p, const std::string &b
 } // namespace
 
 std::string dump_problem(const std::string &root, const Problem &p, const std::vector<float> &ref,
-                         const std::vector<std::string> &outputs, const json &run) {
+                         const std::vector<DumpedCase> &outputs, const json &run) {
   const std::string dir = root + "/" + p.stage + "-" + std::to_string(p.frames);
   fs::create_directories(dir);
   json meta = {{"stage", p.stage},
@@ -115,11 +115,20 @@ std::string dump_problem(const std::string &root, const Problem &p, const std::v
   files["reference"] = "reference.npy";
   if (p.causal)
     files["reference final_state"] = "reference_final_state.npy";
+  json cases = json::array();
   for (const auto &o : outputs) {
-    files["output " + o] = output_file(o, "");
-    if (p.causal)
-      files["output " + o + " final_state"] = output_file(o, "_final_state");
+    files["output " + o.arm_staging] = output_file(o.arm_staging, "");
+    json c = {{"case", o.arm_staging},
+              {"output", output_file(o.arm_staging, "")},
+              {"gate", o.gate},
+              {"tolerance", o.tolerance}};
+    if (p.causal) {
+      files["output " + o.arm_staging + " final_state"] = output_file(o.arm_staging, "_final_state");
+      c["final_state"] = output_file(o.arm_staging, "_final_state");
+    }
+    cases.push_back(c);
   }
+  meta["outputs"] = cases;
   std::ofstream(dir + "/problem.json") << meta.dump(2) << "\n";
   return dir;
 }

@@ -15,10 +15,17 @@
 
 namespace convbench::bench {
 
-// Writes the problem's inputs and the reference; `outputs` names the cases ("arm/staging") whose
-// files dump_output will add. Returns the problem's directory.
+// One case whose output dump_output will add: "arm/staging" and its gate, so a check outside
+// can hold the output to the same promise.
+struct DumpedCase {
+  std::string arm_staging;
+  std::string gate; // reference, bitwise or tolerance
+  double tolerance = 0;
+};
+// Writes the problem's inputs and the reference and lists `outputs` in problem.json. Returns the
+// problem's directory.
 std::string dump_problem(const std::string &root, const Problem &p, const std::vector<float> &ref,
-                         const std::vector<std::string> &outputs, const nlohmann::json &run);
+                         const std::vector<DumpedCase> &outputs, const nlohmann::json &run);
 // One case's output (as the gate saw it: the causal op's y then its final state).
 void dump_output(const std::string &dir, const Problem &p, const std::string &arm_staging,
                  const std::vector<float> &y);

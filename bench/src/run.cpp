@@ -391,10 +391,11 @@ int run_bench_conv(int argc, const char *const *argv_in) {
       }
       std::string dump_dir;
       if (!R.opt.dump.empty()) {
-        std::vector<std::string> outputs;
+        std::vector<DumpedCase> outputs;
         for (auto &c : R.cases)
           if (c.problem == p.get())
-            outputs.push_back(c.arm->name() + "/" + c.staging);
+            outputs.push_back({c.arm->name() + "/" + c.staging, to_string(c.arm->gate()),
+                               c.arm->tolerance()});
         dump_dir = dump_problem(R.opt.dump, *p, ref, outputs,
                                 {{"model", R.model->name},
                                  {"run_seed", R.opt.seed},
