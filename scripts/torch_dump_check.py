@@ -40,11 +40,12 @@ class TorchOps:
         return self.torch.from_numpy(a).to(self.torch.float64)
 
     def conv(self, x, w, b, s):
-        kw = dict(stride=s["stride"], padding=s["padding"], dilation=s["dilation"])
+        kw = {"stride": s["stride"], "padding": s["padding"], "dilation": s["dilation"]}
         bias = None if b is None else self.t(b)
         if s["op"] == "transposed":
-            y = self.F.conv_transpose1d(self.t(x), self.t(w), bias,
-                                        output_padding=s["output_padding"], **kw)
+            y = self.F.conv_transpose1d(
+                self.t(x), self.t(w), bias, output_padding=s["output_padding"], **kw
+            )
         else:
             y = self.F.conv1d(self.t(x), self.t(w), bias, **kw)
         return y.numpy()
@@ -78,14 +79,14 @@ class NumpyOps:
             y = np.zeros((n, cout, full + pad))
             for kk in range(k):
                 contrib = np.einsum("nil,io->nol", x, w[:, :, kk])
-                y[:, :, kk * dil:kk * dil + (l_in - 1) * st + 1:st] += contrib
-            y = y[:, :, pad:pad + s["l_out"]]
+                y[:, :, kk * dil : kk * dil + (l_in - 1) * st + 1 : st] += contrib
+            y = y[:, :, pad : pad + s["l_out"]]
         else:
             xp = np.pad(x, ((0, 0), (0, 0), (pad, pad)))
             l_out = s["l_out"]
             y = np.zeros((n, w.shape[0], l_out))
             for kk in range(k):
-                cols = xp[:, :, kk * dil:kk * dil + (l_out - 1) * st + 1:st]
+                cols = xp[:, :, kk * dil : kk * dil + (l_out - 1) * st + 1 : st]
                 y += np.einsum("nil,oi->nol", cols, w[:, :, kk])
         if b is not None:
             y += b.astype(np.float64)[None, :, None]
@@ -98,7 +99,7 @@ class NumpyOps:
         length = xpad.shape[2] - (k - 1)
         y = np.zeros((xpad.shape[0], xpad.shape[1], length))
         for kk in range(k):
-            y += w[None, :, kk, None] * xpad[:, :, kk:kk + length]
+            y += w[None, :, kk, None] * xpad[:, :, kk : kk + length]
         if b is not None:
             y += b.astype(np.float64)[None, :, None]
         if silu:
@@ -126,15 +127,17 @@ def rel_l2(np, y, ref64):
 
 def ulps_apart(np, a, b):
     """Per cell, how many f32 values lie between a and b (0 = the same bits)."""
+
     def ordered(v):
         i = v.astype(np.float32).view(np.int32).astype(np.int64)
         return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
     return np.abs(ordered(a) - ordered(b))
 
 
 def recompute_conv(np, ops, d, meta):
     shape = meta["shape"]
-    stages = shape["stages"] if "stages" in shape else [shape]
+    stages = shape.get("stages", [shape])
     files = meta.get("stage_files") or [{"weight": "weight.npy", "bias": "bias.npy"}]
     y = np.load(d / "input.npy")
     y64 = None
@@ -159,7 +162,7 @@ def recompute_causal(np, meta, ops, d):
             if has:
                 state[i] = given[i]
     xpad = np.concatenate([state, x], axis=2)
-    return ops.causal(xpad, w, b, s["activation"] == "silu"), xpad[:, :, xpad.shape[2] - (k - 1):]
+    return ops.causal(xpad, w, b, s["activation"] == "silu"), xpad[:, :, xpad.shape[2] - (k - 1) :]
 
 
 def check_case(np, ops, d, ck):
@@ -176,14 +179,21 @@ def check_case(np, ops, d, ck):
     if "stages" in meta["shape"]:
         ck.check(err <= SEQUENCE_REL_L2, f"{tag}: reference vs {ops.name}: rel L2 {err:.3g}")
     else:
-        ck.check(int(ulps.max()) <= 1, f"{tag}: reference vs {ops.name}: a cell {int(ulps.max())} "
-                 "ulp apart")
-    lines = [f"{tag}: reference vs {ops.name} f64 rounded to f32: {int((ulps > 0).sum())} of "
-             f"{ulps.size} cells one ulp apart or more (max {int(ulps.max())}), rel L2 {err:.3g}"]
+        ck.check(
+            int(ulps.max()) <= 1,
+            f"{tag}: reference vs {ops.name}: a cell {int(ulps.max())} ulp apart",
+        )
+    head = (
+        f"{tag}: reference vs {ops.name} f64 rounded to f32: {int((ulps > 0).sum())} of "
+        f"{ulps.size} cells one ulp apart or more (max {int(ulps.max())}), rel L2 {err:.3g}"
+    )
+    lines = [head]
     if causal:
         ref_fs = np.load(d / "reference_final_state.npy")
-        ck.check(np.array_equal(ref_fs.view(np.uint32), final.view(np.uint32)),
-                 f"{tag}: reference final state differs from the padded input's last columns")
+        ck.check(
+            np.array_equal(ref_fs.view(np.uint32), final.view(np.uint32)),
+            f"{tag}: reference final state differs from the padded input's last columns",
+        )
     for o in meta.get("outputs", []):
         out = np.load(d / o["output"])
         e = rel_l2(np, out, y64)
@@ -195,20 +205,29 @@ def check_case(np, ops, d, ck):
             ck.check(ok, f"{tag}: {o['case']}: rel L2 {e:.3g} vs {ops.name} > {o['tolerance']:.3g}")
         if causal:
             fs = np.load(d / o["final_state"])
-            ck.check(np.array_equal(fs.view(np.uint32), final.view(np.uint32)),
-                     f"{tag}: {o['case']}: final state differs")
-        lines.append(f"  {o['case']:<32} {o['gate']:<9} rel L2 vs {ops.name} {e:.3g}"
-                     f"{'' if ok else '  FAIL'}")
+            ck.check(
+                np.array_equal(fs.view(np.uint32), final.view(np.uint32)),
+                f"{tag}: {o['case']}: final state differs",
+            )
+        lines.append(
+            f"  {o['case']:<32} {o['gate']:<9} rel L2 vs {ops.name} {e:.3g}{'' if ok else '  FAIL'}"
+        )
     print("\n".join(lines))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     ap.add_argument("dump_dir", help="the directory given to bench_conv --dump")
-    ap.add_argument("--backend", choices=("torch", "numpy"), default="torch",
-                    help="what recomputes the cases in f64 (default: torch)")
+    ap.add_argument(
+        "--backend",
+        choices=("torch", "numpy"),
+        default="torch",
+        help="what recomputes the cases in f64 (default: torch)",
+    )
     a = ap.parse_args(argv)
     root = Path(a.dump_dir)
     cases = sorted(p.parent for p in root.glob("*/problem.json"))
@@ -230,8 +249,10 @@ def main(argv=None):
             ck.check(False, f"{d.name}: cannot read the dump: {e}")
     for f in ck.failures:
         print("FAIL: " + f)
-    print(f"torch_dump_check ({ops.name}): {len(cases)} cases, {ck.checks} checks, "
-          f"{len(ck.failures)} failed")
+    print(
+        f"torch_dump_check ({ops.name}): {len(cases)} cases, {ck.checks} checks, "
+        f"{len(ck.failures)} failed"
+    )
     return 1 if ck.failures or ck.checks == 0 else 0
 
 

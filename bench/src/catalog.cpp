@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <set>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -253,8 +253,8 @@ CausalConvShape causal_shape(const std::string &stage) {
 }
 
 std::string causal_stage_name(const CausalConvShape &s) {
-  std::string n = "causal.c" + std::to_string(s.channels) + ".l" + std::to_string(s.length) +
-                  ".b" + std::to_string(s.batch);
+  std::string n = "causal.c" + std::to_string(s.channels) + ".l" + std::to_string(s.length) + ".b" +
+                  std::to_string(s.batch);
   if (s.k != 4)
     n += ".k" + std::to_string(s.k);
   if (s.initial_state)

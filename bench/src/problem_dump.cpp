@@ -34,9 +34,14 @@ json dump_conv_params(const std::string &dir, const Problem &p, json &files) {
   json stage_files = json::array();
   for (size_t i = 0; i < p.shapes.size(); ++i) {
     const auto &s = p.shapes[i];
+    // Appended piecewise: "_" + std::string trips GCC 12's -Wrestrict (GCC bug 105329).
     std::string sfx;
-    if (p.shapes.size() > 1)
-      sfx = by_name ? "_" + p.stage_names[i] : "_" + std::to_string(i) + "_" + p.stage_names[i];
+    if (p.shapes.size() > 1) {
+      sfx.append("_");
+      if (!by_name)
+        sfx.append(std::to_string(i)).append("_");
+      sfx.append(p.stage_names[i]);
+    }
     const std::vector<int64_t> wshape = s.op == ConvOp::transposed
                                             ? std::vector<int64_t>{s.cin, s.cout, s.k}
                                             : std::vector<int64_t>{s.cout, s.cin, s.k};
@@ -123,7 +128,8 @@ std::string dump_problem(const std::string &root, const Problem &p, const std::v
               {"gate", o.gate},
               {"tolerance", o.tolerance}};
     if (p.causal) {
-      files["output " + o.arm_staging + " final_state"] = output_file(o.arm_staging, "_final_state");
+      files["output " + o.arm_staging + " final_state"] =
+          output_file(o.arm_staging, "_final_state");
       c["final_state"] = output_file(o.arm_staging, "_final_state");
     }
     cases.push_back(c);

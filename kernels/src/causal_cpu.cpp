@@ -97,10 +97,14 @@ void causal_cpu_f64(const CausalConvShape& s, const CausalTensors& t, ThreadPool
 void causal_cpu_f32(const CausalConvShape& s, const CausalTensors& t, ThreadPool& pool) {
   for_rows(s, pool, [&](int64_t row, std::vector<float>& xp) {
     switch (s.k) {
-      case 2: return f32_row<2>(s, t, row, xp);
-      case 3: return f32_row<3>(s, t, row, xp);
-      case 4: return f32_row<4>(s, t, row, xp);
-      default: return f32_row_any(s, t, row, xp);
+      case 2:
+        return f32_row<2>(s, t, row, xp);
+      case 3:
+        return f32_row<3>(s, t, row, xp);
+      case 4:
+        return f32_row<4>(s, t, row, xp);
+      default:
+        return f32_row_any(s, t, row, xp);
     }
   });
 }

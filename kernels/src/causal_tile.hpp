@@ -9,10 +9,9 @@
 // (registers sliding along t, or a shared-memory tile), so they promise the same bits.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#include <cmath>
 
 #if defined(__CUDACC__)
 #define CONVBENCH_HD __host__ __device__ __forceinline__
@@ -135,15 +134,16 @@ struct CausalParams {
   int64_t batch, channels, length;
   const float* x;
   const float* w;
-  const float* bias;               // nullptr: no bias
-  const float* initial_state;      // nullptr: none
+  const float* bias;                 // nullptr: no bias
+  const float* initial_state;        // nullptr: none
   const uint8_t* has_initial_state;  // per sequence, read when initial_state is given
   void* y;
   float* final_state;
   bool silu;
 };
 
-template <bool kBf16> CONVBENCH_HD void store_y(const CausalParams& p, int64_t i, float v) {
+template <bool kBf16>
+CONVBENCH_HD void store_y(const CausalParams& p, int64_t i, float v) {
   if (kBf16)
     static_cast<uint16_t*>(p.y)[i] = to_bf16(v);
   else
@@ -152,7 +152,8 @@ template <bool kBf16> CONVBENCH_HD void store_y(const CausalParams& p, int64_t i
 
 // Where the final state goes: its own buffer (the product), or -- the planted race, tests only --
 // back into the initial state's row, which another block of the same launch still reads.
-template <Fault F> CONVBENCH_HD float* final_state_row(const CausalParams& p, int64_t row, int km1) {
+template <Fault F>
+CONVBENCH_HD float* final_state_row(const CausalParams& p, int64_t row, int km1) {
   if (F == Fault::in_place_state && p.initial_state)
     return const_cast<float*>(p.initial_state) + row * km1;
   return p.final_state + row * km1;
@@ -170,7 +171,7 @@ CONVBENCH_HD bool row_has_state(const CausalParams& p, int64_t row) {
 }
 
 // ---- the register kernel: one thread per (row, segment of kSeg outputs) ----
-constexpr int kRegSeg = 16;      // outputs per thread
+constexpr int kRegSeg = 16;       // outputs per thread
 constexpr int kRegThreads = 128;  // threads per block
 
 CONVBENCH_HD int64_t register_threads(const CausalParams& p) {
@@ -207,7 +208,8 @@ constexpr int kTileC = 8;
 constexpr int kChunk = 256;
 constexpr int kTiledThreads = 256;
 
-template <int K> struct TiledSmem {
+template <int K>
+struct TiledSmem {
   float x[kTileC][kChunk + K - 1];  // xpad[t0 .. t0 + len + K - 2] of each channel of the tile
   float w[kTileC][K];
   float b[kTileC];
@@ -217,8 +219,12 @@ struct TiledBlock {
   int64_t chunk, tile, batch;  // blockIdx.x, .y, .z
 };
 
-CONVBENCH_HD int64_t tiled_chunks(const CausalParams& p) { return (p.length + kChunk - 1) / kChunk; }
-CONVBENCH_HD int64_t tiled_tiles(const CausalParams& p) { return (p.channels + kTileC - 1) / kTileC; }
+CONVBENCH_HD int64_t tiled_chunks(const CausalParams& p) {
+  return (p.length + kChunk - 1) / kChunk;
+}
+CONVBENCH_HD int64_t tiled_tiles(const CausalParams& p) {
+  return (p.channels + kTileC - 1) / kTileC;
+}
 
 // Phase 1 (before the barrier): thread `tid` stages its share of the tile, coalesced along t.
 template <int K>

@@ -3,8 +3,8 @@
 // and, for the tiled kernel, barrier phase by barrier phase), and cell comparisons.
 #pragma once
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -26,9 +26,13 @@ struct CausalProblem {
   std::vector<float> x, w, b, state;
   std::vector<uint8_t> has_state;
   CausalTensors tensors(float* y, float* fs) const {
-    return {x.data(), w.data(), s.bias ? b.data() : nullptr,
-            s.initial_state ? state.data() : nullptr, s.initial_state ? has_state.data() : nullptr,
-            y, fs};
+    return {x.data(),
+            w.data(),
+            s.bias ? b.data() : nullptr,
+            s.initial_state ? state.data() : nullptr,
+            s.initial_state ? has_state.data() : nullptr,
+            y,
+            fs};
   }
 };
 
@@ -136,7 +140,8 @@ void emulate_as(const CausalParams& q, int k, Kernel kernel) {
 // One emulated launch; y widened to f32 when bf16 (exact). `state` is the initial state buffer
 // the launch reads (the planted in-place fault writes into it too).
 template <Fault F = Fault::none>
-Output emulate(const CausalProblem& p, Kernel kernel, bool bf16, std::vector<float>* state_buf = nullptr) {
+Output emulate(const CausalProblem& p, Kernel kernel, bool bf16,
+               std::vector<float>* state_buf = nullptr) {
   std::vector<float> own_state = p.state;
   float* st = state_buf ? state_buf->data() : own_state.data();
   Output o{std::vector<float>(size_t(p.s.output_elems())),
@@ -168,9 +173,13 @@ inline double rel_l2(const std::vector<float>& y, const std::vector<float>& ref)
 }
 
 inline std::string name(const CausalConvShape& s) {
-  return "b" + std::to_string(s.batch) + " c" + std::to_string(s.channels) + " k" +
-         std::to_string(s.k) + " l" + std::to_string(s.length) +
-         (s.initial_state ? " state" : "") + (s.activation == Activation::silu ? " silu" : "");
+  // Appended piecewise: "b" + std::to_string(..) trips GCC 12's -Wrestrict (GCC bug 105329).
+  std::string n("b");
+  n.append(std::to_string(s.batch)).append(" c").append(std::to_string(s.channels));
+  n.append(" k").append(std::to_string(s.k)).append(" l").append(std::to_string(s.length));
+  if (s.initial_state) n.append(" state");
+  if (s.activation == Activation::silu) n.append(" silu");
+  return n;
 }
 
 // The stated tolerances (relative L2 against cpu-f64; the arms use the same figures): an f32 sum

@@ -75,8 +75,8 @@ TEST(CausalCpu, FinalStateIsLastValues) {
           // xpad index l + j: x[l + j - 3] when that is >= 0, else the state (or 0).
           const int64_t xi = l + j - 3;
           const bool st = state && p.has_state[size_t(row / 3)];
-          const float want = xi >= 0 ? p.x[size_t(row * l + xi)]
-                                     : (st ? p.state[size_t(row * 3 + l + j)] : 0.0f);
+          const float want =
+              xi >= 0 ? p.x[size_t(row * l + xi)] : (st ? p.state[size_t(row * 3 + l + j)] : 0.0f);
           EXPECT_EQ(o.fs[size_t(row * 3 + j)], want) << "l " << l << " row " << row << " j " << j;
         }
     }
@@ -140,7 +140,8 @@ TEST(CausalCpu, CancellationMovesCellsWhenTapsReverse) {
   std::printf("reversed tap order moves %lld of %zu reference cells\n", (long long)moved,
               ref.y.size());
   EXPECT_GT(moved, 0) << "the cancellation input does not see the tap order: no teeth";
-  EXPECT_EQ(cells_differ(ref.y, formula_f64(p, false).y), 0) << "reference equals the promised order";
+  EXPECT_EQ(cells_differ(ref.y, formula_f64(p, false).y), 0)
+      << "reference equals the promised order";
   EXPECT_EQ(ref.y[10], 1.0f) << "full window, promised order";
 }
 

@@ -75,7 +75,8 @@ TEST(CausalEmulation, RegisterAndTiledSameBitsWithinTolerance) {
 struct Moved {
   int64_t f32, bf16, cells;
 };
-template <Fault F> Moved mutate_tiled(const CausalProblem& p) {
+template <Fault F>
+Moved mutate_tiled(const CausalProblem& p) {
   const Output a = emulate(p, Kernel::reg, false), b = emulate<F>(p, Kernel::tiled, false);
   const Output ab = emulate(p, Kernel::reg, true), bb = emulate<F>(p, Kernel::tiled, true);
   return {cells_differ(a.y, b.y), cells_differ(ab.y, bb.y), int64_t(a.y.size())};
@@ -84,8 +85,10 @@ template <Fault F> Moved mutate_tiled(const CausalProblem& p) {
 TEST(CausalEmulation, PlantedFmaCaughtByF32MissedByBf16) {
   const auto p = random_problem(shape(1, 1024, 64, true, 4, Activation::none), 5);
   const Moved m = mutate_tiled<Fault::fma_last_tap>(p);
-  std::printf("FMA on the last tap of the tiled kernel: f32 gate sees %lld of %lld cells move, "
-              "bf16 gate %lld\n", (long long)m.f32, (long long)m.cells, (long long)m.bf16);
+  std::printf(
+      "FMA on the last tap of the tiled kernel: f32 gate sees %lld of %lld cells move, "
+      "bf16 gate %lld\n",
+      (long long)m.f32, (long long)m.cells, (long long)m.bf16);
   EXPECT_GT(m.f32, 0) << "the f32 pair gate must fail on a one-ulp change";
   EXPECT_LT(m.bf16 * 1000, m.f32) << "the bf16 store should hide nearly all of it";
 }
@@ -104,8 +107,8 @@ TEST(CausalEmulation, OrderMutationsTheBf16StoreHides) {
     EXPECT_LT(m.bf16 * 100, m.f32) << what;
     hidden += m.bf16 == 0;
   }
-  std::printf("the bf16 gate hides %d of %zu order mutations entirely; the f32 gate none\n",
-              hidden, runs.size());
+  std::printf("the bf16 gate hides %d of %zu order mutations entirely; the f32 gate none\n", hidden,
+              runs.size());
 }
 
 TEST(CausalEmulation, CancellationSeesTapOrder) {

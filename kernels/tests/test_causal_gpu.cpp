@@ -8,11 +8,10 @@
 // racecheck does not track. What catches it is the bitwise check across repeated runs
 // (PlantedInPlaceStateCaughtAcrossRepeatedRuns): the first launch rewrites the state the second
 // reads. Run the state shapes under racecheck with:
-//   compute-sanitizer --tool racecheck build/bin/kernels_causal_gpu_tests \
-//       --gtest_filter='*StateShapes*'
-#include <gtest/gtest.h>
-
+//   compute-sanitizer --tool racecheck build/bin/kernels_causal_gpu_tests
+//       --gtest_filter='*StateShapes*'   (one command line)
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <cstdio>
 #include <vector>
@@ -28,9 +27,9 @@ namespace {
 using cuda::CausalKernel;
 using cuda::CausalOut;
 
-#define REQUIRE_GPU()                                                        \
-  do {                                                                       \
-    std::string why;                                                         \
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    std::string why;                                                           \
     if (!cuda::device_available(&why)) GTEST_SKIP() << "no GPU here: " << why; \
   } while (0)
 
@@ -123,7 +122,8 @@ TEST(CausalGpu, StateShapesRepeatable) {
     }
 }
 
-template <class T> T* to_device(const std::vector<T>& h) {
+template <class T>
+T* to_device(const std::vector<T>& h) {
   T* d = nullptr;
   EXPECT_EQ(cudaMalloc(&d, h.size() * sizeof(T)), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
@@ -152,9 +152,9 @@ TEST(CausalGpu, PlantedInPlaceStateCaughtAcrossRepeatedRuns) {
     std::printf("planted in-place state (%s): %lld cells differ between two runs\n",
                 cuda::to_string(k).c_str(), (long long)moved);
     EXPECT_GT(moved, 0) << "the repeated-run check must catch the in-place state";
-    for (const void* q : {(const void*)d.x, (const void*)d.w, (const void*)d.bias,
-                          (const void*)d.initial_state, (const void*)d.has_initial_state,
-                          (const void*)d.y, (const void*)d.final_state})
+    for (const void* q :
+         {(const void*)d.x, (const void*)d.w, (const void*)d.bias, (const void*)d.initial_state,
+          (const void*)d.has_initial_state, (const void*)d.y, (const void*)d.final_state})
       cudaFree(const_cast<void*>(q));
   }
 }

@@ -11,6 +11,7 @@
 
 #include "arm.hpp"
 #include "convbench/causal_conv.hpp"
+#include "convbench/cuda_conv.hpp"
 
 #if CONVBENCH_HAVE_CUDA
 #include "device.hpp"
@@ -65,9 +66,7 @@ public:
   void *stream_end() const override { return conv_.stream(); }
   bool enqueue_only() const override { return true; }
   void sync() override { device::sync_stream(conv_.stream()); }
-  void output(float *y) override {
-    conv_.download(y, y + p_.causal->output_elems());
-  }
+  void output(float *y) override { conv_.download(y, y + p_.causal->output_elems()); }
 
 private:
   const Problem &p_;

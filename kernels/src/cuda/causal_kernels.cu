@@ -47,10 +47,14 @@ template <Fault F>
 void launch_f(const CausalParams& p, int k_taps, CausalKernel k, CausalOut out, cudaStream_t st) {
   const bool bf = out == CausalOut::bf16;
   switch (k_taps) {
-    case 2: return bf ? launch_k<2, true, F>(p, k, st) : launch_k<2, false, F>(p, k, st);
-    case 3: return bf ? launch_k<3, true, F>(p, k, st) : launch_k<3, false, F>(p, k, st);
-    case 4: return bf ? launch_k<4, true, F>(p, k, st) : launch_k<4, false, F>(p, k, st);
-    default: throw CudaError("causal kernels: k must be 2, 3 or 4");
+    case 2:
+      return bf ? launch_k<2, true, F>(p, k, st) : launch_k<2, false, F>(p, k, st);
+    case 3:
+      return bf ? launch_k<3, true, F>(p, k, st) : launch_k<3, false, F>(p, k, st);
+    case 4:
+      return bf ? launch_k<4, true, F>(p, k, st) : launch_k<4, false, F>(p, k, st);
+    default:
+      throw CudaError("causal kernels: k must be 2, 3 or 4");
   }
 }
 
@@ -88,7 +92,8 @@ struct ResidentCausal::Impl {
   std::vector<void*> owned;
   detail::CausalParams p{};
 
-  template <class T> T* upload(const T* host, int64_t n) {
+  template <class T>
+  T* upload(const T* host, int64_t n) {
     if (!host || n <= 0) return nullptr;
     void* d = device_alloc(size_t(n) * sizeof(T));
     owned.push_back(d);
@@ -136,8 +141,7 @@ ResidentCausal::ResidentCausal(const CausalConvShape& s, CausalKernel k, CausalO
 ResidentCausal::~ResidentCausal() { delete impl_; }
 
 void ResidentCausal::launch() {
-  detail::launch_causal(impl_->p, int(impl_->s.k), impl_->kernel, impl_->out, impl_->stream,
-                        false);
+  detail::launch_causal(impl_->p, int(impl_->s.k), impl_->kernel, impl_->out, impl_->stream, false);
 }
 
 void ResidentCausal::download(float* y, float* final_state) {
