@@ -225,7 +225,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
     for (auto &p : R.problems)
       host_need += p->host_bytes() + 2.0 * 4.0 * double(p->output_elems());
     for (auto &c : R.cases) {
-      double outs = 0;
+      double outs = c.problem->causal ? 4.0 * double(c.problem->output_elems()) : 0.0;
       for (auto &s : c.problem->shapes)
         outs += 4.0 * double(s.output_elems());
       host_need += outs;

@@ -303,7 +303,7 @@ def t_ops_gpu(bench, schema, repo, tmp):
             "--frames",
             "96",
             "--arms",
-            "cpu-f64,cuda-f64,cuda-f32,cudnn-f32,cudnn-f64",
+            "cpu-f64,cuda-f64,cuda-f32,cuda-tf32,cudnn-f32,cudnn-f64",
             "--staging",
             "resident",
             "--reps",
@@ -316,6 +316,12 @@ def t_ops_gpu(bench, schema, repo, tmp):
         timeout=1800,
     )
     check(p.returncode == 0, f"amp exit {p.returncode}: {p.stderr[-800:]}")
+    check(
+        "cuda-tf32 does not run amp0.k3.d1/96: the tensor-core kernels handle ConvTranspose1d"
+        in p.stderr,
+        "the tensor-core arm must refuse a forward stage, saying why",
+    )
+    check("cudnn-f32 does not run generator/96" in p.stderr, "cuDNN runs single stages only")
     r = load(os.path.join(tmp, "a.json"))
     validate(v, r, "amp gpu run")
     for c in r["cases"]:

@@ -92,12 +92,15 @@ struct ResidentCausal::Impl {
   std::vector<void*> owned;
   detail::CausalParams p{};
 
+  // Enqueued on the case's stream (a plain cudaMemcpy from pageable memory may return before
+  // the copy lands, and the non-blocking stream would not wait for it); the constructor syncs.
   template <class T>
   T* upload(const T* host, int64_t n) {
     if (!host || n <= 0) return nullptr;
     void* d = device_alloc(size_t(n) * sizeof(T));
     owned.push_back(d);
-    CONVBENCH_CUDA_CHECK(cudaMemcpy(d, host, size_t(n) * sizeof(T), cudaMemcpyHostToDevice));
+    CONVBENCH_CUDA_CHECK(
+        cudaMemcpyAsync(d, host, size_t(n) * sizeof(T), cudaMemcpyHostToDevice, stream));
     return static_cast<T*>(d);
   }
   void* alloc(size_t bytes) {
@@ -132,6 +135,7 @@ ResidentCausal::ResidentCausal(const CausalConvShape& s, CausalKernel k, CausalO
     }
     m.p.y = m.alloc(size_t(s.output_elems()) * (out == CausalOut::bf16 ? 2 : 4));
     m.p.final_state = static_cast<float*>(m.alloc(size_t(s.state_elems()) * 4));
+    CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(m.stream));
   } catch (...) {
     delete impl_;
     throw;
@@ -146,17 +150,15 @@ void ResidentCausal::launch() {
 
 void ResidentCausal::download(float* y, float* final_state) {
   const Impl& m = *impl_;
-  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(m.stream));
   const size_t n = size_t(m.s.output_elems());
-  if (m.out == CausalOut::bf16) {
-    std::vector<uint16_t> h(n);
-    CONVBENCH_CUDA_CHECK(cudaMemcpy(h.data(), m.p.y, n * 2, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; ++i) y[i] = causal_detail::from_bf16(h[i]);
-  } else {
-    CONVBENCH_CUDA_CHECK(cudaMemcpy(y, m.p.y, n * 4, cudaMemcpyDeviceToHost));
-  }
-  CONVBENCH_CUDA_CHECK(cudaMemcpy(final_state, m.p.final_state, size_t(m.s.state_elems()) * 4,
-                                  cudaMemcpyDeviceToHost));
+  std::vector<uint16_t> h(m.out == CausalOut::bf16 ? n : 0);
+  void* dst = m.out == CausalOut::bf16 ? static_cast<void*>(h.data()) : static_cast<void*>(y);
+  const size_t bytes = n * (m.out == CausalOut::bf16 ? 2 : 4);
+  CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, m.p.y, bytes, cudaMemcpyDeviceToHost, m.stream));
+  CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(final_state, m.p.final_state, size_t(m.s.state_elems()) * 4,
+                                       cudaMemcpyDeviceToHost, m.stream));
+  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+  for (size_t i = 0; i < h.size(); ++i) y[i] = causal_detail::from_bf16(h[i]);
 }
 
 void* ResidentCausal::stream() const { return impl_->stream; }
