@@ -4,9 +4,11 @@
 //
 // Planted faults seen failing here while writing it:
 //  - the reference's tap loop reversed (k descending): ReferenceIsTheStatedOrder and
-//    CancellationMovesCellsWhenTapsReverse's "reference equals the promised order" failed.
-//  - the final state copied from xpad[length - 1 + j] (one early): FinalStateIsLastValues failed.
-//  - has_initial_state ignored (every sequence took the state): PerSequenceInitialState failed.
+//    CancellationMovesCellsWhenTapsReverse failed.
+//  - the final state copied from xpad[length - 1 + j] (one early): FinalStateIsLastValues failed
+//    (and the emulation's final-state gate against the reference).
+//  - has_initial_state ignored (every sequence took the state): PerSequenceInitialState and
+//    FinalStateIsLastValues failed.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -11,8 +11,9 @@
 //    and the reversal on the cancellation input (OrderMutations..., CancellationSeesTapOrder).
 //  - the final state written back into the initial state (the planted race): the second of two
 //    identical launches differs from the first (InPlaceStateCaughtAcrossRepeatedRuns).
-//  - while writing it, tiled_stage's window started at t0 + 1 (halo off by one): the pair gate
-//    failed on every shape with more than one chunk or an initial state.
+//  - tiled_stage's window started one position late (halo off by one): the pair gate failed.
+//  - the tiled kernel's final state read one column early: the final-state gates failed on every
+//    shape.
 #include <gtest/gtest.h>
 
 #include <cmath>
