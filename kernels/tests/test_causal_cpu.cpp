@@ -7,6 +7,7 @@
 //    CancellationMovesCellsWhenTapsReverse failed.
 //  - the final state copied from xpad[length - 1 + j] (one early): FinalStateIsLastValues failed
 //    (and the emulation's final-state gate against the reference).
+//  - exp_f32 without the low part of ln 2: ExpWithinTwoUlp failed (thousands of ulp).
 //  - has_initial_state ignored (every sequence took the state): PerSequenceInitialState and
 //    FinalStateIsLastValues failed.
 #include <gtest/gtest.h>
@@ -145,6 +146,25 @@ TEST(CausalCpu, CancellationMovesCellsWhenTapsReverse) {
   EXPECT_EQ(cells_differ(ref.y, formula_f64(p, false).y), 0)
       << "reference equals the promised order";
   EXPECT_EQ(ref.y[10], 1.0f) << "full window, promised order";
+}
+
+// The portable exp the f32 SiLU uses (host and device alike): within 2 f32 ulp of the true value
+// over the range it is used on, saturating outside it.
+TEST(CausalCpu, ExpWithinTwoUlp) {
+  double worst = 0;
+  int points = 0;
+  for (double a = -86.9; a < 87.9; a += 0.00173) {
+    const float af = float(a);
+    const double want = std::exp(double(af));
+    const float got = causal_detail::exp_f32(af);
+    const double ulp = std::ldexp(1.0, std::ilogb(want) - 23);
+    worst = std::max(worst, std::abs(double(got) - want) / ulp);
+    ++points;
+  }
+  std::printf("exp_f32: worst %.2f ulp over %d points\n", worst, points);
+  EXPECT_LE(worst, 2.0);
+  EXPECT_EQ(causal_detail::exp_f32(-100.0f), 0.0f);
+  EXPECT_TRUE(std::isinf(causal_detail::exp_f32(100.0f)));
 }
 
 TEST(CausalCpu, RejectsBadShapes) {
