@@ -207,8 +207,11 @@ int run_bench_conv(int argc, const char *const *argv_in) {
             continue;
           if (std::string why; !a->supports(*p, &why)) {
             // Said once the plan stands: a refused plan prints its one error line only.
-            R.skipped.push_back(a->name() + " does not run " + p->stage + "/" +
-                              std::to_string(p->frames) + ": " + why);
+            // Once per (arm, problem), not per staging.
+            std::string note = a->name() + " does not run " + p->stage + "/" +
+                               std::to_string(p->frames) + ": " + why;
+            if (std::find(R.skipped.begin(), R.skipped.end(), note) == R.skipped.end())
+              R.skipped.push_back(std::move(note));
             continue;
           }
           Case c;
