@@ -88,6 +88,10 @@ public:
     return a_.prepare(p, staging, ctx);
   }
   nlohmann::json describe(const Problem &p) const override { return a_.describe(p); }
+  std::vector<std::string> stagings() const override { return a_.stagings(); }
+  bool supports(const Problem &p, std::string *why_not) const override {
+    return a_.supports(p, why_not);
+  }
 
 private:
   const Arm &a_;

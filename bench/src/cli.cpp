@@ -14,16 +14,34 @@ Times every arm available on this machine for the chosen stages of a vocoder, in
 rounds (best-of-N), checks each arm against the cpu-f64 reference first, records host and GPU
 state around every sample, writes one JSON result and prints a table (stdout; progress on stderr).
 
-  --stage LIST      stages, comma-separated: up0, up1, ... (the model's ConvTranspose1d upsample
-                    layers), chain (all upsample stages in order as one case; the single stages
-                    are run too so their summed bests can be shown), all (every upN plus chain).
-                    Default: up0
+  --stage LIST      stages, comma-separated. Default: up0. Every convolution of the generator
+                    (data/models.json), each name one case:
+                      pre          Conv1d(num_mels -> C, 7, padding 3)
+                      up0, up1..   the ConvTranspose1d upsample layers
+                      ampI.kK.dD   the AMP block's Conv1d after upI: kernel K (3, 7, 11),
+                                   dilation D (1, 3, 5), padding D(K-1)/2 (e.g. amp0.k7.d3)
+                      post         Conv1d(channels -> 1, 7, padding 3)
+                    groups: ampI (the AMP block after upI: its 9 distinct convs), amp (every
+                    AMP block), chain (the upsample stages in order as one case; the upI run
+                    too, so their summed bests are shown beside it), all (every upI and chain),
+                    generator (every convolution of the generator in order as one case:
+                    pre, then per upsample upI and its AMP block's 18 convs, then post; the
+                    activations and residual sums are not convolutions and are left out; its
+                    distinct stages run too, their bests summed with multiplicity beside it).
+                    The causal depthwise conv1d (its own length; --frames does not apply):
+                      causal.cC.lL[.bB][.kK][.state][.none]  C channels, L positions, batch B
+                                   (1), width K (4), an initial state for every even sequence,
+                                   no activation (default SiLU); e.g. causal.c1024.l64.b8.state
+                      causal       the family: C 1024..8192, L 1, 64, 1024, 8192, batch 1 and 8,
+                                   with and without state (64 cases)
   --model NAME      model family from data/models.json (aliases accepted). Default:
                     bigvgan_v2_44khz_128band_512x
   --frames LIST     mel frames, comma-separated, for a sweep (e.g. 96,384,1536). Default: 96
   --arms LIST       arms, comma-separated: cpu-f64, cpu-f32, cuda-f64, cuda-f64-fma, cuda-f32,
-                    cuda-tf32, cuda-f64-dmma, cudnn-f32, cudnn-tf32, cudnn-f64 (those this
-                    build has). Default: every arm
+                    cuda-tf32, cuda-f64-dmma, cudnn-f32, cudnn-tf32, cudnn-f64, and for the
+                    causal op cuda-causal-register, cuda-causal-tiled and their -bf16 output
+                    twins (cpu-f64 and cpu-f32 run it too) (those this build has; an arm runs
+                    the cases it computes and says which it leaves out). Default: every arm
                     available on this machine. A device arm without a GPU is an error. An arm
                     named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.
   --staging MODE    device arms: per-call, resident or both. Default: both
@@ -117,15 +135,12 @@ double parse_seconds(const std::string &flag, const std::string &v, bool zero_ok
   return x;
 }
 
+// Only the spelling is checked here; the names themselves are the model's (expand_stages).
 bool is_stage_word(const std::string &s) {
-  if (s == "chain" || s == "all")
-    return true;
-  if (s.size() < 3 || s.compare(0, 2, "up") != 0)
-    return false;
-  for (size_t i = 2; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9')
+  for (char ch : s)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.'))
       return false;
-  return s.size() < 6 && !(s.size() > 3 && s[2] == '0');
+  return !s.empty() && s.size() <= 64;
 }
 
 } // namespace
@@ -177,7 +192,7 @@ Options parse_cli(int argc, const char *const *argv) {
       o.stages = split_list(flag, value);
       for (const auto &s : o.stages)
         if (!is_stage_word(s))
-          throw UsageError("--stage: unknown stage '" + s + "' (up0, up1, ..., chain or all)");
+          throw UsageError("--stage: unknown stage '" + s + "' (see --help for the stage names)");
     } else if (flag == "--model") {
       o.model = value;
     } else if (flag == "--frames") {

@@ -24,7 +24,7 @@
 #include "gate.hpp"
 #include "gpu_probe.hpp"
 #include "host_probe.hpp"
-#include "npy.hpp"
+#include "problem_dump.hpp"
 #include "nvtx_range.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -58,16 +58,6 @@ struct Case {
   json counters;
 };
 
-json shape_json(const ConvShape &s, const std::string &stage) {
-  return {{"stage", stage},       {"op", s.op == ConvOp::transposed ? "transposed" : "forward"},
-          {"batch", s.batch},     {"cin", s.cin},
-          {"cout", s.cout},       {"k", s.k},
-          {"stride", s.stride},   {"dilation", s.dilation},
-          {"padding", s.padding}, {"output_padding", s.output_padding},
-          {"l_in", s.l_in},       {"l_out", s.l_out()},
-          {"bias", s.bias}};
-}
-
 // The case's "kernel" block: what the arm says computes it, plus what it chose when prepared
 // (two cuDNN instances of one shape may pick different algorithms: the A/A twins then differ).
 json kernel_json(json described, const json &chosen) {
@@ -78,40 +68,6 @@ json kernel_json(json described, const json &chosen) {
   for (const auto &[k, v] : chosen.items())
     described[k] = v;
   return described;
-}
-
-json problem_shape_json(const Problem &p) {
-  if (p.stage != "chain")
-    return shape_json(p.shapes[0], p.stage_names[0]);
-  json stages = json::array();
-  for (size_t i = 0; i < p.shapes.size(); ++i)
-    stages.push_back(shape_json(p.shapes[i], p.stage_names[i]));
-  return {{"batch", p.shapes[0].batch}, {"stages", stages}};
-}
-
-// "up0,up2,chain" -> every named stage, chain expanded to all stages too, in stage order.
-std::vector<std::string> expand_stages(const std::vector<std::string> &words, const Model &m) {
-  std::set<int> ups;
-  bool chain = false;
-  for (const auto &w : words) {
-    if (w == "all" || w == "chain") {
-      chain = true;
-      for (int i = 0; i < m.stages(); ++i)
-        ups.insert(i);
-    } else {
-      int i = std::stoi(w.substr(2));
-      if (i >= m.stages())
-        throw UsageError("--stage: model " + m.name + " has stages up0..up" +
-                         std::to_string(m.stages() - 1) + ", not " + w);
-      ups.insert(i);
-    }
-  }
-  std::vector<std::string> out;
-  for (int i : ups)
-    out.push_back("up" + std::to_string(i));
-  if (chain)
-    out.push_back("chain");
-  return out;
 }
 
 std::string join(const std::vector<std::string> &v, const std::string &sep) {
@@ -235,30 +191,12 @@ int run_bench_conv(int argc, const char *const *argv_in) {
 
     R.threads = R.opt.threads > 0 ? R.opt.threads : online_cpus();
 
-    // Problems (shapes only for now) and cases.
+    // Problems (shapes only for now) and cases. A causal case has its own length: built once.
     for (const auto &stage : R.stages)
       for (int64_t frames : R.opt.frames) {
-        std::vector<ConvShape> shapes;
-        std::vector<std::string> names;
-        if (stage == "chain") {
-          for (int i = 0; i < R.model->stages(); ++i) {
-            shapes.push_back(R.model->stage_shape(i, frames));
-            names.push_back("up" + std::to_string(i));
-          }
-        } else {
-          int i = std::stoi(stage.substr(2));
-          shapes.push_back(R.model->stage_shape(i, frames));
-          names.push_back(stage);
-        }
-        for (auto &s : shapes) {
-          try {
-            s.validate();
-          } catch (const ShapeError &e) {
-            throw UsageError(stage + " at " + std::to_string(frames) +
-                             " frames: invalid shape: " + e.what());
-          }
-        }
-        R.problems.push_back(std::make_unique<Problem>(plan_problem(stage, frames, shapes, names)));
+        R.problems.push_back(std::make_unique<Problem>(plan_stage(stage, frames, *R.model)));
+        if (R.problems.back()->causal)
+          break;
       }
     for (auto &p : R.problems)
       for (const Arm *a : R.arms)
@@ -269,8 +207,11 @@ int run_bench_conv(int argc, const char *const *argv_in) {
             continue;
           if (std::string why; !a->supports(*p, &why)) {
             // Said once the plan stands: a refused plan prints its one error line only.
-            R.skipped.push_back(a->name() + " does not run " + p->stage + "/" +
-                              std::to_string(p->frames) + ": " + why);
+            // Once per (arm, problem), not per staging.
+            std::string note = a->name() + " does not run " + p->stage + "/" +
+                               std::to_string(p->frames) + ": " + why;
+            if (std::find(R.skipped.begin(), R.skipped.end(), note) == R.skipped.end())
+              R.skipped.push_back(std::move(note));
             continue;
           }
           Case c;
@@ -287,7 +228,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
     for (auto &p : R.problems)
       host_need += p->host_bytes() + 2.0 * 4.0 * double(p->output_elems());
     for (auto &c : R.cases) {
-      double outs = 0;
+      double outs = c.problem->causal ? 4.0 * double(c.problem->output_elems()) : 0.0;
       for (auto &s : c.problem->shapes)
         outs += 4.0 * double(s.output_elems());
       host_need += outs;
@@ -454,42 +395,15 @@ int run_bench_conv(int argc, const char *const *argv_in) {
       }
       std::string dump_dir;
       if (!R.opt.dump.empty()) {
-        dump_dir = R.opt.dump + "/" + p->stage + "-" + std::to_string(p->frames);
-        fs::create_directories(dump_dir);
-        const auto &s0 = p->shapes[0];
-        write_npy_f32(dump_dir + "/input.npy", {s0.batch, s0.cin, s0.l_in}, p->input.data(),
-                      p->input.size());
-        json meta = {{"stage", p->stage},
-                     {"frames", p->frames},
-                     {"model", R.model->name},
-                     {"seed", p->seed},
-                     {"run_seed", R.opt.seed},
-                     {"run_id", R.run_id},
-                     {"shape", problem_shape_json(*p)},
-                     {"files", json::object()}};
-        meta["files"]["input"] = "input.npy";
-        for (size_t i = 0; i < p->shapes.size(); ++i) {
-          const auto &s = p->shapes[i];
-          std::string sfx = p->shapes.size() > 1 ? "_" + p->stage_names[i] : "";
-          std::vector<int64_t> wshape = s.op == ConvOp::transposed
-                                            ? std::vector<int64_t>{s.cin, s.cout, s.k}
-                                            : std::vector<int64_t>{s.cout, s.cin, s.k};
-          write_npy_f32(dump_dir + "/weight" + sfx + ".npy", wshape, p->weights[i].data(),
-                        p->weights[i].size());
-          write_npy_f32(dump_dir + "/bias" + sfx + ".npy", {s.cout}, p->biases[i].data(),
-                        p->biases[i].size());
-          meta["files"]["weight" + sfx] = "weight" + sfx + ".npy";
-          meta["files"]["bias" + sfx] = "bias" + sfx + ".npy";
-        }
-        meta["files"]["reference"] = "reference.npy";
-        const auto &sl = p->shapes.back();
-        write_npy_f32(dump_dir + "/reference.npy", {sl.batch, sl.cout, sl.l_out()}, ref.data(),
-                      ref.size());
+        std::vector<DumpedCase> outputs;
         for (auto &c : R.cases)
           if (c.problem == p.get())
-            meta["files"]["output " + c.arm->name() + "/" + c.staging] =
-                "out_" + c.arm->name() + "_" + c.staging + ".npy";
-        std::ofstream(dump_dir + "/problem.json") << meta.dump(2) << "\n";
+            outputs.push_back({c.arm->name() + "/" + c.staging, to_string(c.arm->gate()),
+                               c.arm->tolerance()});
+        dump_dir = dump_problem(R.opt.dump, *p, ref, outputs,
+                                {{"model", R.model->name},
+                                 {"run_seed", R.opt.seed},
+                                 {"run_id", R.run_id}});
       }
       for (auto &c : R.cases) {
         if (c.problem != p.get())
@@ -513,11 +427,8 @@ int run_bench_conv(int argc, const char *const *argv_in) {
           gate_failed = true;
           c.prepared.reset(); // a wrong arm is never timed
         }
-        if (!dump_dir.empty()) {
-          const auto &sl = p->shapes.back();
-          write_npy_f32(dump_dir + "/out_" + c.arm->name() + "_" + c.staging + ".npy",
-                        {sl.batch, sl.cout, sl.l_out()}, y.data(), y.size());
-        }
+        if (!dump_dir.empty())
+          dump_output(dump_dir, *p, c.arm->name() + "/" + c.staging, y);
       }
     }
 

@@ -98,4 +98,31 @@ std::string to_string(ConvOp op) {
   return op == ConvOp::forward ? "conv1d" : "conv_transpose1d";
 }
 
+std::string to_string(Activation a) { return a == Activation::silu ? "silu" : "none"; }
+
+double CausalConvShape::flops() const {
+  return 2.0 * double(batch) * double(channels) * double(length) * double(k);
+}
+
+double CausalConvShape::min_bytes() const {
+  const double elems = double(input_elems()) + double(weight_elems()) +
+                       double(bias ? channels : 0) + double(initial_state ? state_elems() : 0) +
+                       double(output_elems()) + double(state_elems());
+  return 4.0 * elems;
+}
+
+void CausalConvShape::validate() const {
+  auto need = [](bool ok, const char* field, const std::string& why) {
+    if (!ok) throw ShapeError(std::string("invalid CausalConvShape: ") + field + " " + why);
+  };
+  need(batch >= 1, "batch", "must be >= 1, got " + std::to_string(batch));
+  need(channels >= 1, "channels", "must be >= 1, got " + std::to_string(channels));
+  // k = 1 would leave no state to carry; causal_conv1d takes widths 2..4, the reference any.
+  need(k >= 2 && k <= 64, "k", "must be in [2, 64], got " + std::to_string(k));
+  need(length >= 1, "length", "must be >= 1, got " + std::to_string(length));
+  const int64_t big = int64_t(1) << 40;
+  need(length <= big / batch && batch * length <= big / channels, "length",
+       "makes the input tensor too large (batch x channels x length > 2^40)");
+}
+
 }  // namespace convbench

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arm.hpp"
+#include "arms/causal_arm.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "device.hpp"
 
@@ -128,6 +129,9 @@ class CudaArm : public Arm {
 public:
   bool device() const override { return true; }
   bool available(std::string *why_not) const override { return cuda::device_available(why_not); }
+  bool supports(const Problem &p, std::string *why_not) const override {
+    return !refuse_causal(p, why_not);
+  }
   double device_bytes(const Problem &p, const std::string &staging) const override {
     return staged_device_bytes(p, staging, [](const ConvShape &) { return 0.0; });
   }

@@ -6,6 +6,7 @@
 #if CONVBENCH_HAVE_CUDA && CONVBENCH_HAVE_CUDNN
 
 #include "arm.hpp"
+#include "arms/causal_arm.hpp"
 #include "convbench/cudnn_conv.hpp"
 #include "device.hpp"
 
@@ -40,8 +41,10 @@ public:
   bool available(std::string *why_not) const override { return cudnn::cudnn_available(why_not); }
   std::vector<std::string> stagings() const override { return {"resident"}; }
   bool supports(const Problem &p, std::string *why_not) const override {
+    if (refuse_causal(p, why_not))
+      return false;
     if (p.shapes.size() != 1) {
-      *why_not = "the cuDNN peer runs single stages, not the chain";
+      *why_not = "the cuDNN peer runs single stages, not a sequence (chain, generator)";
       return false;
     }
     if (!cudnn::cudnn_supported(p.shapes[0], mode())) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "arm.hpp"
+#include "arms/causal_arm.hpp"
 #include "convbench/cpu_conv.hpp"
 
 namespace convbench::bench {
@@ -43,11 +44,22 @@ public:
   bool device() const override { return false; }
   std::string floor_kind() const override { return ""; }
   bool available(std::string *) const override { return true; }
+  // The causal depthwise op runs on the host arms that name a function for it.
+  bool supports(const Problem &p, std::string *why_not) const override {
+    if (p.causal && !causal_function()) {
+      *why_not = "has no causal depthwise conv1d";
+      return false;
+    }
+    return true;
+  }
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &,
                                        const ArmContext &ctx) const override {
+    if (p.causal)
+      return std::make_unique<CausalHostPrepared>(p, causal_function(), *ctx.pool);
     return std::make_unique<HostPrepared>(p, function(), *ctx.pool);
   }
   virtual HostConvFn function() const = 0;
+  virtual CausalHostFn causal_function() const { return nullptr; }
 };
 
 } // namespace convbench::bench

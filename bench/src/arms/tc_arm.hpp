@@ -22,6 +22,8 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   bool available(std::string *why_not) const override { return cuda::device_available(why_not); }
   bool supports(const Problem &p, std::string *why_not) const override {
+    if (refuse_causal(p, why_not))
+      return false;
     for (const auto &s : p.shapes)
       if (!tc::tc_supported(s, why_not))
         return false;

@@ -11,6 +11,8 @@ public:
   // wrong tap or a dropped bias through (those give relative errors of 1e-2 and more).
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &conv_cpu_f32; }
+  // The causal op: the CUDA pair's per-cell arithmetic (f32, taps ascending, no FMA).
+  CausalHostFn causal_function() const override { return &causal_cpu_f32; }
   // Which instruction set ran: cpu-f32 on an AVX-512 machine and on an AVX2 one are different
   // kernels, and their times are not comparable across machines without it.
   nlohmann::json describe(const Problem &) const override {

@@ -7,6 +7,7 @@ public:
   std::string name() const override { return "cpu-f64"; }
   GateKind gate() const override { return GateKind::reference; }
   HostConvFn function() const override { return &conv_cpu_f64; }
+  CausalHostFn causal_function() const override { return &causal_cpu_f64; }
   nlohmann::json describe(const Problem &) const override {
     return {{"name", "cpu-f64 reference (scalar, one f64 accumulator per cell)"}};
   }

@@ -1,0 +1,160 @@
+// The causal CUDA kernels' host emulation (their own per-thread bodies, causal_tile.hpp) held to
+// their contracts without a GPU: the register and the tiled kernel give the same bits (0 ulp, f32
+// output), equal cpu-f32's, sit within the stated tolerance of cpu-f64; and every one of those
+// gates has teeth. The device run of the same gates is test_causal_gpu.cpp.
+//
+// Planted faults seen failing here while writing it (each also a test below, kept as a check that
+// the gate still fails on it):
+//  - an FMA on the last tap of the tiled kernel only: the f32 pair gate fails on most cells; the
+//    bf16 pair gate misses it (PlantedFmaCaughtByF32MissedByBf16).
+//  - taps reversed / bias added last in one kernel: caught by the f32 pair gate on random data,
+//    and the reversal on the cancellation input (OrderMutations..., CancellationSeesTapOrder).
+//  - the final state written back into the initial state (the planted race): the second of two
+//    identical launches differs from the first (InPlaceStateCaughtAcrossRepeatedRuns).
+//  - tiled_stage's window started one position late (halo off by one): the pair gate failed.
+//  - the tiled kernel's final state read one column early: the final-state gates failed on every
+//    shape.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "causal_test_support.hpp"
+
+namespace convbench::causal_testing {
+namespace {
+
+CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state, int64_t k = 4,
+                      Activation a = Activation::silu) {
+  CausalConvShape s;
+  s.batch = b;
+  s.channels = c;
+  s.length = l;
+  s.k = k;
+  s.initial_state = state;
+  s.activation = a;
+  return s;
+}
+
+// The channel count the seed's tiled kernel specialised (1024, k 4) at every length, both
+// batch sizes where the host can afford it, with and without state; then the edges: channels not
+// a multiple of the tile, lengths not a multiple of the chunk or shorter than k - 1, other widths.
+std::vector<CausalConvShape> shapes() {
+  std::vector<CausalConvShape> v;
+  for (bool st : {false, true}) {
+    for (int64_t l : {1, 64}) v.push_back(shape(8, 1024, l, st));
+    for (int64_t l : {1, 64, 1024, 8192}) v.push_back(shape(1, 1024, l, st));
+    v.push_back(shape(3, 13, 257, st));
+    v.push_back(shape(2, 9, 2, st, 4, Activation::none));
+    v.push_back(shape(2, 17, 513, st, 3));
+    v.push_back(shape(5, 8, 1, st, 2));
+  }
+  return v;
+}
+
+TEST(CausalEmulation, RegisterAndTiledSameBitsWithinTolerance) {
+  int gates = 0;
+  for (const auto& s : shapes()) {
+    const auto p = random_problem(s, uint64_t(s.channels * 31 + s.length));
+    const Output ref = run_host(p, true), f32 = run_host(p, false);
+    const Output reg = emulate(p, Kernel::reg, false), til = emulate(p, Kernel::tiled, false);
+    EXPECT_EQ(cells_differ(reg.y, til.y), 0) << name(s) << ": register vs tiled (f32)";
+    EXPECT_EQ(cells_differ(reg.fs, til.fs), 0) << name(s) << ": final state";
+    EXPECT_EQ(cells_differ(reg.y, f32.y), 0) << name(s) << ": register vs cpu-f32";
+    EXPECT_EQ(cells_differ(reg.fs, ref.fs), 0) << name(s) << ": final state vs reference";
+    EXPECT_LE(rel_l2(reg.y, ref.y), kF32Tolerance) << name(s);
+    const Output rb = emulate(p, Kernel::reg, true), tb = emulate(p, Kernel::tiled, true);
+    EXPECT_EQ(cells_differ(rb.y, tb.y), 0) << name(s) << ": register vs tiled (bf16)";
+    EXPECT_LE(rel_l2(rb.y, ref.y), kBf16Tolerance) << name(s);
+    gates += 7;
+  }
+  EXPECT_EQ(gates, 7 * 20);
+}
+
+// One kernel mutated, the other not: how many cells the f32 gate and the bf16 gate see move.
+struct Moved {
+  int64_t f32, bf16, cells;
+};
+template <Fault F>
+Moved mutate_tiled(const CausalProblem& p) {
+  const Output a = emulate(p, Kernel::reg, false), b = emulate<F>(p, Kernel::tiled, false);
+  const Output ab = emulate(p, Kernel::reg, true), bb = emulate<F>(p, Kernel::tiled, true);
+  return {cells_differ(a.y, b.y), cells_differ(ab.y, bb.y), int64_t(a.y.size())};
+}
+
+TEST(CausalEmulation, PlantedFmaCaughtByF32MissedByBf16) {
+  const auto p = random_problem(shape(1, 1024, 64, true, 4, Activation::none), 5);
+  const Moved m = mutate_tiled<Fault::fma_last_tap>(p);
+  std::printf(
+      "FMA on the last tap of the tiled kernel: f32 gate sees %lld of %lld cells move, "
+      "bf16 gate %lld\n",
+      (long long)m.f32, (long long)m.cells, (long long)m.bf16);
+  EXPECT_GT(m.f32, 0) << "the f32 pair gate must fail on a one-ulp change";
+  EXPECT_LT(m.bf16 * 1000, m.f32) << "the bf16 store should hide nearly all of it";
+}
+
+// Each order mutation on two problems: the share of moved f32 cells the bf16 store rounds away,
+// and how many mutations a bf16 equality gate misses outright (no bf16 cell moves at all).
+TEST(CausalEmulation, OrderMutationsTheBf16StoreHides) {
+  const std::vector<CausalProblem> problems = {
+      random_problem(shape(1, 1024, 64, true), 9),
+      random_problem(shape(1, 256, 64, false, 4, Activation::none), 10)};
+  int missed = 0, total = 0;
+  for (const auto& p : problems) {
+    const std::vector<std::pair<const char*, Moved>> runs = {
+        {"fma on the last tap", mutate_tiled<Fault::fma_last_tap>(p)},
+        {"taps reversed", mutate_tiled<Fault::reversed_taps>(p)},
+        {"bias added last", mutate_tiled<Fault::bias_last>(p)}};
+    for (const auto& [what, m] : runs) {
+      std::printf(
+          "%s, %-20s f32 gate: %6lld of %lld cells moved; bf16 gate: %lld (%.4f%% hidden)\n",
+          name(p.s).c_str(), what, (long long)m.f32, (long long)m.cells, (long long)m.bf16,
+          100.0 * double(m.f32 - m.bf16) / double(m.f32));
+      EXPECT_GT(m.f32, 0) << what << ": the f32 pair gate must catch every order mutation";
+      EXPECT_LT(m.bf16 * 100, m.f32) << what << ": the bf16 store should hide nearly all";
+      missed += m.bf16 == 0;
+      ++total;
+    }
+  }
+  std::printf("a bf16 equality gate misses %d of %d order mutations outright; the f32 gate none\n",
+              missed, total);
+}
+
+TEST(CausalEmulation, CancellationSeesTapOrder) {
+  auto p = random_problem(shape(1, 16, 300, false, 4, Activation::none), 1);
+  std::fill(p.x.begin(), p.x.end(), 1.0f);
+  std::fill(p.b.begin(), p.b.end(), 0.0f);
+  for (int64_t c = 0; c < 16; ++c) {
+    const float big = std::ldexp(1.0f, 30);
+    const float w[4] = {big, 1.0f, -big, 1.0f};
+    for (int k = 0; k < 4; ++k) p.w[size_t(c * 4 + k)] = w[k];
+  }
+  const Output reg = emulate(p, Kernel::reg, false);
+  const Output rev = emulate<Fault::reversed_taps>(p, Kernel::tiled, false);
+  const int64_t moved = cells_differ(reg.y, rev.y);
+  std::printf("cancellation input: reversed taps move %lld of %zu cells\n", (long long)moved,
+              reg.y.size());
+  EXPECT_GT(moved, 0);
+  EXPECT_EQ(reg.y[100], 1.0f) << "promised order: the last +1 survives";
+}
+
+// The planted race's trace on a host: the launch that writes the final state into the initial
+// state's row changes what the next identical launch reads. The exact-chunk shapes (length a
+// multiple of the chunk, more than one chunk) with an initial state are the ones that race.
+TEST(CausalEmulation, InPlaceStateCaughtAcrossRepeatedRuns) {
+  for (Kernel k : {Kernel::reg, Kernel::tiled})
+    for (int64_t l : {512, 1024}) {
+      const auto p = random_problem(shape(2, 16, l, true), uint64_t(l));
+      std::vector<float> state = p.state;
+      const Output a = emulate(p, k, false, &state), b = emulate(p, k, false, &state);
+      EXPECT_EQ(cells_differ(a.y, b.y), 0) << "the product variant is repeatable";
+      EXPECT_EQ(cells_differ(state, p.state), 0) << "the product never writes the initial state";
+      const Output c = emulate<Fault::in_place_state>(p, k, false, &state);
+      const Output d = emulate<Fault::in_place_state>(p, k, false, &state);
+      EXPECT_GT(cells_differ(c.y, d.y), 0) << "repeated runs must expose the in-place state";
+    }
+}
+
+}  // namespace
+}  // namespace convbench::causal_testing
