@@ -74,14 +74,25 @@ def load_models() -> tuple[str, dict]:
 def stage_shapes(model: dict, frames: int) -> list[dict]:
     """bench_conv's stages: ConvTranspose1d(C/2^i -> C/2^(i+1), K, s, (K - s) / 2), bias."""
     shapes, l_in, c = [], frames, model["channels"]
-    for i, (s, k) in enumerate(zip(model["strides"], model["kernels"])):
+    for i, (s, k) in enumerate(zip(model["strides"], model["kernels"], strict=True)):
         pad = (k - s) // 2
-        shapes.append({
-            "stage": f"up{i}", "op": "transposed", "batch": 1, "bias": True,
-            "cin": c >> i, "cout": c >> (i + 1), "k": k, "stride": s, "dilation": 1,
-            "padding": pad, "output_padding": 0, "l_in": l_in,
-            "l_out": (l_in - 1) * s - 2 * pad + k,
-        })
+        shapes.append(
+            {
+                "stage": f"up{i}",
+                "op": "transposed",
+                "batch": 1,
+                "bias": True,
+                "cin": c >> i,
+                "cout": c >> (i + 1),
+                "k": k,
+                "stride": s,
+                "dilation": 1,
+                "padding": pad,
+                "output_padding": 0,
+                "l_in": l_in,
+                "l_out": (l_in - 1) * s - 2 * pad + k,
+            }
+        )
         l_in *= s
     return shapes
 
@@ -109,7 +120,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     try:
         args.frames = [int(f) for f in args.frames.split(",") if f]
     except ValueError:
-        raise UsageError(f"--frames must be comma-separated integers, got '{args.frames}'")
+        raise UsageError(
+            f"--frames must be comma-separated integers, got '{args.frames}'"
+        ) from None
     if not args.frames or min(args.frames) < 1:
         raise UsageError("--frames needs at least one value >= 1")
     known = [f"up{i}" for i in range(len(models[args.model]["strides"]))]
@@ -119,7 +132,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             raise UsageError(f"--stages: '{s}' is not a stage of {args.model} ({', '.join(known)})")
     if args.threads < 1 or args.reps < 1 or args.warmup < 0:
         raise UsageError("--threads and --reps must be >= 1, --warmup >= 0")
-    args.arms = [] if args.no_cpu else ["torch-cpu-f32"] + (["torch-cpu-f64"] if args.cpu_f64 else [])
+    args.arms = (
+        [] if args.no_cpu else ["torch-cpu-f32"] + (["torch-cpu-f64"] if args.cpu_f64 else [])
+    )
     if args.gpu:
         args.arms += ["torch-cudnn-f32", "torch-cudnn-tf32", "torch-cudnn-f64"]
     if args.gemm:
@@ -136,13 +151,19 @@ def reference(arm: str, shape: dict, x, w, b) -> np.ndarray:
     if "gemm" in arm:
         a, bm = gemm_operands(shape, w, x)
         return a @ bm
-    cin, cout, k, s, pad = shape["cin"], shape["cout"], shape["k"], shape["stride"], shape["padding"]
+    cin, cout, k, s, pad = (
+        shape["cin"],
+        shape["cout"],
+        shape["k"],
+        shape["stride"],
+        shape["padding"],
+    )
     l_in, l_out = shape["l_in"], shape["l_out"]
     cols = w.reshape(cin, cout * k).T @ x  # [cout*K, l_in]: every tap's contribution
     full = np.zeros((cout, (l_in - 1) * s + k))
     for kk in range(k):
-        full[:, kk:kk + (l_in - 1) * s + 1:s] += cols.reshape(cout, k, l_in)[:, kk, :]
-    return full[:, pad:pad + l_out] + b.astype(np.float64)[:, None]
+        full[:, kk : kk + (l_in - 1) * s + 1 : s] += cols.reshape(cout, k, l_in)[:, kk, :]
+    return full[:, pad : pad + l_out] + b.astype(np.float64)[:, None]
 
 
 def gemm_operands(shape: dict, w, x):
@@ -181,7 +202,8 @@ def make_call(torch, arm: str, shape: dict, x, w, b):
 
         def call():
             box["y"] = torch.nn.functional.conv_transpose1d(
-                tx, tw, tbias, stride=shape["stride"], padding=shape["padding"])
+                tx, tw, tbias, stride=shape["stride"], padding=shape["padding"]
+            )
 
         out = None
     sync = torch.cuda.synchronize if device else (lambda: None)
@@ -198,18 +220,30 @@ def gate(arm: str, y: np.ndarray, ref: np.ndarray) -> dict:
     tol = ARMS[arm][2]
     err = float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-300))
     ok = bool(np.all(np.isfinite(y))) and y.shape == ref.shape and err <= tol
-    return {"kind": "tolerance", "result": "pass" if ok else "fail", "mismatches": None,
-            "max_abs_err": float(np.max(np.abs(y - ref))) if y.shape == ref.shape else None,
-            "rel_l2_err": err, "tolerance": tol}
+    return {
+        "kind": "tolerance",
+        "result": "pass" if ok else "fail",
+        "mismatches": None,
+        "max_abs_err": float(np.max(np.abs(y - ref))) if y.shape == ref.shape else None,
+        "rel_l2_err": err,
+        "tolerance": tol,
+    }
 
 
 def stats(seconds: list[float]) -> dict:
     x = np.asarray(seconds, dtype=np.float64)
     mean = float(x.mean())
     sd = float(x.std(ddof=1)) if len(x) > 1 else 0.0
-    return {"best": float(x.min()), "median": float(np.median(x)), "min": float(x.min()),
-            "max": float(x.max()), "mean": mean, "cv": sd / mean if mean > 0 else 0.0,
-            "spread": float(x.max() / x.min()) if x.min() > 0 else 1.0, "n": int(len(x))}
+    return {
+        "best": float(x.min()),
+        "median": float(np.median(x)),
+        "min": float(x.min()),
+        "max": float(x.max()),
+        "mean": mean,
+        "cv": sd / mean if mean > 0 else 0.0,
+        "spread": float(x.max() / x.min()) if x.min() > 0 else 1.0,
+        "n": int(len(x)),
+    }
 
 
 def timed(torch, call, device: bool) -> float:
@@ -231,9 +265,12 @@ def floors(gpu_name: str | None, flops: float, min_bytes: float, dtype: str) -> 
         return None
     for d in json.loads((DATA / "devices.json").read_text())["devices"]:
         if d["match"] in gpu_name:
-            f = {"fp32_fma": flops / d["fp32_fma_flops"], "fp64_fma": flops / d["fp64_fma_flops"],
-                 "fp64_nofma": flops / d["fp64_nofma_flops"],
-                 "memory": min_bytes / d["memory_bytes_per_s"]}
+            f = {
+                "fp32_fma": flops / d["fp32_fma_flops"],
+                "fp64_fma": flops / d["fp64_fma_flops"],
+                "fp64_nofma": flops / d["fp64_nofma_flops"],
+                "memory": min_bytes / d["memory_bytes_per_s"],
+            }
             f["arm"] = f[FLOOR_KIND[dtype]]
             return f
     return None
@@ -245,6 +282,7 @@ def host_block() -> dict:
             return Path(path).read_text().strip()
         except OSError:
             return None
+
     model = None
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -253,16 +291,28 @@ def host_block() -> dict:
                 break
     except OSError:
         pass
-    return {"name": socket.gethostname(), "machine_id": read("/etc/machine-id"),
-            "boot_id": read("/proc/sys/kernel/random/boot_id"), "cpu_model": model,
-            "cores": os.cpu_count(), "governor": None,
-            "unavailable": {"governor": "torch_peer.py does not read the governor"}}
+    return {
+        "name": socket.gethostname(),
+        "machine_id": read("/etc/machine-id"),
+        "boot_id": read("/proc/sys/kernel/random/boot_id"),
+        "cpu_model": model,
+        "cores": os.cpu_count(),
+        "governor": None,
+        "unavailable": {"governor": "torch_peer.py does not read the governor"},
+    }
 
 
 def git_sha() -> str | None:
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -293,17 +343,32 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
                 flops = 2.0 * shape["cin"] * shape["cout"] * shape["k"] * shape["l_in"]
                 staging = "resident" if device else "host"
                 case = {
-                    "id": f"{shape['stage']}/{frames}/{arm}/{staging}", "stage": shape["stage"],
-                    "frames": frames, "arm": arm, "staging": staging, "device": device,
-                    "shape": shape, "flops": flops, "min_bytes": float(min_bytes),
+                    "id": f"{shape['stage']}/{frames}/{arm}/{staging}",
+                    "stage": shape["stage"],
+                    "frames": frames,
+                    "arm": arm,
+                    "staging": staging,
+                    "device": device,
+                    "shape": shape,
+                    "flops": flops,
+                    "min_bytes": float(min_bytes),
                     "floor_s": floors(gpu_name, flops, min_bytes, dtype) if device else None,
-                    "gate": g, "samples": [], "stats": None,
-                    "kernel": {"name": ("cuBLAS polyphase GEMM (no scatter, no bias)"
-                                        if kind == "gemm" else "torch conv_transpose1d"),
-                               "torch": torch.__version__,
-                               "cudnn_benchmark": args.cudnn_benchmark if device else None},
-                    "counters": {"status": "not-collected",
-                                 "reason": "torch_peer.py runs no counter pass"},
+                    "gate": g,
+                    "samples": [],
+                    "stats": None,
+                    "kernel": {
+                        "name": (
+                            "cuBLAS polyphase GEMM (no scatter, no bias)"
+                            if kind == "gemm"
+                            else "torch conv_transpose1d"
+                        ),
+                        "torch": torch.__version__,
+                        "cudnn_benchmark": args.cudnn_benchmark if device else None,
+                    },
+                    "counters": {
+                        "status": "not-collected",
+                        "reason": "torch_peer.py runs no counter pass",
+                    },
                 }
                 cases.append(case)
                 if g["result"] == "pass":
@@ -312,8 +377,11 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
                     sync()
                     prepared[case["id"]] = (call, sync, device, case)
                 else:
-                    print(f"torch_peer: {case['id']} failed its gate: relative L2 "
-                          f"{g['rel_l2_err']:.3g} > {g['tolerance']:g}; not timed", file=sys.stderr)
+                    print(
+                        f"torch_peer: {case['id']} failed its gate: relative L2 "
+                        f"{g['rel_l2_err']:.3g} > {g['tolerance']:g}; not timed",
+                        file=sys.stderr,
+                    )
     order = []
     for r in range(args.reps):
         seed = args.seed * 1000003 + r
@@ -323,8 +391,9 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
         for pos, cid in enumerate(ids):
             call, sync, device, case = prepared[cid]
             s = timed(torch, call, device)
-            case["samples"].append({"round": r, "position": pos, "seconds": s, "iterations": 1,
-                                    "total_seconds": s})
+            case["samples"].append(
+                {"round": r, "position": pos, "seconds": s, "iterations": 1, "total_seconds": s}
+            )
     for case in cases:
         if case["samples"]:
             case["stats"] = stats([s["seconds"] for s in case["samples"]])
@@ -332,27 +401,59 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
     gpus = []
     if gpu_name:
         props = torch.cuda.get_device_properties(0)
-        gpus = [{"index": 0, "name": gpu_name, "uuid": None, "pci_bus_id": None, "driver": None,
-                 "cuda_runtime": torch.version.cuda,
-                 "sm_count": getattr(props, "multi_processor_count", None),
-                 "sm_clock_max_mhz": None, "mem_clock_max_mhz": None, "l2_bytes": None,
-                 "unavailable": {"uuid": "not read by torch_peer.py"}}]
+        gpus = [
+            {
+                "index": 0,
+                "name": gpu_name,
+                "uuid": None,
+                "pci_bus_id": None,
+                "driver": None,
+                "cuda_runtime": torch.version.cuda,
+                "sm_count": getattr(props, "multi_processor_count", None),
+                "sm_clock_max_mhz": None,
+                "mem_clock_max_mhz": None,
+                "l2_bytes": None,
+                "unavailable": {"uuid": "not read by torch_peer.py"},
+            }
+        ]
     record = {
-        "schema_version": 1, "run_id": uuid.uuid4().hex,
-        "tool": {"name": "convbench", "version": None, "git_sha": git_sha(),
-                 "program": "scripts/torch_peer.py", "torch_version": torch.__version__,
-                 "python": platform.python_version(),
-                 "cuda_version": torch.version.cuda,
-                 "cudnn_version": torch.backends.cudnn.version() if gpu_name else None},
-        "argv": ["scripts/torch_peer.py", *argv], "started_utc": started, "ended_utc": utc_now(),
-        "exit_status": status, "host": host_block(), "gpus": gpus,
-        "plan": {"model": args.model_name, "stages": args.stages, "frames": args.frames,
-                 "arms": args.arms, "staging": sorted({c["staging"] for c in cases}),
-                 "reps": args.reps, "seed": args.seed, "threads": args.threads, "order": order,
-                 "device_timing": "launched"},
-        "lease": {"status": "not-collected",
-                  "reason": "torch_peer.py takes no lease (run it under convlease run --)"},
-        "cases": cases, "benchmarks": [], "context": {},
+        "schema_version": 1,
+        "run_id": uuid.uuid4().hex,
+        "tool": {
+            "name": "convbench",
+            "version": None,
+            "git_sha": git_sha(),
+            "program": "scripts/torch_peer.py",
+            "torch_version": torch.__version__,
+            "python": platform.python_version(),
+            "cuda_version": torch.version.cuda,
+            "cudnn_version": torch.backends.cudnn.version() if gpu_name else None,
+        },
+        "argv": ["scripts/torch_peer.py", *argv],
+        "started_utc": started,
+        "ended_utc": utc_now(),
+        "exit_status": status,
+        "host": host_block(),
+        "gpus": gpus,
+        "plan": {
+            "model": args.model_name,
+            "stages": args.stages,
+            "frames": args.frames,
+            "arms": args.arms,
+            "staging": sorted({c["staging"] for c in cases}),
+            "reps": args.reps,
+            "seed": args.seed,
+            "threads": args.threads,
+            "order": order,
+            "device_timing": "launched",
+        },
+        "lease": {
+            "status": "not-collected",
+            "reason": "torch_peer.py takes no lease (run it under convlease run --)",
+        },
+        "cases": cases,
+        "benchmarks": [],
+        "context": {},
     }
     return record, status
 
@@ -373,12 +474,16 @@ def main(argv: list[str]) -> int:
     try:
         import torch
     except ImportError as e:
-        print(f"torch_peer: PyTorch is not importable here ({e}); run this where torch is",
-              file=sys.stderr)
+        print(
+            f"torch_peer: PyTorch is not importable here ({e}); run this where torch is",
+            file=sys.stderr,
+        )
         return 2
     if any(ARMS[a][0] for a in args.arms) and not torch.cuda.is_available():
-        print("torch_peer: --gpu or --gemm given but torch.cuda.is_available() is False",
-              file=sys.stderr)
+        print(
+            "torch_peer: --gpu or --gemm given but torch.cuda.is_available() is False",
+            file=sys.stderr,
+        )
         return 2
     torch.set_num_threads(args.threads)
     torch.backends.cudnn.benchmark = args.cudnn_benchmark
@@ -387,8 +492,14 @@ def main(argv: list[str]) -> int:
     write_atomic(args.out, record)
     for c in record["cases"]:
         st = c["stats"]
-        print(f"{c['id']:<40} " + (f"median {st['median'] * 1e6:10.1f} us  best "
-                                   f"{st['best'] * 1e6:10.1f} us" if st else "gate failed"))
+        print(
+            f"{c['id']:<40} "
+            + (
+                f"median {st['median'] * 1e6:10.1f} us  best {st['best'] * 1e6:10.1f} us"
+                if st
+                else "gate failed"
+            )
+        )
     print(f"wrote {args.out}")
     return status
 

@@ -76,12 +76,17 @@ def fake_torch(drop_bias=False, cuda=True) -> types.ModuleType:
         out.a[...] = a.a @ b.a
 
     t.mm = mm
-    t.nn = types.SimpleNamespace(functional=types.SimpleNamespace(
-        conv_transpose1d=lambda x, w, b, stride, padding: conv_transpose1d_loops(
-            x, w, b, stride, padding, drop_bias)))
+    t.nn = types.SimpleNamespace(
+        functional=types.SimpleNamespace(
+            conv_transpose1d=lambda x, w, b, stride, padding: conv_transpose1d_loops(
+                x, w, b, stride, padding, drop_bias
+            )
+        )
+    )
     t.backends = types.SimpleNamespace(
         cudnn=types.SimpleNamespace(benchmark=False, allow_tf32=False, version=lambda: 91900),
-        cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False)))
+        cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False)),
+    )
 
     class Event:
         clock = 0.0
@@ -100,9 +105,12 @@ def fake_torch(drop_bias=False, cuda=True) -> types.ModuleType:
             return (other.at - self.at) * 1e3
 
     t.cuda = types.SimpleNamespace(
-        is_available=lambda: cuda, get_device_name=lambda i: "NVIDIA H200 (fake)",
-        synchronize=lambda: None, Event=Event,
-        get_device_properties=lambda i: types.SimpleNamespace(multi_processor_count=132))
+        is_available=lambda: cuda,
+        get_device_name=lambda i: "NVIDIA H200 (fake)",
+        synchronize=lambda: None,
+        Event=Event,
+        get_device_properties=lambda i: types.SimpleNamespace(multi_processor_count=132),
+    )
     t.version = types.SimpleNamespace(cuda="13.0")
     return t
 
@@ -127,16 +135,38 @@ def run_peer(monkeypatch, tmp_path, argv, **fake):
 
 
 def test_record_validates_and_speaks_bench_conv(monkeypatch, tmp_path, schema):
-    argv = ["--model", "bigvgan_base_22khz_80band", "--frames", "2", "--stages", "up2,up3",
-            "--reps", "3", "--warmup", "1", "--cpu-f64", "--gpu", "--gemm"]
+    argv = [
+        "--model",
+        "bigvgan_base_22khz_80band",
+        "--frames",
+        "2",
+        "--stages",
+        "up2,up3",
+        "--reps",
+        "3",
+        "--warmup",
+        "1",
+        "--cpu-f64",
+        "--gpu",
+        "--gemm",
+    ]
     rc, out = run_peer(monkeypatch, tmp_path, argv)
     assert rc == 0
     record = json.loads(out.read_text())
     jsonschema.validate(record, schema)
     arms = {c["arm"] for c in record["cases"]}
-    assert arms == {"torch-cpu-f32", "torch-cpu-f64", "torch-cudnn-f32", "torch-cudnn-tf32",
-                    "torch-cudnn-f64", "torch-cublas-gemm-f32", "torch-cublas-gemm-f64"}
-    models = {m["name"]: m for m in json.loads((ROOT / "bench/data/models.json").read_text())["models"]}
+    assert arms == {
+        "torch-cpu-f32",
+        "torch-cpu-f64",
+        "torch-cudnn-f32",
+        "torch-cudnn-tf32",
+        "torch-cudnn-f64",
+        "torch-cublas-gemm-f32",
+        "torch-cublas-gemm-f64",
+    }
+    models = {
+        m["name"]: m for m in json.loads((ROOT / "bench/data/models.json").read_text())["models"]
+    }
     base = models["bigvgan_base_22khz_80band"]
     for c in record["cases"]:
         assert c["id"] == f"{c['stage']}/{c['frames']}/{c['arm']}/{c['staging']}"
@@ -153,9 +183,13 @@ def test_record_validates_and_speaks_bench_conv(monkeypatch, tmp_path, schema):
 
 
 def test_an_arm_that_fails_its_gate_is_not_timed(monkeypatch, tmp_path, schema):
-    rc, out = run_peer(monkeypatch, tmp_path, ["--frames", "1", "--stages", "up3", "--reps", "2",
-                                               "--model", "bigvgan_base_22khz_80band"],
-                       drop_bias=True, cuda=False)
+    rc, out = run_peer(
+        monkeypatch,
+        tmp_path,
+        ["--frames", "1", "--stages", "up3", "--reps", "2", "--model", "bigvgan_base_22khz_80band"],
+        drop_bias=True,
+        cuda=False,
+    )
     assert rc == 4
     record = json.loads(out.read_text())
     jsonschema.validate(record, schema)
