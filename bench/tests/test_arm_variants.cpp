@@ -91,10 +91,23 @@ TEST(ArmVariants, APatternRunWritesOneRecordOfEveryVariant) {
   fs::path dir = fs::temp_directory_path() / ("bench_arm_variants_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string out = (dir / "r.json").string();
-  const char *argv[] = {"bench_conv", "--stage",   "up2,up3",   "--model", "bigvgan_base_22khz_80band",
-                        "--frames",   "2",         "--reps",    "1",       "--arms",
-                        "test-variant@*",          "--no-counters",        "--no-lease",
-                        "--min-time", "0.001",     "--out",     out.c_str()};
+  const char *argv[] = {"bench_conv",
+                        "--stage",
+                        "up2,up3",
+                        "--model",
+                        "bigvgan_base_22khz_80band",
+                        "--frames",
+                        "2",
+                        "--reps",
+                        "1",
+                        "--arms",
+                        "test-variant@*",
+                        "--no-counters",
+                        "--no-lease",
+                        "--min-time",
+                        "0.001",
+                        "--out",
+                        out.c_str()};
   ASSERT_EQ(run_bench_conv(int(sizeof argv / sizeof *argv), argv), 0);
   std::ifstream in(out);
   ASSERT_TRUE(in.good());

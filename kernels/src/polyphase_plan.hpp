@@ -30,8 +30,8 @@ inline std::string unsupported_reason(const ConvShape &s) {
 
 // The geometry of a shape unsupported_reason accepts.
 inline Geometry geometry(const ConvShape &s) {
-  return {s.batch, s.cin,      s.cout,    s.l_in,           s.l_out(),
-          s.k,     s.stride,   s.padding, int(s.k / s.stride), s.bias};
+  return {s.batch, s.cin, s.cout, s.l_in, s.l_out(), s.k, s.stride, s.padding, int(s.k / s.stride),
+          s.bias};
 }
 
 } // namespace convbench::polyphase

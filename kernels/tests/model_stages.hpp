@@ -59,8 +59,8 @@ inline ModelTable load_model_table(const std::string &path) {
 // The table of this source tree (CONVBENCH_SOURCE_DATA_DIR, set by kernels/tests/CMakeLists.txt),
 // read once.
 inline const ModelTable &model_table() {
-  static const ModelTable t = load_model_table(std::string(CONVBENCH_SOURCE_DATA_DIR) +
-                                               "/models.json");
+  static const ModelTable t =
+      load_model_table(std::string(CONVBENCH_SOURCE_DATA_DIR) + "/models.json");
   return t;
 }
 

@@ -75,7 +75,7 @@ void ResidentTc::launch(const float *d_x, float *d_y) {
 void ResidentTc::download_output(float *y) {
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->st));
   CONVBENCH_CUDA_CHECK(cudaMemcpy(y, impl_->y.p, size_t(impl_->s.output_elems()) * sizeof(float),
-                   cudaMemcpyDeviceToHost));
+                                  cudaMemcpyDeviceToHost));
 }
 void *ResidentTc::stream() const { return impl_->st; }
 float *ResidentTc::d_output() { return impl_->y.p; }
@@ -98,7 +98,8 @@ void per_call_tc(const ConvShape &s, Precision p, const float *x, const float *w
     throw;
   }
   cudaStreamDestroy(st);
-  CONVBENCH_CUDA_CHECK(cudaMemcpy(y, dy.p, size_t(s.output_elems()) * sizeof(float), cudaMemcpyDeviceToHost));
+  CONVBENCH_CUDA_CHECK(
+      cudaMemcpy(y, dy.p, size_t(s.output_elems()) * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
 } // namespace convbench::tc
