@@ -22,6 +22,8 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "analysis" / "src"))
+from convbench_analysis.load import load_run  # noqa: E402  (the one reader of records)
 
 
 class Tensor:
@@ -154,6 +156,7 @@ def test_record_validates_and_speaks_bench_conv(monkeypatch, tmp_path, schema):
     assert rc == 0
     record = json.loads(out.read_text())
     jsonschema.validate(record, schema)
+    load_run(out)  # the analysis reads it: schema, consistency, finite numbers
     arms = {c["arm"] for c in record["cases"]}
     assert arms == {
         "torch-cpu-f32",
