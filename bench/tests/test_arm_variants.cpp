@@ -85,6 +85,50 @@ TEST(ArmVariants, PatternsExpandToEveryMatchingArm) {
 #endif
 }
 
+#if CONVBENCH_HAVE_CUDA
+// A block arm's record names its block and counts the multiply-adds that block issues; it runs
+// single stages its block can run, never the chain. Planted: a block arm that ignores its block
+// (block() returning nullopt) failed this test.
+TEST(ArmVariants, ABlockArmNamesItsBlockAndRefusesWhatItCannotRun) {
+  ConvShape up0; // the default model's up0 at 96 frames: 1536 -> 768, K 16, stride 8
+  up0.op = ConvOp::transposed;
+  up0.cin = 1536;
+  up0.cout = 768;
+  up0.k = 16;
+  up0.stride = 8;
+  up0.padding = 4;
+  up0.l_in = 96;
+  Problem p;
+  p.stage = "up0";
+  p.frames = 96;
+  p.shapes = {up0};
+  const auto blocks = fast::fast_configs();
+  const fast::FastConfig &b = blocks.back();
+  ASSERT_FALSE(b == fast::default_fast_config());
+  const Arm *a = find_arm("cuda-f64-fma@" + b.name());
+  ASSERT_NE(a, nullptr);
+  std::string why;
+  EXPECT_TRUE(a->supports(p, &why)) << why;
+  const auto kernel = a->describe(p);
+  EXPECT_NE(kernel["name"].get<std::string>().find(b.name()), std::string::npos) << kernel;
+  EXPECT_NE(kernel["name"].get<std::string>().find("f64 fma"), std::string::npos) << kernel;
+  EXPECT_EQ(kernel["issued_macs"].get<int64_t>(), fast::fast_issued_macs(up0, b));
+  // The tuned arm describes its own choice, which differs from a fixed block somewhere.
+  EXPECT_NE(find_arm("cuda-f64-fma")->describe(p)["name"], nullptr);
+
+  Problem chain = p;
+  chain.stage = "chain";
+  chain.shapes = {up0, up0};
+  EXPECT_FALSE(a->supports(chain, &why));
+  EXPECT_NE(why.find("per stage"), std::string::npos) << why;
+  Problem m3 = p; // 3 taps per phase: the non-default blocks are compiled for 2 only
+  m3.shapes[0].k = 24;
+  m3.shapes[0].padding = 8;
+  EXPECT_FALSE(a->supports(m3, &why));
+  EXPECT_NE(why.find(b.name()), std::string::npos) << why;
+}
+#endif
+
 // End to end: `--arms 'test-variant@*'` is an ordinary run whose record holds each variant's
 // cases (the one a variant refuses left out), gated and timed.
 TEST(ArmVariants, APatternRunWritesOneRecordOfEveryVariant) {
