@@ -140,9 +140,14 @@ def render(best, fallback, where, devices, shas, paths) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip(), file=sys.stderr if not argv else sys.stdout)
-        return 2 if not argv else 0
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    if not argv:
+        print(
+            "fast_tuning: usage: fast_tuning.py RECORD.json... > tuned_configs.inc", file=sys.stderr
+        )
+        return 2
     try:
         medians, where, devices, shas = collect(argv)
         best, fallback = choose(medians)
