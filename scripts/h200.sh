@@ -238,25 +238,31 @@ fi
 
 if has sweep; then
   # Every compiled block shape of the fast kernel as an arm of its own (cuda-f32@t128-c8-k16-u16
-  # ...), gated against cpu-f64 like its arm and timed by the one engine on every vocoder stage,
-  # one record per model; then the tuning table from those records, and what it changes.
+  # ...), gated against cpu-f64 like its arm and timed by the one engine on every vocoder stage;
+  # then the tuning table from those records, and what it changes.
   timeout 200 $B/bin/fast_gpu_tests --gtest_filter='*EveryConfig*:*ClusterSplits*:*AsyncStaging*' >"$W/logs/fast-configs.txt" 2>&1
   log "fast_gpu_tests EveryConfig rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$W/logs/fast-configs.txt" | tr '\n' ' ')"
-  # One run per model and length: a run keeps every case's buffers resident from its gate to the
-  # end, so the device must hold them all (bench_conv refuses a plan that would not fit).
-  for m in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
-    for f in 96 384 1536; do
-      timeout "${SWEEP_TIMEOUT:-300}" $B/bin/bench_conv --model $m --stage all --frames $f \
-        --staging resident --reps "${SWEEP_REPS:-3}" --min-time 0.02 --no-counters \
-        --arms 'cuda-f32@*,cuda-f64@*,cuda-f64-fma@*' --out "$W/results/sweep-$m-$f.json" \
-        >"$W/logs/sweep-$m-$f.txt" 2>"$W/logs/sweep-$m-$f.err"
-      log "sweep $m $f rc=$? (4 = some block failed its gate)"
+  # One run per model, length and accumulator: a run keeps every case's buffers resident from its
+  # gate to its end, so the device must hold them all (bench_conv refuses a plan that would not
+  # fit). SWEEP_MODELS / SWEEP_FRAMES narrow a call when the whole sweep needs several; then
+  # the records of all calls go to fast_tuning.py together (python3 scripts/fast_tuning.py
+  # OUT1/sweep-*.json OUT2/sweep-*.json ... > kernels/fast/src/tuned_configs.inc).
+  for m in ${SWEEP_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}; do
+    for f in ${SWEEP_FRAMES:-96 384 1536}; do
+      for acc in f32 f64; do
+        arms='cuda-f32@*'
+        [ $acc = f64 ] && arms='cuda-f64@*,cuda-f64-fma@*'
+        timeout "${SWEEP_TIMEOUT:-300}" $B/bin/bench_conv --model $m --stage all --frames $f \
+          --staging resident --reps "${SWEEP_REPS:-3}" --min-time 0.02 --no-counters --arms "$arms" \
+          --out "$W/results/sweep-$m-$f-$acc.json" >"$W/logs/sweep-$m-$f-$acc.txt" 2>"$W/logs/sweep-$m-$f-$acc.err"
+        log "sweep $m $f $acc rc=$? (4 = some block failed its gate)"
+      done
     done
   done
   python3 scripts/fast_tuning.py "$W/results"/sweep-*.json >"$W/results/tuned_configs.inc" 2>"$W/logs/fast-tuning.err"
   log "fast_tuning rc=$? $(cat "$W/logs/fast-tuning.err")"
   diff kernels/fast/src/tuned_configs.inc "$W/results/tuned_configs.inc" >"$W/logs/tuning-diff.txt"
-  log "tuning table: $(grep -c '^>' "$W/logs/tuning-diff.txt") rows changed (logs/tuning-diff.txt)"
+  log "tuning table: $(grep -c '^>.*Arm::' "$W/logs/tuning-diff.txt") rows differ (logs/tuning-diff.txt)"
 fi
 
 if has gemm; then
