@@ -26,6 +26,8 @@ public:
   cuda::Kernel kernel() const override { return base().kernel(); }
   cuda::Block block() const override { return block_; }
   bool supports(const Problem &p, std::string *why_not) const override {
+    if (!CudaArm::supports(p, why_not)) // what every CUDA arm refuses
+      return false;
     if (p.shapes.size() != 1) { // a block is chosen per stage shape; the chain runs each stage's
       if (why_not)
         *why_not = "a block shape is timed per stage, not over the chain";
