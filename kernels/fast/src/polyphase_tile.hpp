@@ -46,7 +46,7 @@ namespace convbench::fast::detail {
 // MinBlocks: resident blocks per SM asked of ptxas through __launch_bounds__ (it caps the
 // registers per thread at 65536 / (Threads * MinBlocks)); 1 leaves ptxas free.
 //
-// RowMajor picks how a thread id maps to its (oc-group, u-group). Row-major (sessions 1-3):
+// RowMajor picks how a thread id maps to its (oc-group, u-group). Row-major (the first layout):
 // ug = tid % kUg, so a warp holds 16-32 consecutive u-groups of one or two oc-groups, and every
 // 16-byte read of the x window in compute() is a different address per lane: 3 shared-memory
 // wavefronts per read at 24 u-groups (f32), up to 6 in f64. Warp tiles (the default since session

@@ -32,7 +32,7 @@ struct FastConfig {
   int rows_per_thread = 4;
   int min_blocks = 1; // blocks per SM asked of ptxas (__launch_bounds__): a register cap
   int split = 1;
-  // Threads laid out row-major over (oc-group, u-group), the sessions 1-3 mapping, instead of in
+  // Threads laid out row-major over (oc-group, u-group), the first kernels' mapping, instead of in
   // warp tiles (polyphase_tile.hpp, Config): compiled for two controls only, so that one sweep
   // measures what the warp tiles change ("-rm" in the name).
   bool row_major = false;
