@@ -317,9 +317,49 @@ def git_sha() -> str | None:
         return None
 
 
-def run(torch, args, argv: list[str]) -> tuple[dict, int]:
-    started = utc_now()
-    gpu_name = torch.cuda.get_device_name(0) if any(ARMS[a][0] for a in args.arms) else None
+def new_case(torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_result) -> dict:
+    device, dtype, _ = ARMS[arm]
+    elem = 8 if dtype == "f64" else 4
+    cells = shape["cout"] * shape["l_out"]
+    min_bytes = float(
+        elem
+        * (
+            shape["cin"] * shape["l_in"]
+            + shape["cin"] * shape["cout"] * shape["k"]
+            + shape["cout"]
+            + cells
+        )
+    )
+    flops = 2.0 * shape["cin"] * shape["cout"] * shape["k"] * shape["l_in"]
+    staging = "resident" if device else "host"
+    gemm = "gemm" in arm
+    return {
+        "id": f"{shape['stage']}/{frames}/{arm}/{staging}",
+        "stage": shape["stage"],
+        "frames": frames,
+        "arm": arm,
+        "staging": staging,
+        "device": device,
+        "shape": shape,
+        "flops": flops,
+        "min_bytes": min_bytes,
+        "floor_s": floors(gpu_name, flops, min_bytes, dtype) if device else None,
+        "gate": gate_result,
+        "samples": [],
+        "stats": None,
+        "kernel": {
+            "name": "cuBLAS polyphase GEMM (no scatter, no bias)"
+            if gemm
+            else "torch conv_transpose1d",
+            "torch": torch.__version__,
+            "cudnn_benchmark": args.cudnn_benchmark if device else None,
+        },
+        "counters": {"status": "not-collected", "reason": "torch_peer.py runs no counter pass"},
+    }
+
+
+def gate_cases(torch, args, gpu_name) -> tuple[list[dict], dict]:
+    """Every case, gated against the f64 reference; the passing ones warmed up, ready to time."""
     rng = np.random.default_rng(args.seed)
     cases, prepared = [], {}
     for frames in args.frames:
@@ -331,57 +371,32 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
             b = rng.uniform(-1, 1, shape["cout"]).astype(np.float32)
             refs = {}
             for arm in args.arms:
-                device, dtype, _ = ARMS[arm]
                 kind = "gemm" if "gemm" in arm else "conv"
                 if kind not in refs:
                     refs[kind] = reference(arm, shape, x, w, b)
                 call, sync, output = make_call(torch, arm, shape, x, w, b)
                 call()
-                g = gate(arm, output(), refs[kind])
-                elem = 8 if dtype == "f64" else 4
-                min_bytes = elem * (x.size + w.size + b.size + shape["cout"] * shape["l_out"])
-                flops = 2.0 * shape["cin"] * shape["cout"] * shape["k"] * shape["l_in"]
-                staging = "resident" if device else "host"
-                case = {
-                    "id": f"{shape['stage']}/{frames}/{arm}/{staging}",
-                    "stage": shape["stage"],
-                    "frames": frames,
-                    "arm": arm,
-                    "staging": staging,
-                    "device": device,
-                    "shape": shape,
-                    "flops": flops,
-                    "min_bytes": float(min_bytes),
-                    "floor_s": floors(gpu_name, flops, min_bytes, dtype) if device else None,
-                    "gate": g,
-                    "samples": [],
-                    "stats": None,
-                    "kernel": {
-                        "name": (
-                            "cuBLAS polyphase GEMM (no scatter, no bias)"
-                            if kind == "gemm"
-                            else "torch conv_transpose1d"
-                        ),
-                        "torch": torch.__version__,
-                        "cudnn_benchmark": args.cudnn_benchmark if device else None,
-                    },
-                    "counters": {
-                        "status": "not-collected",
-                        "reason": "torch_peer.py runs no counter pass",
-                    },
-                }
+                case = new_case(
+                    torch, args, arm, shape, frames, gpu_name, gate(arm, output(), refs[kind])
+                )
                 cases.append(case)
-                if g["result"] == "pass":
-                    for _ in range(args.warmup):
-                        call()
-                    sync()
-                    prepared[case["id"]] = (call, sync, device, case)
-                else:
+                g = case["gate"]
+                if g["result"] != "pass":
                     print(
                         f"torch_peer: {case['id']} failed its gate: relative L2 "
                         f"{g['rel_l2_err']:.3g} > {g['tolerance']:g}; not timed",
                         file=sys.stderr,
                     )
+                    continue
+                for _ in range(args.warmup):
+                    call()
+                sync()
+                prepared[case["id"]] = (call, case)
+    return cases, prepared
+
+
+def time_rounds(torch, args, prepared: dict) -> list[dict]:
+    """--reps interleaved rounds, each a seeded shuffle of the cases: one sample per case."""
     order = []
     for r in range(args.reps):
         seed = args.seed * 1000003 + r
@@ -389,33 +404,44 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
         random.Random(seed).shuffle(ids)
         order.append({"round": r, "seed": seed, "cases": ids})
         for pos, cid in enumerate(ids):
-            call, sync, device, case = prepared[cid]
-            s = timed(torch, call, device)
+            call, case = prepared[cid]
+            s = timed(torch, call, case["device"])
             case["samples"].append(
                 {"round": r, "position": pos, "seconds": s, "iterations": 1, "total_seconds": s}
             )
+    return order
+
+
+def gpus_block(torch, gpu_name) -> list[dict]:
+    if not gpu_name:
+        return []
+    props = torch.cuda.get_device_properties(0)
+    return [
+        {
+            "index": 0,
+            "name": gpu_name,
+            "uuid": None,
+            "pci_bus_id": None,
+            "driver": None,
+            "cuda_runtime": torch.version.cuda,
+            "sm_count": getattr(props, "multi_processor_count", None),
+            "sm_clock_max_mhz": None,
+            "mem_clock_max_mhz": None,
+            "l2_bytes": None,
+            "unavailable": {"uuid": "not read by torch_peer.py"},
+        }
+    ]
+
+
+def run(torch, args, argv: list[str]) -> tuple[dict, int]:
+    started = utc_now()
+    gpu_name = torch.cuda.get_device_name(0) if any(ARMS[a][0] for a in args.arms) else None
+    cases, prepared = gate_cases(torch, args, gpu_name)
+    order = time_rounds(torch, args, prepared)
     for case in cases:
         if case["samples"]:
             case["stats"] = stats([s["seconds"] for s in case["samples"]])
     status = 4 if any(c["gate"]["result"] == "fail" for c in cases) else 0
-    gpus = []
-    if gpu_name:
-        props = torch.cuda.get_device_properties(0)
-        gpus = [
-            {
-                "index": 0,
-                "name": gpu_name,
-                "uuid": None,
-                "pci_bus_id": None,
-                "driver": None,
-                "cuda_runtime": torch.version.cuda,
-                "sm_count": getattr(props, "multi_processor_count", None),
-                "sm_clock_max_mhz": None,
-                "mem_clock_max_mhz": None,
-                "l2_bytes": None,
-                "unavailable": {"uuid": "not read by torch_peer.py"},
-            }
-        ]
     record = {
         "schema_version": 1,
         "run_id": uuid.uuid4().hex,
@@ -434,7 +460,7 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
         "ended_utc": utc_now(),
         "exit_status": status,
         "host": host_block(),
-        "gpus": gpus,
+        "gpus": gpus_block(torch, gpu_name),
         "plan": {
             "model": args.model_name,
             "stages": args.stages,
