@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The whole performance comparison on the GPU machine, in one run (issue 7): the three model
+# The whole performance comparison on the GPU machine, in one run: the three model
 # families x every upsample stage (+ the chain) x 96, 384 and 1536 frames, resident staging,
 # 5 interleaved rounds, our CUDA arms against the cuDNN peer; then the instrument's own check
 # (9 rounds with A/A twins); then the analysis report of every result.
 # Usage: scripts/compare_h200.sh BUILD_DIR OUT_DIR
 #   MODELS="..." (default: the three families) and ARMS="..." (default below; add cuda-tf32 and
 #   cuda-f64-dmma for the tensor-core arms) narrow a run; DEVICE_TIMING=queued times the resident
-#   device arms behind a held stream (bench_conv --device-timing; the default, queued; launched for the old view). The whole
-#   comparison takes about 5.3 min on the H200 (512x 139 s, 256x 78 s, base 53 s, the instrument
-#   ~40 s): one device call after a build.
+#   device arms behind a held stream (bench_conv --device-timing; the default, queued;
+#   launched times each call as the host launches it). The whole comparison takes a few minutes
+#   on the H200.
 set -uo pipefail
 B=${1:?build dir}; O=${2:?output dir}
 mkdir -p "$O"

@@ -1,69 +1,162 @@
 #!/usr/bin/env python3
-"""Turns a fast_kernels_bench --sweep result into the tuning table launch_conv uses.
+"""Makes the fast kernel's tuning table from the records of a block-shape sweep.
 
-    python3 scripts/fast_tuning.py SWEEP.json > kernels/fast/src/tuned_configs.inc
+    bench_conv --arms 'cuda-f32@*,cuda-f64@*,cuda-f64-fma@*' --staging resident ... --out R.json
+    python3 scripts/fast_tuning.py R1.json [R2.json ...] > kernels/fast/src/tuned_configs.inc
 
-For every (vocoder stage shape, arm) of the sweep, the fastest correct configuration by median
-becomes one row {cin, cout, k, stride, padding, l_in, arm, config fields}; choose_fast_config()
-looks a shape up there and falls back to the best config by geomean for shapes not in the table.
-Shapes come from bench/data/models.json (ConvTranspose1d(C/2^i -> C/2^(i+1), K, s, (K - s) / 2),
-L_in = frames x the product of earlier strides), as bench_conv builds them.
+A sweep is an ordinary bench_conv run of the block arms (`<arm>@<block>`, one arm per compiled
+block shape; scripts/h200.sh step sweep). For every shape and arm the block with the smallest
+median (the record's stats.median) among the cases that passed their gate becomes one row of
+kTuned {cin, cout, k, stride, padding, l_in, arm, block}; for each arm the block with the smallest
+geometric mean of (its median / the best median) over every shape it ran on, among the blocks that
+ran on all of them, becomes its kFallback row (choose_fast_config() uses it for shapes the table
+lacks). The table holds choices, not times: the times stay in the records.
+
+Refuses (one line on stderr, exit 2) a file that is not a bench_conv record or holds no block
+arm, and (exit 3) a sweep in which any block failed its gate: a block that computes a wrong
+answer is a kernel bug to fix before tuning.
 """
+
+from __future__ import annotations
+
 import json
+import math
 import re
+import statistics
 import sys
+from collections import defaultdict
 from pathlib import Path
 
-ARMS = {"fast-f32": "kF32", "fast-f64": "kF64", "fast-f64-fma": "kF64Fma"}
+ARMS = {"cuda-f32": "kF32", "cuda-f64": "kF64", "cuda-f64-fma": "kF64Fma"}
+BLOCK_ARM = re.compile(r"(cuda-f32|cuda-f64|cuda-f64-fma)@(\S+)")
+BLOCK_NAME = re.compile(
+    r"t(\d+)-c(\d+)-k(\d+)-u(\d+)(?:-r(\d+))?(?:-b(\d+))?(-rm)?(?:-a(\d+))?(?:-s(\d+))?"
+)
 
 
-def parse(name):
-    m = re.fullmatch(
-        r"t(\d+)-c(\d+)-k(\d+)-u(\d+)(?:-r(\d+))?(?:-b(\d+))?(-rm)?(?:-a(\d+))?(?:-s(\d+))?",
-        name)
+class Refusal(Exception):
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+def block_fields(name: str) -> list[str]:
+    """FastConfig's aggregate initialiser for a block name (FastConfig::name() inverted)."""
+    m = BLOCK_NAME.fullmatch(name)
     if not m:
-        sys.exit(f"fast_tuning: cannot parse config name '{name}'")
+        raise Refusal(f"cannot parse block name '{name}'")
     t, c, k, u, r, b, rm, a, s = m.groups()
-    cfg = [str(int(x)) for x in (t, c, k, u, r or 4, b or 1, s or 1)]
+    fields = [str(int(x)) for x in (t, c, k, u, r or 4, b or 1, s or 1)]
     if a:  # FastConfig.row_major, then FastConfig.stages
-        return cfg + ["true" if rm else "false", str(int(a))]
-    return cfg + ["true"] if rm else cfg  # FastConfig.row_major
+        return fields + ["true" if rm else "false", str(int(a))]
+    return fields + ["true"] if rm else fields
 
 
-def shapes(models_path):
-    out = {}
-    for m in json.loads(Path(models_path).read_text())["models"]:
-        c, l_mult = m["channels"], 1
-        for i, (s, k) in enumerate(zip(m["strides"], m["kernels"], strict=True)):
-            out[(m["name"], f"up{i}")] = (c >> i, c >> (i + 1), k, s, (k - s) // 2, l_mult)
-            l_mult *= s
-    return out
+def load(path: str) -> dict:
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise Refusal(f"{path}: not a readable JSON record ({e})") from e
+    if not isinstance(record, dict) or "cases" not in record or "schema_version" not in record:
+        raise Refusal(f"{path}: not a bench_conv record (no schema_version or cases)")
+    return record
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: fast_tuning.py SWEEP.json > tuned_configs.inc")
-    sweep = json.loads(Path(sys.argv[1]).read_text())
-    stage = shapes(Path(__file__).resolve().parent.parent / "bench/data/models.json")
-    rows = []
-    for b in sweep["best"]:
-        key = (b["model"], b["stage"])
-        if key not in stage or b["arm"] not in ARMS:
-            sys.exit(f"fast_tuning: unknown stage or arm in {b}")
-        cin, cout, k, s, pad, l_mult = stage[key]
-        rows.append((cin, cout, k, s, pad, b["frames"] * l_mult, ARMS[b["arm"]], parse(b["config"]),
-                     f'{b["model"]} {b["stage"]} {b["frames"]}: {b["median_us"]:.1f} us, '
-                     f'{b["speedup_over_default"]:.2f}x the default'))
-    dev = sweep.get("device")
-    dev = dev.get("name", "unknown device") if isinstance(dev, dict) else dev
-    print(f"// Generated by scripts/fast_tuning.py from {Path(sys.argv[1]).name} ({dev}); "
-          "do not edit.")
-    print("// {cin, cout, k, stride, padding, l_in, arm, {threads, cells, chunk, u_groups, rows, "
-          "min_blocks, split[, row_major[, stages]]}}")
-    for cin, cout, k, s, pad, l_in, arm, cfg, why in sorted(rows):
-        print(f"{{{cin}, {cout}, {k}, {s}, {pad}, {l_in}, Arm::{arm}, "
-              f"{{{', '.join(cfg)}}}}}, // {why}")
+def shape_key(case: dict) -> tuple:
+    s = case["shape"]
+    return (s["cin"], s["cout"], s["k"], s["stride"], s["padding"], s["l_in"])
+
+
+def collect(paths: list[str]):
+    medians = defaultdict(lambda: defaultdict(list))  # (shape, arm) -> block -> [median s]
+    where = {}  # (shape, arm) -> "model stage frames"
+    failed, devices, shas = [], set(), set()
+    for path in paths:
+        record = load(path)
+        model = record.get("plan", {}).get("model", "?")
+        for gpu in record.get("gpus") or []:
+            devices.add(gpu.get("name") or "unknown GPU")
+        shas.add((record.get("tool") or {}).get("git_sha") or "unknown")
+        for case in record["cases"]:
+            m = BLOCK_ARM.fullmatch(case.get("arm", ""))
+            if not m or case.get("staging") != "resident" or case.get("stage") == "chain":
+                continue
+            arm, block = m.groups()
+            if (case.get("gate") or {}).get("result") != "pass":
+                failed.append(f"{case['id']} ({model})")
+                continue
+            if not case.get("stats"):
+                continue
+            key = (shape_key(case), arm)
+            medians[key][block].append(case["stats"]["median"])
+            where.setdefault(key, f"{model} {case['stage']} {case['frames']}")
+    if failed:
+        raise Refusal(f"{len(failed)} block case(s) failed their gate: {', '.join(failed[:5])}", 3)
+    if not medians:
+        raise Refusal("no resident case of a block arm (<arm>@<block>) in " + ", ".join(paths))
+    return medians, where, devices, shas
+
+
+def choose(medians) -> tuple[dict, dict]:
+    """The best block per (shape, arm), and per arm the geomean-best block over its shapes."""
+    best, ratios = {}, defaultdict(lambda: defaultdict(list))
+    for key, blocks in medians.items():
+        time = {b: statistics.median(v) for b, v in blocks.items()}
+        best[key] = min(time, key=lambda b: (time[b], b))
+        for b, t in time.items():
+            ratios[key[1]][b].append(t / time[best[key]])
+    fallback = {}
+    for arm, by_block in ratios.items():
+        shapes = sum(1 for key in medians if key[1] == arm)
+        everywhere = {b: r for b, r in by_block.items() if len(r) == shapes}
+        if everywhere:
+            geo = {b: math.exp(sum(map(math.log, r)) / len(r)) for b, r in everywhere.items()}
+            fallback[arm] = min(geo, key=lambda b: (geo[b], b))
+    return best, fallback
+
+
+def render(best, fallback, where, devices, shas, paths) -> str:
+    names = ", ".join(Path(p).name for p in paths)
+    out = [
+        f"// Generated by scripts/fast_tuning.py from {names}",
+        f"// ({', '.join(sorted(devices))}; build {', '.join(sorted(shas))}); do not edit.",
+        "// Included by kernels/fast/src/plan.cpp. kTuned: {cin, cout, k, stride, padding, l_in,",
+        "// arm, {threads, cells, chunk, u_groups, rows, min_blocks, split[, row_major[, "
+        "stages]]}},",
+        "// each after the case it was chosen on; kFallback: {arm, block} for the shapes "
+        "kTuned lacks.",
+        "constexpr Tuned kTuned[] = {",
+    ]
+    for (shape, arm), block in sorted(best.items(), key=lambda kv: (kv[0][0], ARMS[kv[0][1]])):
+        fields = ", ".join(str(v) for v in shape)
+        out.append(f"    // {where[(shape, arm)]}: {block}")
+        out.append(f"    {{{fields}, Arm::{ARMS[arm]}, {{{', '.join(block_fields(block))}}}}},")
+    out += ["};", "constexpr Fallback kFallback[] = {"]
+    for arm in sorted(fallback, key=lambda a: ARMS[a]):
+        out.append(f"    // {fallback[arm]}")
+        out.append(f"    {{Arm::{ARMS[arm]}, {{{', '.join(block_fields(fallback[arm]))}}}}},")
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    if not argv:
+        print(
+            "fast_tuning: usage: fast_tuning.py RECORD.json... > tuned_configs.inc", file=sys.stderr
+        )
+        return 2
+    try:
+        medians, where, devices, shas = collect(argv)
+        best, fallback = choose(medians)
+        sys.stdout.write(render(best, fallback, where, devices, shas, argv))
+    except Refusal as e:
+        print(f"fast_tuning: {e}", file=sys.stderr)
+        return e.code
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

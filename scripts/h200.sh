@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # The one script for the GPU machine (H200): build from source for sm_90, run every test (the GPU
 # ones included), the sanitizers, the benchmarks and the performance comparison, and leave logs
-# and result JSON under $OUT (packed: the device tool returns at most 8 files).
+# and result records under $OUT (one archive, h200.tgz, and the summary). Every timing is a
+# bench_conv run (the one measurement engine) or torch_peer.py's records of PyTorch.
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize sanitize-splits bench counters lease ncu perf
 #          compare sweep queued ncu-f32 ncu-f64 main gemm cpu aa-order
 #   (main: the README's main job alone, `bench_conv --stage up0 --reps 3`; bench adds the chain
 #   sweep; ncu-f32: ncu of one cuda-f32 and one cudnn-f32 launch on 512x up0 at 96 and 1536
 #   frames; ncu-f64: ncu of one cuda-f64 launch on its tuned block, 512x up0 at 96 and 384
-#   frames and 256x up0/96 (B=build: fast_kernels_bench carried); default: all but main, ncu-f32, ncu-f64, gpu-tests, the GPU test binaries alone (tests runs them after ctest),
-#   tests-bench, the bench and lease subset of tests, sweep, the fast kernels' block-shape
-#   sweep, queued, --device-timing queued against launched on the instrument's cases, and gemm,
+#   frames and 256x up0/96; default: all but main, ncu-f32, ncu-f64, gpu-tests, the GPU test
+#   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
+#   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
-#   cpu, cpu-f32 and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
+#   cpu, cpu-f32 (and each of its instruction sets) and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,8 +69,6 @@ fi
 # The two sanitizer steps. Asked for together they run side by side (two processes on the one
 # GPU), so that both fit one device call.
 sanitize_kernels_and_async() {
-  # Session 6, binaries carried: memcheck and racecheck of kernels_cuda_tests 4 s and 85 s;
-  # memcheck of the fast filter 8 s; the cp.async racecheck 174 s in session 5, fewer configs.
   for tool in memcheck racecheck; do
     CONVBENCH_SANITIZER_SMALL=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 \
       $B/bin/kernels_cuda_tests --gtest_filter='-CudaErrors.*:CudaGrid.*' >"$W/logs/san-$tool-kernels.txt" 2>&1
@@ -85,10 +84,8 @@ sanitize_kernels_and_async() {
 }
 sanitize_splits() {
   # Racecheck of the fast kernels' exact-property cases and the cluster splits' small shapes
-  # (racecheck of the random-shape sets outlasts any call). Session 6: stopped at 60 s inside
-  # F32ClusterSplitsSmallRandomShapes with 12 shapes x 47 split configs; CONVBENCH_SANITIZER_SMALL
-  # now cuts that test to 4 shapes (every split config still runs). Session 7, side by side with
-  # sanitize: 235 s here, 364 s for both (47 split configs); session 8: 390 s for both (56).
+  # (racecheck of the random-shape sets is too slow for one call); CONVBENCH_SANITIZER_SMALL
+  # cuts the split test to 4 shapes, every split config still runs.
   CONVBENCH_SANITIZER_SMALL=1 timeout 540 compute-sanitizer --tool racecheck --error-exitcode 1 \
     $B/bin/fast_gpu_tests --gtest_filter='*Cancellation*:*Infinite*:*Width*:*SplitsSmall*' \
     >"$W/logs/san-racecheck-fast.txt" 2>&1
@@ -174,27 +171,29 @@ if has ncu-f32; then
 fi
 
 if has ncu-f64; then
-  # What limits cuda-f64 on the block it runs (fast_kernels_bench without --sweep launches the
-  # tuned config; with --sweep the first launches are the default block's whatever --configs
-  # says, which is what session 7's ncu of "t96-c8-k16-u16" profiled). One launch each.
+  # What limits cuda-f64 on the block its tuning chose (the case's kernel block names it): the
+  # first timed launch (launch 0 is the correctness gate's).
   for mf in bigvgan_v2_44khz_128band_512x:96 bigvgan_v2_44khz_128band_512x:384 bigvgan_v2_44khz_128band_256x:96; do
     m=${mf%%:*} f=${mf#*:}
     timeout 120 ncu --clock-control none -k regex:polyphase --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section SchedulerStats --section InstructionStats --section MemoryWorkloadAnalysis \
       --metrics sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum \
-      $B/bin/fast_kernels_bench --model $m --stages up0 --frames $f --arms fast-f64 --reps 1 --warmup 1 \
-      >"$W/logs/ncu-f64-$m-up0-$f.txt" 2>&1
-    log "ncu fast-f64 $m up0/$f rc=$? $(grep -E 'polyphase_kernel<|Duration|Achieved Occupancy|No Eligible|pipe_fp64' "$W/logs/ncu-f64-$m-up0-$f.txt" | tr -s ' ' | cut -c1-160 | head -6 | tr '\n' ';')"
+      $B/bin/bench_conv --model $m --stage up0 --frames $f --arms cuda-f64 --staging resident --reps 1 \
+      --min-time 0.001 --no-counters --no-lease --device-timing launched \
+      --out "$W/results/ncu-f64-$m-up0-$f.json" >"$W/logs/ncu-f64-$m-up0-$f.txt" 2>&1
+    log "ncu cuda-f64 $m up0/$f rc=$? $(grep -E 'polyphase_kernel<|Duration|Achieved Occupancy|No Eligible|pipe_fp64' "$W/logs/ncu-f64-$m-up0-$f.txt" | tr -s ' ' | cut -c1-160 | head -6 | tr '\n' ';')"
   done
 fi
 
 if has perf; then
-  [ -x $B/bin/fast_kernels_bench ] && timeout 150 $B/bin/fast_kernels_bench --frames 96,384,1536 --reps 20 \
-    >"$W/logs/fast-bench.txt" 2>&1; log "fast_kernels_bench rc=$?"
-  [ -x $B/bin/tc_bench ] && timeout 120 $B/bin/tc_bench --frames 96,384,1536 --reps 10 \
-    >"$W/logs/tc-bench.txt" 2>&1; log "tc_bench rc=$?"
-  [ -x $B/bin/cpu_f32_bench ] && timeout 120 $B/bin/cpu_f32_bench --threads 16 >"$W/logs/cpu-f32-bench.txt" 2>&1
+  # Our arms against the cuDNN peer on every stage of the three families (resident, queued), and
+  # the same peer through PyTorch: both write records of the one schema.
+  for m in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
+    timeout 240 $B/bin/bench_conv --model $m --stage all --frames 96,384,1536 --staging resident --reps 5 \
+      --arms cuda-f32,cuda-f64,cuda-f64-fma,cuda-tf32,cuda-f64-dmma,cudnn-f32,cudnn-tf32,cudnn-f64 --no-counters \
+      --out "$W/results/perf-$m.json" >"$W/logs/perf-$m.txt" 2>&1; log "perf $m rc=$?"
+  done
   timeout 240 python3 scripts/torch_peer.py --gpu --threads 16 --frames 96 --out "$W/results/torch-peer.json" \
     >"$W/logs/torch-peer.txt" 2>&1; log "torch peer rc=$?"
   $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 5 --arms cpu-f32 --threads 16 --no-counters \
@@ -202,13 +201,13 @@ if has perf; then
 fi
 
 if has cpu; then
-  # cpu-f32 against PyTorch's CPU conv_transpose1d at 16 threads, in turns, 3 rounds of each:
-  # torch's times on this machine swing from round to round (session 6, up1: medians 3.8-7.4 ms,
-  # minima 2.6-4.4 ms over the session's rounds), so one run of each is no comparison.
+  # cpu-f32 (each instruction set this CPU has, cpu-f32@*) against PyTorch's CPU
+  # conv_transpose1d at 16 threads, in turns, 3 rounds of each: torch's times on this machine
+  # swing from round to round, so one run of each is no comparison.
   for r in 1 2 3; do
-    timeout 150 $B/bin/cpu_f32_bench --threads 16 --frames 96 --reps 15 --stage up0,up1,up2,up3 \
-      >"$W/results/cpu-f32-r$r.txt" 2>&1
-    log "cpu-f32 round $r rc=$? $(awk '$1 ~ /^up/ {printf "%s %s/%s us  ", $1, $8, $9}' "$W/results/cpu-f32-r$r.txt")"
+    timeout 150 $B/bin/bench_conv --stage up0,up1,up2,up3 --frames 96 --reps 15 --threads 16 \
+      --arms 'cpu-f32,cpu-f32@*' --no-counters --out "$W/results/cpu-f32-r$r.json" >"$W/logs/cpu-f32-r$r.txt" 2>&1
+    log "cpu-f32 round $r rc=$?"
     timeout 150 python3 scripts/torch_peer.py --threads 16 --frames 96 --reps 20 \
       --out "$W/results/torch-cpu-r$r.json" >"$W/logs/torch-cpu-r$r.txt" 2>&1
     log "torch cpu round $r rc=$?"
@@ -222,11 +221,9 @@ if has compare; then
 fi
 
 if has aa-order; then
-  # The cuDNN twin outside 1% (up2/96: 1.0118 in sessions 7 and 8, to the fourth digit, both
-  # instances on bwd_data_algo_0 with no workspace; 1.004 with the two twins alone): does the
-  # gap follow the order in which the instances are prepared (and their buffers allocated), or
-  # the instance? The instrument's cases as compare_h200.sh runs them (cuDNN's twins last), then
-  # with cuDNN's twins first, in one call. Not yet run.
+  # When cuDNN's A/A twins disagree beyond the tolerance: does the gap follow the order in which
+  # the instances are prepared (and their buffers allocated), or the instance? The instrument's
+  # cases as compare_h200.sh runs them (cuDNN's twins last), then with cuDNN's twins first.
   for order in last first; do
     arms=cuda-f32,cuda-f32,cuda-f64,cuda-f64,cudnn-f32,cudnn-f32
     [ $order = first ] && arms=cudnn-f32,cudnn-f32,cuda-f32,cuda-f32,cuda-f64,cuda-f64
@@ -240,14 +237,32 @@ if has aa-order; then
 fi
 
 if has sweep; then
-  # Every compiled block shape of the fast kernels, checked against the default on the device and
-  # timed on every vocoder stage: which configuration should become the default.
+  # Every compiled block shape of the fast kernel as an arm of its own (cuda-f32@t128-c8-k16-u16
+  # ...), gated against cpu-f64 like its arm and timed by the one engine on every vocoder stage;
+  # then the tuning table from those records, and what it changes.
   timeout 200 $B/bin/fast_gpu_tests --gtest_filter='*EveryConfig*:*ClusterSplits*:*AsyncStaging*' >"$W/logs/fast-configs.txt" 2>&1
   log "fast_gpu_tests EveryConfig rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$W/logs/fast-configs.txt" | tr '\n' ' ')"
-  timeout 480 $B/bin/fast_kernels_bench --sweep --frames 96,384,1536 --reps 20 \
-    --json "$W/results/sweep.json" >"$W/logs/sweep.txt" 2>&1
-  log "fast_kernels_bench --sweep rc=$? (3 = some config wrong)"
-  grep -iE "best|speedup" "$W/logs/sweep.txt" | tail -30 >&2
+  # One run per model, length and accumulator: a run keeps every case's buffers resident from its
+  # gate to its end, so the device must hold them all (bench_conv refuses a plan that would not
+  # fit). SWEEP_MODELS / SWEEP_FRAMES narrow a call when the whole sweep needs several; then
+  # the records of all calls go to fast_tuning.py together (python3 scripts/fast_tuning.py
+  # OUT1/sweep-*.json OUT2/sweep-*.json ... > kernels/fast/src/tuned_configs.inc).
+  for m in ${SWEEP_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}; do
+    for f in ${SWEEP_FRAMES:-96 384 1536}; do
+      for acc in f32 f64; do
+        arms='cuda-f32@*'
+        [ $acc = f64 ] && arms='cuda-f64@*,cuda-f64-fma@*'
+        timeout "${SWEEP_TIMEOUT:-300}" $B/bin/bench_conv --model $m --stage all --frames $f \
+          --staging resident --reps "${SWEEP_REPS:-3}" --min-time 0.02 --no-counters --arms "$arms" \
+          --out "$W/results/sweep-$m-$f-$acc.json" >"$W/logs/sweep-$m-$f-$acc.txt" 2>"$W/logs/sweep-$m-$f-$acc.err"
+        log "sweep $m $f $acc rc=$? (4 = some block failed its gate)"
+      done
+    done
+  done
+  python3 scripts/fast_tuning.py "$W/results"/sweep-*.json >"$W/results/tuned_configs.inc" 2>"$W/logs/fast-tuning.err"
+  log "fast_tuning rc=$? $(cat "$W/logs/fast-tuning.err")"
+  diff kernels/fast/src/tuned_configs.inc "$W/results/tuned_configs.inc" >"$W/logs/tuning-diff.txt"
+  log "tuning table: $(grep -c '^>.*Arm::' "$W/logs/tuning-diff.txt") rows differ (logs/tuning-diff.txt)"
 fi
 
 if has gemm; then

@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
-"""Time PyTorch's own ConvTranspose1d on the GPU machine: the peer that convbench's arms face.
+"""PyTorch's own ConvTranspose1d on this machine, the peer convbench's arms face, as a record.
 
-CPU: F.conv_transpose1d in f32 (and optionally f64) at --threads threads (torch.set_num_threads).
-GPU (--gpu): the same op through cuDNN in f32 (TF32 off), tf32 (TF32 on) and f64, timed with CUDA
-events around each call. Every time is the median (and min) over --reps calls after --warmup
-untimed calls, in microseconds. Prints a table and writes JSON to --out.
+    python3 scripts/torch_peer.py --out results/torch-cpu.json                 # CPU f32, up0..up3
+    python3 scripts/torch_peer.py --gpu --frames 96,384 --out peer.json        # + cuDNN via torch
+    python3 scripts/torch_peer.py --gemm --no-cpu --stages all --out gemm.json # cuBLAS ceiling
 
-    python3 scripts/torch_peer.py --out results/torch_peer.json            # CPU, up0..up3
-    python3 scripts/torch_peer.py --gpu --frames 96,384 --out peer.json    # CPU + cuDNN
-    python3 scripts/torch_peer.py --gemm --no-cpu --stages all --frames 96,384,1536 --out g.json
+Arms: torch-cpu-f32 (and torch-cpu-f64 with --cpu-f64) at --threads threads; with --gpu
+torch-cudnn-f32 (TF32 off), torch-cudnn-tf32 (TF32 on) and torch-cudnn-f64, timed with CUDA
+events around each call; with --gemm torch-cublas-gemm-f32 / -f64, cuBLAS on each stage's
+polyphase GEMM [s*cout, cin*K/s] x [cin*K/s, l_in] (the stage's multiply-adds as one matrix
+product, no scatter and no bias): what the vendor's SIMT GEMM reaches on these sizes.
 
---gemm times cuBLAS on each stage's polyphase GEMM, [s*cout, cin*K/s] x [cin*K/s, l_in] (the
-stage's multiply-adds, as one matrix product: FLOPs = 2 cin cout K l_in), in f32 with TF32 off
-(SGEMM: FFMA, the arithmetic cuda-f32 must use) and in f64 (DGEMM): what the vendor's own SIMT
-GEMM reaches on these sizes, a measured ceiling for the floor targets of issue 7.
-
-This is a side measurement for issue 7 (cpu-f32 vs PyTorch CPU; cuDNN through PyTorch), not a
-convbench result record: no lease, no probes.
+The output is a result record of results/result.schema.json, as bench_conv writes: the same case
+ids (stage/frames/arm/staging), shapes from bench/data/models.json, floors from
+bench/data/devices.json, every sample, stats with the one median. Before it is timed, every arm is
+gated against an f64 reference computed here with numpy (relative L2, the bound of its bench_conv
+counterpart); a failed arm is recorded, not timed, and the exit status is 4. The cases are timed in
+interleaved rounds (a seeded shuffle per round), one call per sample, after untimed warm-up calls
+(the first runs cuDNN's algorithm choice). No lease and no probes: run it under
+`convlease run -- ...` when the machine is shared.
 """
 
 from __future__ import annotations
@@ -25,257 +27,507 @@ import argparse
 import json
 import os
 import platform
-import statistics
+import random
+import socket
+import subprocess
 import sys
 import time
+import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
-# (channels, strides, kernels) per model, from the NVIDIA BigVGAN configs (facts.md).
-MODELS = {
-    "bigvgan_v2_44khz_128band_512x": (1536, (8, 4, 2, 2, 2, 2), (16, 8, 4, 4, 4, 4)),
-    "bigvgan_v2_44khz_128band_256x": (1536, (4, 4, 2, 2, 2, 2), (8, 8, 4, 4, 4, 4)),
-    "bigvgan_base_22khz_80band": (512, (8, 8, 2, 2), (16, 16, 4, 4)),
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data"
+
+# arm -> (device, dtype, gate tolerance: relative L2 against the f64 reference)
+ARMS = {
+    "torch-cpu-f32": (False, "f32", 1e-4),  # as cpu-f32
+    "torch-cpu-f64": (False, "f64", 1e-9),
+    "torch-cudnn-f32": (True, "f32", 5e-5),  # as cudnn-f32
+    "torch-cudnn-tf32": (True, "tf32", 5e-3),  # as cudnn-tf32
+    "torch-cudnn-f64": (True, "f64", 1e-9),  # as cudnn-f64
+    "torch-cublas-gemm-f32": (True, "f32", 1e-4),
+    "torch-cublas-gemm-f64": (True, "f64", 1e-9),
 }
-DEFAULT_MODEL = "bigvgan_v2_44khz_128band_512x"
+FLOOR_KIND = {"f32": "fp32_fma", "tf32": "fp32_fma", "f64": "fp64_fma"}
 
 
-def stage_shapes(model: str, frames: int) -> list[dict]:
-    """ConvTranspose1d(C/2^i -> C/2^(i+1), K, stride s, padding (K-s)/2) per upsample stage."""
-    channels, strides, kernels = MODELS[model]
-    shapes, l_in = [], frames
-    for i, (s, k) in enumerate(zip(strides, kernels, strict=True)):
+class UsageError(Exception):
+    pass
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def load_models() -> tuple[str, dict]:
+    table = json.loads((DATA / "models.json").read_text())
+    models = {}
+    for m in table["models"]:
+        for name in [m["name"], *m.get("aliases", [])]:
+            models[name] = m
+    return table["default"], models
+
+
+def stage_shapes(model: dict, frames: int) -> list[dict]:
+    """bench_conv's stages: ConvTranspose1d(C/2^i -> C/2^(i+1), K, s, (K - s) / 2), bias."""
+    shapes, l_in, c = [], frames, model["channels"]
+    for i, (s, k) in enumerate(zip(model["strides"], model["kernels"], strict=True)):
+        pad = (k - s) // 2
         shapes.append(
             {
                 "stage": f"up{i}",
-                "cin": channels >> i,
-                "cout": channels >> (i + 1),
+                "op": "transposed",
+                "batch": 1,
+                "bias": True,
+                "cin": c >> i,
+                "cout": c >> (i + 1),
                 "k": k,
                 "stride": s,
-                "padding": (k - s) // 2,
+                "dilation": 1,
+                "padding": pad,
+                "output_padding": 0,
                 "l_in": l_in,
-                "l_out": (l_in - 1) * s - 2 * ((k - s) // 2) + k,
-                "flops": 2.0 * (channels >> i) * (channels >> (i + 1)) * k * l_in,
+                "l_out": (l_in - 1) * s - 2 * pad + k,
             }
         )
         l_in *= s
     return shapes
 
 
-def fail(msg: str) -> None:
-    print(f"torch_peer: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    default_model, models = load_models()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
+    p.add_argument("--out", required=True, help="the record to write")
+    p.add_argument("--model", default=default_model)
     p.add_argument("--frames", default="96", help="comma-separated, e.g. 96,384,1536")
     p.add_argument("--stages", default="up0,up1,up2,up3", help="comma-separated or 'all'")
     p.add_argument("--threads", type=int, default=16, help="CPU threads (torch.set_num_threads)")
-    p.add_argument("--reps", type=int, default=20, help="timed calls per case")
-    p.add_argument("--warmup", type=int, default=3, help="untimed calls per case")
-    p.add_argument("--cpu-f64", action="store_true", help="also time the CPU op in f64")
-    p.add_argument("--no-cpu", action="store_true", help="skip the CPU cases")
-    p.add_argument("--gpu", action="store_true", help="also time cuDNN (f32, tf32, f64)")
-    p.add_argument("--gemm", action="store_true", help="also time cuBLAS on the polyphase GEMM")
+    p.add_argument("--reps", type=int, default=20, help="interleaved rounds: samples per case")
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls per case first")
+    p.add_argument("--cpu-f64", action="store_true", help="also torch-cpu-f64")
+    p.add_argument("--no-cpu", action="store_true", help="no torch-cpu-* arms")
+    p.add_argument("--gpu", action="store_true", help="also torch-cudnn-f32, -tf32, -f64")
+    p.add_argument("--gemm", action="store_true", help="also torch-cublas-gemm-f32, -f64")
     p.add_argument("--cudnn-benchmark", action="store_true", help="torch.backends.cudnn.benchmark")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
+    if args.model not in models:
+        raise UsageError(f"--model: unknown model '{args.model}' (known: {', '.join(models)})")
+    args.model_name = models[args.model]["name"]
     try:
         args.frames = [int(f) for f in args.frames.split(",") if f]
     except ValueError:
-        fail(f"--frames must be comma-separated integers, got '{args.frames}'")
+        raise UsageError(
+            f"--frames must be comma-separated integers, got '{args.frames}'"
+        ) from None
     if not args.frames or min(args.frames) < 1:
-        fail("--frames needs at least one value >= 1")
-    n_stages = len(MODELS[args.model][1])
-    known = [f"up{i}" for i in range(n_stages)]
+        raise UsageError("--frames needs at least one value >= 1")
+    known = [f"up{i}" for i in range(len(models[args.model]["strides"]))]
     args.stages = known if args.stages == "all" else [s for s in args.stages.split(",") if s]
     for s in args.stages:
         if s not in known:
-            fail(f"stage '{s}' not in {args.model} (has {', '.join(known)})")
+            raise UsageError(f"--stages: '{s}' is not a stage of {args.model} ({', '.join(known)})")
     if args.threads < 1 or args.reps < 1 or args.warmup < 0:
-        fail("--threads and --reps must be >= 1, --warmup >= 0")
-    if args.no_cpu and not (args.gpu or args.gemm):
-        fail("--no-cpu without --gpu or --gemm leaves nothing to time")
+        raise UsageError("--threads and --reps must be >= 1, --warmup >= 0")
+    args.arms = (
+        [] if args.no_cpu else ["torch-cpu-f32"] + (["torch-cpu-f64"] if args.cpu_f64 else [])
+    )
+    if args.gpu:
+        args.arms += ["torch-cudnn-f32", "torch-cudnn-tf32", "torch-cudnn-f64"]
+    if args.gemm:
+        args.arms += ["torch-cublas-gemm-f32", "torch-cublas-gemm-f64"]
+    if not args.arms:
+        raise UsageError("--no-cpu without --gpu or --gemm leaves nothing to time")
+    args.models = models
     return args
 
 
-def summarise(samples_us: list[float]) -> dict:
+def reference(arm: str, shape: dict, x, w, b) -> np.ndarray:
+    """The f64 result the arm must match: the convolution (or, for the GEMM arms, the product)."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    if "gemm" in arm:
+        a, bm = gemm_operands(shape, w, x)
+        return a @ bm
+    cin, cout, k, s, pad = (
+        shape["cin"],
+        shape["cout"],
+        shape["k"],
+        shape["stride"],
+        shape["padding"],
+    )
+    l_in, l_out = shape["l_in"], shape["l_out"]
+    cols = w.reshape(cin, cout * k).T @ x  # [cout*K, l_in]: every tap's contribution
+    full = np.zeros((cout, (l_in - 1) * s + k))
+    for kk in range(k):
+        full[:, kk : kk + (l_in - 1) * s + 1 : s] += cols.reshape(cout, k, l_in)[:, kk, :]
+    return full[:, pad : pad + l_out] + b.astype(np.float64)[:, None]
+
+
+def gemm_operands(shape: dict, w, x):
+    """The polyphase GEMM's operands: A[(r, oc), (ic, j)] = w[ic, oc, j*s + r], B = x taps."""
+    cin, cout, k, s = shape["cin"], shape["cout"], shape["k"], shape["stride"]
+    taps = k // s
+    a = w.reshape(cin, cout, taps, s).transpose(3, 1, 0, 2).reshape(s * cout, cin * taps)
+    bm = np.zeros((cin, taps, shape["l_in"]), dtype=x.dtype)
+    for j in range(taps):
+        bm[:, j, j:] = x[:, : shape["l_in"] - j]
+    return a, bm.reshape(cin * taps, shape["l_in"])
+
+
+def make_call(torch, arm: str, shape: dict, x, w, b):
+    """(call, sync, output) of one arm on one stage: call() runs it once."""
+    device, dtype, _ = ARMS[arm]
+    tdtype = torch.float64 if dtype == "f64" else torch.float32
+    dev = "cuda" if device else "cpu"
+    if device:
+        # TF32 decides whether cuDNN and cuBLAS may use tensor-op math for f32.
+        torch.backends.cudnn.allow_tf32 = dtype == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    if "gemm" in arm:
+        a, bm = gemm_operands(shape, w, x)
+        ta = torch.from_numpy(np.ascontiguousarray(a)).to(dev, tdtype)
+        tb = torch.from_numpy(np.ascontiguousarray(bm)).to(dev, tdtype)
+        out = torch.empty(ta.shape[0], tb.shape[1], dtype=tdtype, device=dev)
+
+        def call():
+            torch.mm(ta, tb, out=out)
+    else:
+        tx = torch.from_numpy(x[None]).to(dev, tdtype)
+        tw = torch.from_numpy(w).to(dev, tdtype)
+        tbias = torch.from_numpy(b).to(dev, tdtype)
+        box = {}
+
+        def call():
+            box["y"] = torch.nn.functional.conv_transpose1d(
+                tx, tw, tbias, stride=shape["stride"], padding=shape["padding"]
+            )
+
+        out = None
+    sync = torch.cuda.synchronize if device else (lambda: None)
+
+    def output() -> np.ndarray:
+        sync()
+        y = out if out is not None else box["y"][0]
+        return y.detach().to("cpu", torch.float64).numpy()
+
+    return call, sync, output
+
+
+def gate(arm: str, y: np.ndarray, ref: np.ndarray) -> dict:
+    tol = ARMS[arm][2]
+    err = float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-300))
+    ok = bool(np.all(np.isfinite(y))) and y.shape == ref.shape and err <= tol
     return {
-        "median_us": statistics.median(samples_us),
-        "min_us": min(samples_us),
-        "max_us": max(samples_us),
-        "samples_us": samples_us,
+        "kind": "tolerance",
+        "result": "pass" if ok else "fail",
+        "mismatches": None,
+        "max_abs_err": float(np.max(np.abs(y - ref))) if y.shape == ref.shape else None,
+        "rel_l2_err": err,
+        "tolerance": tol,
     }
 
 
-def time_cpu(torch, F, shape: dict, dtype, args) -> list[float]:
-    gen = torch.Generator().manual_seed(args.seed)
-    x = torch.randn(1, shape["cin"], shape["l_in"], generator=gen, dtype=dtype)
-    w = torch.randn(shape["cin"], shape["cout"], shape["k"], generator=gen, dtype=dtype)
-    b = torch.randn(shape["cout"], generator=gen, dtype=dtype)
-
-    def call():
-        return F.conv_transpose1d(x, w, b, stride=shape["stride"], padding=shape["padding"])
-
-    for _ in range(args.warmup):
-        call()
-    samples = []
-    for _ in range(args.reps):
-        t0 = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - t0) / 1e3)
-    return samples
+def stats(seconds: list[float]) -> dict:
+    x = np.asarray(seconds, dtype=np.float64)
+    mean = float(x.mean())
+    sd = float(x.std(ddof=1)) if len(x) > 1 else 0.0
+    return {
+        "best": float(x.min()),
+        "median": float(np.median(x)),
+        "min": float(x.min()),
+        "max": float(x.max()),
+        "mean": mean,
+        "cv": sd / mean if mean > 0 else 0.0,
+        "spread": float(x.max() / x.min()) if x.min() > 0 else 1.0,
+        "n": int(len(x)),
+    }
 
 
-def time_gpu(torch, F, shape: dict, mode: str, args) -> list[float]:
-    dtype = torch.float64 if mode == "f64" else torch.float32
-    # TF32 decides whether cuDNN may use tensor-op math for f32 convolutions.
-    torch.backends.cudnn.allow_tf32 = mode == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
-    gen = torch.Generator().manual_seed(args.seed)
-    x = torch.randn(1, shape["cin"], shape["l_in"], generator=gen, dtype=dtype).cuda()
-    w = torch.randn(shape["cin"], shape["cout"], shape["k"], generator=gen, dtype=dtype).cuda()
-    b = torch.randn(shape["cout"], generator=gen, dtype=dtype).cuda()
-
-    def call():
-        return F.conv_transpose1d(x, w, b, stride=shape["stride"], padding=shape["padding"])
-
-    return time_events(torch, call, args)  # its first warm-up call runs cuDNN's algorithm choice
-
-
-def time_events(torch, call, args) -> list[float]:
-    """`call` on the GPU timed with CUDA events, --reps times after max(--warmup, 1) untimed."""
-    for _ in range(max(args.warmup, 1)):
-        call()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples = []
-    for _ in range(args.reps):
+def timed(torch, call, device: bool) -> float:
+    """Seconds of one call: CUDA events around it on the GPU, the steady clock on the host."""
+    if device:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         call()
         end.record()
         end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3)  # ms -> us
-    return samples
+        return start.elapsed_time(end) * 1e-3
+    t0 = time.perf_counter_ns()
+    call()
+    return (time.perf_counter_ns() - t0) * 1e-9
 
 
-def time_gemm(torch, shape: dict, mode: str, args) -> list[float]:
-    """cuBLAS on the stage's polyphase GEMM (same multiply-adds; no scatter, no bias)."""
-    dtype = torch.float64 if mode == "f64" else torch.float32
-    torch.backends.cuda.matmul.allow_tf32 = False  # SGEMM: FFMA on IEEE f32, as cuda-f32
-    taps = shape["k"] // shape["stride"]
-    rows, inner = shape["stride"] * shape["cout"], shape["cin"] * taps
-    gen = torch.Generator().manual_seed(args.seed)
-    a = torch.randn(rows, inner, generator=gen, dtype=dtype).cuda()
-    b = torch.randn(inner, shape["l_in"], generator=gen, dtype=dtype).cuda()
-    c = torch.empty(rows, shape["l_in"], dtype=dtype, device="cuda")
-    return time_events(torch, lambda: torch.mm(a, b, out=c), args)
+def floors(gpu_name: str | None, flops: float, min_bytes: float, dtype: str) -> dict | None:
+    if not gpu_name:
+        return None
+    for d in json.loads((DATA / "devices.json").read_text())["devices"]:
+        if d["match"] in gpu_name:
+            f = {
+                "fp32_fma": flops / d["fp32_fma_flops"],
+                "fp64_fma": flops / d["fp64_fma_flops"],
+                "fp64_nofma": flops / d["fp64_nofma_flops"],
+                "memory": min_bytes / d["memory_bytes_per_s"],
+            }
+            f["arm"] = f[FLOOR_KIND[dtype]]
+            return f
+    return None
+
+
+def host_block() -> dict:
+    def read(path: str) -> str | None:
+        try:
+            return Path(path).read_text().strip()
+        except OSError:
+            return None
+
+    model = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "name": socket.gethostname(),
+        "machine_id": read("/etc/machine-id"),
+        "boot_id": read("/proc/sys/kernel/random/boot_id"),
+        "cpu_model": model,
+        "cores": os.cpu_count(),
+        "governor": None,
+        "unavailable": {"governor": "torch_peer.py does not read the governor"},
+    }
+
+
+def git_sha() -> str | None:
+    try:
+        return (
+            subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            or None
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def new_case(torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_result) -> dict:
+    device, dtype, _ = ARMS[arm]
+    elem = 8 if dtype == "f64" else 4
+    cells = shape["cout"] * shape["l_out"]
+    min_bytes = float(
+        elem
+        * (
+            shape["cin"] * shape["l_in"]
+            + shape["cin"] * shape["cout"] * shape["k"]
+            + shape["cout"]
+            + cells
+        )
+    )
+    flops = 2.0 * shape["cin"] * shape["cout"] * shape["k"] * shape["l_in"]
+    staging = "resident" if device else "host"
+    gemm = "gemm" in arm
+    return {
+        "id": f"{shape['stage']}/{frames}/{arm}/{staging}",
+        "stage": shape["stage"],
+        "frames": frames,
+        "arm": arm,
+        "staging": staging,
+        "device": device,
+        "shape": shape,
+        "flops": flops,
+        "min_bytes": min_bytes,
+        "floor_s": floors(gpu_name, flops, min_bytes, dtype) if device else None,
+        "gate": gate_result,
+        "samples": [],
+        "stats": None,
+        "kernel": {
+            "name": "cuBLAS polyphase GEMM (no scatter, no bias)"
+            if gemm
+            else "torch conv_transpose1d",
+            "torch": torch.__version__,
+            "cudnn_benchmark": args.cudnn_benchmark if device else None,
+        },
+        "counters": {"status": "not-collected", "reason": "torch_peer.py runs no counter pass"},
+    }
+
+
+def gate_cases(torch, args, gpu_name) -> tuple[list[dict], dict]:
+    """Every case, gated against the f64 reference; the passing ones warmed up, ready to time."""
+    rng = np.random.default_rng(args.seed)
+    cases, prepared = [], {}
+    for frames in args.frames:
+        for shape in stage_shapes(args.models[args.model], frames):
+            if shape["stage"] not in args.stages:
+                continue
+            x = rng.uniform(-1, 1, (shape["cin"], shape["l_in"])).astype(np.float32)
+            w = rng.uniform(-1, 1, (shape["cin"], shape["cout"], shape["k"])).astype(np.float32)
+            b = rng.uniform(-1, 1, shape["cout"]).astype(np.float32)
+            refs = {}
+            for arm in args.arms:
+                kind = "gemm" if "gemm" in arm else "conv"
+                if kind not in refs:
+                    refs[kind] = reference(arm, shape, x, w, b)
+                call, sync, output = make_call(torch, arm, shape, x, w, b)
+                call()
+                case = new_case(
+                    torch, args, arm, shape, frames, gpu_name, gate(arm, output(), refs[kind])
+                )
+                cases.append(case)
+                g = case["gate"]
+                if g["result"] != "pass":
+                    print(
+                        f"torch_peer: {case['id']} failed its gate: relative L2 "
+                        f"{g['rel_l2_err']:.3g} > {g['tolerance']:g}; not timed",
+                        file=sys.stderr,
+                    )
+                    continue
+                for _ in range(args.warmup):
+                    call()
+                sync()
+                prepared[case["id"]] = (call, case)
+    return cases, prepared
+
+
+def time_rounds(torch, args, prepared: dict) -> list[dict]:
+    """--reps interleaved rounds, each a seeded shuffle of the cases: one sample per case."""
+    order = []
+    for r in range(args.reps):
+        seed = args.seed * 1000003 + r
+        ids = sorted(prepared)
+        random.Random(seed).shuffle(ids)
+        order.append({"round": r, "seed": seed, "cases": ids})
+        for pos, cid in enumerate(ids):
+            call, case = prepared[cid]
+            s = timed(torch, call, case["device"])
+            case["samples"].append(
+                {"round": r, "position": pos, "seconds": s, "iterations": 1, "total_seconds": s}
+            )
+    return order
+
+
+def gpus_block(torch, gpu_name) -> list[dict]:
+    if not gpu_name:
+        return []
+    props = torch.cuda.get_device_properties(0)
+    return [
+        {
+            "index": 0,
+            "name": gpu_name,
+            "uuid": None,
+            "pci_bus_id": None,
+            "driver": None,
+            "cuda_runtime": torch.version.cuda,
+            "sm_count": getattr(props, "multi_processor_count", None),
+            "sm_clock_max_mhz": None,
+            "mem_clock_max_mhz": None,
+            "l2_bytes": None,
+            "unavailable": {"uuid": "not read by torch_peer.py"},
+        }
+    ]
+
+
+def run(torch, args, argv: list[str]) -> tuple[dict, int]:
+    started = utc_now()
+    gpu_name = torch.cuda.get_device_name(0) if any(ARMS[a][0] for a in args.arms) else None
+    cases, prepared = gate_cases(torch, args, gpu_name)
+    order = time_rounds(torch, args, prepared)
+    for case in cases:
+        if case["samples"]:
+            case["stats"] = stats([s["seconds"] for s in case["samples"]])
+    status = 4 if any(c["gate"]["result"] == "fail" for c in cases) else 0
+    record = {
+        "schema_version": 1,
+        "run_id": uuid.uuid4().hex,
+        "tool": {
+            "name": "convbench",
+            "version": None,
+            "git_sha": git_sha(),
+            "program": "scripts/torch_peer.py",
+            "torch_version": torch.__version__,
+            "python": platform.python_version(),
+            "cuda_version": torch.version.cuda,
+            "cudnn_version": torch.backends.cudnn.version() if gpu_name else None,
+        },
+        "argv": ["scripts/torch_peer.py", *argv],
+        "started_utc": started,
+        "ended_utc": utc_now(),
+        "exit_status": status,
+        "host": host_block(),
+        "gpus": gpus_block(torch, gpu_name),
+        "plan": {
+            "model": args.model_name,
+            "stages": args.stages,
+            "frames": args.frames,
+            "arms": args.arms,
+            "staging": sorted({c["staging"] for c in cases}),
+            "reps": args.reps,
+            "seed": args.seed,
+            "threads": args.threads,
+            "order": order,
+            "device_timing": "launched",
+        },
+        "lease": {
+            "status": "not-collected",
+            "reason": "torch_peer.py takes no lease (run it under convlease run --)",
+        },
+        "cases": cases,
+        "benchmarks": [],
+        "context": {},
+    }
+    return record, status
+
+
+def write_atomic(path: str, record: dict) -> None:
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=1, allow_nan=False)
+    os.replace(tmp, path)
 
 
 def main(argv: list[str]) -> int:
-    args = parse_args(argv)
+    try:
+        args = parse_args(argv)
+    except UsageError as e:
+        print(f"torch_peer: {e}", file=sys.stderr)
+        return 2
     try:
         import torch
-        import torch.nn.functional as F
     except ImportError as e:
-        fail(f"PyTorch is not importable here ({e}); run this on the GPU machine")
-    if (args.gpu or args.gemm) and not torch.cuda.is_available():
-        fail("--gpu or --gemm given but torch.cuda.is_available() is False")
+        print(
+            f"torch_peer: PyTorch is not importable here ({e}); run this where torch is",
+            file=sys.stderr,
+        )
+        return 2
+    if any(ARMS[a][0] for a in args.arms) and not torch.cuda.is_available():
+        print(
+            "torch_peer: --gpu or --gemm given but torch.cuda.is_available() is False",
+            file=sys.stderr,
+        )
+        return 2
     torch.set_num_threads(args.threads)
     torch.backends.cudnn.benchmark = args.cudnn_benchmark
-
-    record = {
-        "tool": "scripts/torch_peer.py",
-        "utc_start": datetime.now(UTC).isoformat(),
-        "host": platform.node(),
-        "python": platform.python_version(),
-        "torch_version": torch.__version__,
-        "cuda_version": torch.version.cuda,
-        "cudnn_version": torch.backends.cudnn.version() if args.gpu else None,
-        "device_name": torch.cuda.get_device_name(0) if args.gpu or args.gemm else None,
-        "cpu_threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
-        "cudnn_benchmark": args.cudnn_benchmark,
-        "model": args.model,
-        "reps": args.reps,
-        "warmup": args.warmup,
-        "seed": args.seed,
-        "cases": [],
-    }
-    header = (
-        f"{'frames':>6} {'stage':<5} {'provider':<12} {'dtype':<5} {'median_us':>11} "
-        f"{'min_us':>11} {'TFLOP/s':>8}"
-    )
-    print(f"{args.model}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
-    print(header)
     with torch.inference_mode():
-        for frames in args.frames:
-            for shape in stage_shapes(args.model, frames):
-                if shape["stage"] not in args.stages:
-                    continue
-                runs = []
-                if not args.no_cpu:
-                    runs.append(
-                        (
-                            "torch-cpu",
-                            "f32",
-                            lambda s=shape: time_cpu(torch, F, s, torch.float32, args),
-                        )
-                    )
-                    if args.cpu_f64:
-                        runs.append(
-                            (
-                                "torch-cpu",
-                                "f64",
-                                lambda s=shape: time_cpu(torch, F, s, torch.float64, args),
-                            )
-                        )
-                if args.gpu:
-                    for mode in ("f32", "tf32", "f64"):
-                        runs.append(
-                            (
-                                "torch-cudnn",
-                                mode,
-                                lambda s=shape, m=mode: time_gpu(torch, F, s, m, args),
-                            )
-                        )
-                if args.gemm:
-                    for mode in ("f32", "f64"):
-                        runs.append(
-                            (
-                                "cublas-gemm",
-                                mode,
-                                lambda s=shape, m=mode: time_gemm(torch, s, m, args),
-                            )
-                        )
-                for provider, dtype, run in runs:
-                    summary = summarise(run())
-                    tflops = shape["flops"] / (summary["median_us"] * 1e-6) / 1e12
-                    record["cases"].append(
-                        {
-                            "frames": frames,
-                            "provider": provider,
-                            "dtype": dtype,
-                            "threads": args.threads if provider == "torch-cpu" else None,
-                            "shape": shape,
-                            "tflops": tflops,
-                            **summary,
-                        }
-                    )
-                    print(
-                        f"{frames:>6} {shape['stage']:<5} {provider:<12} {dtype:<5} "
-                        f"{summary['median_us']:>11.1f} {summary['min_us']:>11.1f} {tflops:>8.3f}",
-                        flush=True,
-                    )
-    record["utc_end"] = datetime.now(UTC).isoformat()
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(record, f, indent=2)
-    os.replace(tmp, args.out)
+        record, status = run(torch, args, argv)
+    write_atomic(args.out, record)
+    for c in record["cases"]:
+        st = c["stats"]
+        print(
+            f"{c['id']:<40} "
+            + (
+                f"median {st['median'] * 1e6:10.1f} us  best {st['best'] * 1e6:10.1f} us"
+                if st
+                else "gate failed"
+            )
+        )
     print(f"wrote {args.out}")
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -9,16 +9,11 @@
 
 #include <cuda_runtime.h>
 
-#include "convbench/cuda_conv.hpp"
+#include "convbench/cuda_check.hpp"
 
 namespace convbench::bench::device {
 
 namespace {
-void check(cudaError_t e, const char *call) {
-  if (e != cudaSuccess)
-    throw convbench::cuda::CudaError(std::string(call) + ": " + cudaGetErrorString(e));
-}
-#define BENCH_CUDA(call) check((call), #call)
 
 // slot = SM id; each block's first thread records its SM's clock64 and the global timer.
 __global__ void read_clocks(unsigned long long *out, int slots) {
@@ -51,13 +46,13 @@ __global__ void hold_queue(volatile int *flags, unsigned long long timeout_ns) {
 
 Facts facts(int dev) {
   cudaDeviceProp p{};
-  BENCH_CUDA(cudaGetDeviceProperties(&p, dev));
+  CONVBENCH_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
   Facts f;
   f.name = p.name;
   f.sm_count = p.multiProcessorCount;
   f.l2_bytes = p.l2CacheSize;
   char pci[32];
-  BENCH_CUDA(cudaDeviceGetPCIBusId(pci, sizeof pci, dev));
+  CONVBENCH_CUDA_CHECK(cudaDeviceGetPCIBusId(pci, sizeof pci, dev));
   f.pci_bus_id = pci;
   char uuid[64];
   const unsigned char *u = reinterpret_cast<const unsigned char *>(p.uuid.bytes);
@@ -66,8 +61,8 @@ Facts facts(int dev) {
            u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
            u[15]);
   f.uuid = uuid;
-  BENCH_CUDA(cudaRuntimeGetVersion(&f.runtime_version));
-  BENCH_CUDA(cudaDriverGetVersion(&f.driver_version));
+  CONVBENCH_CUDA_CHECK(cudaRuntimeGetVersion(&f.runtime_version));
+  CONVBENCH_CUDA_CHECK(cudaDriverGetVersion(&f.driver_version));
   int khz = 0;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess)
     f.sm_clock_max_khz = khz;
@@ -77,13 +72,13 @@ Facts facts(int dev) {
 }
 
 void free_memory(size_t *free_bytes, size_t *total_bytes) {
-  BENCH_CUDA(cudaMemGetInfo(free_bytes, total_bytes));
+  CONVBENCH_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
 }
 
 EventTimer::EventTimer() : start_(nullptr), stop_(nullptr) {
   cudaEvent_t a, b;
-  BENCH_CUDA(cudaEventCreate(&a));
-  BENCH_CUDA(cudaEventCreate(&b));
+  CONVBENCH_CUDA_CHECK(cudaEventCreate(&a));
+  CONVBENCH_CUDA_CHECK(cudaEventCreate(&b));
   start_ = a;
   stop_ = b;
 }
@@ -92,29 +87,29 @@ EventTimer::~EventTimer() {
   cudaEventDestroy(static_cast<cudaEvent_t>(stop_));
 }
 void EventTimer::start(void *s) {
-  BENCH_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(start_), static_cast<cudaStream_t>(s)));
+  CONVBENCH_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(start_), static_cast<cudaStream_t>(s)));
 }
 void EventTimer::stop(void *s) {
-  BENCH_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(stop_), static_cast<cudaStream_t>(s)));
+  CONVBENCH_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop_), static_cast<cudaStream_t>(s)));
 }
 double EventTimer::seconds() {
-  BENCH_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
+  CONVBENCH_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
   float ms = 0;
-  BENCH_CUDA(
+  CONVBENCH_CUDA_CHECK(
       cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
   return double(ms) * 1e-3;
 }
 
 QueueHold::QueueHold(double timeout_s) : timeout_s_(timeout_s), host_(nullptr), dev_(nullptr) {
   void *h = nullptr;
-  BENCH_CUDA(cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped));
+  CONVBENCH_CUDA_CHECK(cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped));
   host_ = static_cast<int *>(h);
   host_[0] = host_[1] = 0;
   void *d = nullptr;
   const cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
   if (e != cudaSuccess) {
     cudaFreeHost(h);
-    check(e, "cudaHostGetDevicePointer");
+    CONVBENCH_CUDA_CHECK(e); // cudaHostGetDevicePointer
   }
   dev_ = static_cast<int *>(d);
 }
@@ -125,46 +120,46 @@ void QueueHold::hold(void *s) {
   reinterpret_cast<volatile int *>(host_)[1] = 0;
   hold_queue<<<1, 1, 0, static_cast<cudaStream_t>(s)>>>(
       dev_, static_cast<unsigned long long>(timeout_s_ * 1e9));
-  BENCH_CUDA(cudaGetLastError());
+  CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
 void QueueHold::release() { reinterpret_cast<volatile int *>(host_)[0] = 1; }
 bool QueueHold::timed_out() const { return reinterpret_cast<volatile int *>(host_)[1] != 0; }
 
 StreamLink::StreamLink() : event_(nullptr) {
   cudaEvent_t e;
-  BENCH_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  CONVBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   event_ = e;
 }
 StreamLink::~StreamLink() { cudaEventDestroy(static_cast<cudaEvent_t>(event_)); }
 void StreamLink::link(void *signalling, void *waiting) {
-  BENCH_CUDA(
+  CONVBENCH_CUDA_CHECK(
       cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(signalling)));
-  BENCH_CUDA(
+  CONVBENCH_CUDA_CHECK(
       cudaStreamWaitEvent(static_cast<cudaStream_t>(waiting), static_cast<cudaEvent_t>(event_), 0));
 }
 
 SmClock::SmClock(int sm_count) : slots_(sm_count > 0 ? sm_count : 1), d_buf_(nullptr) {
   // %smid can exceed the SM count on parts with disabled SMs; leave headroom.
   slots_ = slots_ * 2 + 32;
-  BENCH_CUDA(cudaMalloc(&d_buf_, sizeof(unsigned long long) * 4 * size_t(slots_)));
+  CONVBENCH_CUDA_CHECK(cudaMalloc(&d_buf_, sizeof(unsigned long long) * 4 * size_t(slots_)));
 }
 SmClock::~SmClock() { cudaFree(d_buf_); }
 
 void SmClock::begin(void *s) {
   auto st = static_cast<cudaStream_t>(s);
-  BENCH_CUDA(cudaMemsetAsync(d_buf_, 0, sizeof(unsigned long long) * 4 * size_t(slots_), st));
+  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(d_buf_, 0, sizeof(unsigned long long) * 4 * size_t(slots_), st));
   read_clocks<<<slots_, 32, 0, st>>>(d_buf_, slots_);
-  BENCH_CUDA(cudaGetLastError());
+  CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
 void SmClock::end(void *s) {
   read_clocks<<<slots_, 32, 0, static_cast<cudaStream_t>(s)>>>(d_buf_ + 2 * size_t(slots_), slots_);
-  BENCH_CUDA(cudaGetLastError());
+  CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
 double SmClock::mhz() {
   std::vector<unsigned long long> h(4 * size_t(slots_));
   // begin() and end() may sit on streams that do not synchronise with the legacy stream.
-  BENCH_CUDA(cudaDeviceSynchronize());
-  BENCH_CUDA(
+  CONVBENCH_CUDA_CHECK(cudaDeviceSynchronize());
+  CONVBENCH_CUDA_CHECK(
       cudaMemcpy(h.data(), d_buf_, sizeof(unsigned long long) * h.size(), cudaMemcpyDeviceToHost));
   double sum = 0;
   int n = 0;
@@ -182,5 +177,5 @@ double SmClock::mhz() {
 } // namespace convbench::bench::device
 
 namespace convbench::bench::device {
-void sync_stream(void *s) { BENCH_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(s))); }
+void sync_stream(void *s) { CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s))); }
 } // namespace convbench::bench::device

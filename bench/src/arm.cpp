@@ -1,5 +1,7 @@
 #include "arm.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -44,7 +46,8 @@ bool register_arm(std::unique_ptr<Arm> arm) {
 std::vector<const Arm *> registered_arms() {
   std::vector<const Arm *> out;
   for (const auto &a : registry())
-    out.push_back(a.get());
+    if (!a->hidden())
+      out.push_back(a.get());
   std::sort(out.begin(), out.end(), [](const Arm *a, const Arm *b) {
     bool ra = a->gate() == GateKind::reference, rb = b->gate() == GateKind::reference;
     if (ra != rb)
@@ -61,6 +64,31 @@ const Arm *find_arm(const std::string &name) {
     if (a->name() == name)
       return a.get();
   return nullptr;
+}
+
+std::vector<std::string> expand_arm_patterns(const std::vector<std::string> &names) {
+  std::vector<std::string> out;
+  for (const auto &name : names) {
+    if (name.find_first_of("*?[") == std::string::npos) {
+      out.push_back(name);
+      continue;
+    }
+    std::vector<std::string> matched, available;
+    for (const auto &a : registry())
+      if (fnmatch(name.c_str(), a->name().c_str(), 0) == 0) {
+        matched.push_back(a->name());
+        if (std::string why; a->available(&why))
+          available.push_back(a->name());
+      }
+    // The arms this machine runs; when it runs none, all of them, so the run refuses naming why.
+    if (!available.empty())
+      matched = available;
+    std::sort(matched.begin(), matched.end());
+    if (matched.empty())
+      matched.push_back(name);
+    out.insert(out.end(), matched.begin(), matched.end());
+  }
+  return out;
 }
 
 const Arm &reference_arm() {
@@ -92,6 +120,7 @@ public:
   bool supports(const Problem &p, std::string *why_not) const override {
     return a_.supports(p, why_not);
   }
+  bool hidden() const override { return a_.hidden(); }
 
 private:
   const Arm &a_;

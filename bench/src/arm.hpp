@@ -70,6 +70,9 @@ public:
   // Whether this arm computes problem `p` (e.g. the cuDNN peer runs single stages, not the chain);
   // a case it cannot run is left out of the plan, with *why_not on stderr.
   virtual bool supports(const Problem &, std::string * /*why_not*/) const { return true; }
+  // A hidden arm (a variant such as cuda-f32@t128-c8-k16-u16, one block shape of a kernel) runs
+  // only when --arms names it, alone or by a pattern; it is not in the default set.
+  virtual bool hidden() const { return false; }
 };
 
 bool register_arm(std::unique_ptr<Arm> arm);
@@ -77,9 +80,15 @@ bool register_arm(std::unique_ptr<Arm> arm);
 // arm twice in one run and the analysis can check that their ratio is 1 (the instrument's own
 // noise). Owned by the registry; returns the same pointer for the same (arm, n).
 const Arm *twin_arm(const Arm &arm, int n);
-// Every registered arm, the reference first, then by name.
+// Every registered arm that is not hidden, the reference first, then by name: the default set.
 std::vector<const Arm *> registered_arms();
+// Any registered arm, hidden ones included.
 const Arm *find_arm(const std::string &name);
+// --arms with its patterns expanded: a name holding '*', '?' or '[' (fnmatch, e.g. "cuda-f32@*")
+// becomes every registered arm it matches that is available here, hidden ones included, by name
+// (all it matches when none is available, so the run refuses naming why); a pattern that matches
+// none is kept as it is, so the unknown-arm error names it. Other names pass unchanged.
+std::vector<std::string> expand_arm_patterns(const std::vector<std::string> &names);
 const Arm &reference_arm();
 
 } // namespace convbench::bench

@@ -143,6 +143,7 @@ int run_bench_conv(int argc, const char *const *argv_in) {
     R.stages = expand_stages(R.opt.stages, *R.model);
 
     R.gpu = cuda::device_available(&R.gpu_why_not);
+    R.opt.arms = expand_arm_patterns(R.opt.arms); // "cuda-f32@*": every block shape of an arm
     if (R.opt.arms.empty()) {
       for (const Arm *a : registered_arms()) {
         std::string why;

@@ -2,12 +2,14 @@
 // a cell never depends on the thread count.
 #include "convbench/cpu_conv.hpp"
 
-#include "cpu_f32_conv.hpp"
-
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "cpu_f32_conv.hpp"
 
 namespace convbench {
 
@@ -117,5 +119,30 @@ void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const floa
 }
 
 const char* cpu_f32_isa() { return cpu_f32::isa_name(cpu_f32::best_isa()); }
+
+namespace {
+constexpr cpu_f32::Isa kIsas[] = {cpu_f32::Isa::avx512, cpu_f32::Isa::avx2, cpu_f32::Isa::generic};
+
+cpu_f32::Isa isa_named(const char* name) {
+  for (cpu_f32::Isa i : kIsas)
+    if (std::string(cpu_f32::isa_name(i)) == name) return i;
+  throw std::invalid_argument(std::string("cpu-f32: no instruction set named '") + name + "'");
+}
+}  // namespace
+
+const char* const* cpu_f32_isas() {
+  static const char* const names[] = {cpu_f32::isa_name(kIsas[0]), cpu_f32::isa_name(kIsas[1]),
+                                      cpu_f32::isa_name(kIsas[2]), nullptr};
+  return names;
+}
+
+bool cpu_f32_isa_supported(const char* isa) {
+  return cpu_f32::isa_supported(isa_named(isa));
+}
+
+void conv_cpu_f32_on(const char* isa, const ConvShape& s, const float* x, const float* w,
+                     const float* bias, float* y, ThreadPool& pool) {
+  cpu_f32::conv(isa_named(isa), s, x, w, bias, y, pool);
+}
 
 }  // namespace convbench

@@ -4,6 +4,7 @@
 // on the shape, so the output is the same run to run and at any thread count.
 // Items are handed out dynamically (an atomic counter) for balance.
 #include "cpu_f32_conv.hpp"
+#include "polyphase.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -49,10 +50,10 @@ Built build_plan(const ConvShape &s, Block blk) {
     b.z = ((s.k - 1) * d) / st; // the largest o_k
     for (int64_t r = 0; r < st; ++r) {
       Phase f{};
-      const int64_t c_r = pad - r > 0 ? ceil_div(pad - r, st) : 0;
-      const int64_t top = l_out - 1 + pad - r; // largest P = q*s + r in range, minus r
-      f.n_out = top < 0 ? 0 : std::max<int64_t>(0, top / st - c_r + 1);
-      f.y_first = c_r * st + r - pad;
+      // The polyphase planner's phase r (polyphase.hpp): its cells start at q = c_r.
+      const int64_t c_r = polyphase::phase_first(pad, st, r);
+      f.n_out = polyphase::phase_cells(l_out, pad, st, r);
+      f.y_first = polyphase::phase_output(0, pad, st, r);
       f.y_step = st;
       f.first_tap = int64_t(b.taps.size());
       for (int64_t k = 0; k < s.k; ++k) {
@@ -200,8 +201,8 @@ public:
 #if defined(__SSE2__)
         // The transposed layout holds an oc block's rows of one channel as [oc][k], K
         // contiguous floats per oc: 4 x 4 blocks of it, transposed in registers, are 4 taps' 4
-        // rows each (the element-wise gather below is a scalar load and store per weight: 5%
-        // of up2's time, perf at 2 threads).
+        // rows each (the element-wise gather below is a scalar load and store per weight,
+        // visible in up2's profile).
         if (by_tap_ && rows == mr) {
           for (int64_t k0 = 0; k0 < p.k; k0 += 4)
             for (int64_t i0 = 0; i0 + 4 <= mr; i0 += 4) {
@@ -326,7 +327,7 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
       float *dst = xbuf + batch * p.x_batch_stride + strip * p.x_strip_stride + ic * p.x_ic_stride;
       for (int64_t row = 0; row < b.rows; ++row) {
         // Cells w of this strip row with 0 <= m = strip * NR + w - z < the row's length hold
-        // input; the rest are padding. (A per-cell test here cost 9% of up2's time.)
+        // input; the rest are padding. (A per-cell test here showed in up2's profile.)
         const int64_t m0 = strip * blk.nr - b.z, row_len = (s.l_in - row + b.rows - 1) / b.rows;
         const int64_t w_lo = std::clamp<int64_t>(-m0, 0, b.width);
         const int64_t w_hi = std::clamp<int64_t>(row_len - m0, w_lo, b.width);
@@ -334,7 +335,7 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
         std::fill(d, d + w_lo, 0.0f);
         const float *sr = src + (m0 + w_lo) * b.rows + row;
         if (b.rows == 1) // transposed: one contiguous run (the strided loop below, scalar
-          std::copy(sr, sr + (w_hi - w_lo), d + w_lo); // loads and stores, was 12% of up2)
+          std::copy(sr, sr + (w_hi - w_lo), d + w_lo); // loads and stores, slow on up2)
         else
           for (int64_t cell = w_lo; cell < w_hi; ++cell)
             d[cell] = sr[(cell - w_lo) * b.rows];

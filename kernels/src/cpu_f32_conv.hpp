@@ -1,6 +1,6 @@
 // cpu-f32 with a chosen instruction set, for the tests (every variant this CPU
-// can run must pass the gates) and cpu_f32_bench. conv_cpu_f32 calls it with
-// best_isa().
+// can run must pass the gates) and the cpu-f32@<isa> arms. conv_cpu_f32 calls
+// it with best_isa().
 #pragma once
 
 #include <cstdint>

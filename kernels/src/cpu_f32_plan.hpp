@@ -3,13 +3,11 @@
 // input buffer, i.e. one small GEMM per phase: Y_ph[oc, u] = sum_{ic, tap}
 // W[ic, oc, k(tap)] * xbuf[ic][x_off(tap) + u].
 //
-//  transposed (any stride s, dilation d, K): output p + pad = q*s + r. Phase r
-//  holds the taps k
-//    with (k*d) % s == r; with o_k = (k*d - r) / s the input index is t = q -
-//    o_k. The phase's cells are u = q - c_r for q from c_r = ceil((pad - r) /
-//    s), so y index = (u + c_r)*s + r - pad. (For d = 1 and K % s == 0 this is
-//    the polyphase view of kernels/fast/src/polyphase_tile.hpp: k = j*s + r, t
-//    = q - j.)
+//  transposed (any stride s, dilation d, K): output p + pad = q*s + r, the
+//  phases of the polyphase planner (polyphase.hpp: c_r, cells, output index).
+//  Phase r holds the taps k with (k*d) % s == r; with o_k = (k*d - r) / s the
+//  input index is t = q - o_k. (For d = 1 and K % s == 0, o_k = j: the view of
+//  the CUDA and tensor-core kernels, k = j*s + r, t = q - j.)
 //  forward (any stride, dilation): one phase; the input is split into `stride`
 //  rows,
 //    xbuf[ic][ph][m] = x[ic][m*stride + ph], so tap k reads row (k*d - pad) mod
@@ -42,8 +40,8 @@ struct Plan {
   // The zero-padded input in strips of NR cells,
   // [batch][strip][cin][x_ic_stride]: a tile reads kc channels of one strip,
   // one contiguous run the prefetchers follow. (Whole rows per channel put the
-  // channels 12 KB apart for up2, past the stride prefetcher's reach: the tile
-  // then waited on L2 for its x loads and ran at about 35% of the FMA peak.)
+  // channels kilobytes apart, past the stride prefetcher's reach: the tile then
+  // waited on L2 for its x loads.)
   const float *xbuf;
   int64_t x_ic_stride;    // floats per input channel in a strip (rows x (NR +
                           // largest shift))

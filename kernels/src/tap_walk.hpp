@@ -4,11 +4,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define CONVBENCH_HD __host__ __device__
-#else
-#define CONVBENCH_HD
-#endif
+#include "host_device.hpp"
 
 namespace convbench::detail {
 
@@ -21,7 +17,7 @@ struct ForwardTaps {
   int64_t base, k_lo, k_hi;
 };
 
-CONVBENCH_HD inline ForwardTaps forward_taps(const TapGeometry& g, int64_t o) {
+CONVBENCH_HD ForwardTaps forward_taps(const TapGeometry& g, int64_t o) {
   const int64_t base = o * g.stride - g.padding;
   int64_t k_lo = base >= 0 ? 0 : (-base + g.dilation - 1) / g.dilation;
   const int64_t top = g.l_in - 1 - base;
@@ -31,7 +27,7 @@ CONVBENCH_HD inline ForwardTaps forward_taps(const TapGeometry& g, int64_t o) {
   return {base, k_lo, k_hi};
 }
 
-CONVBENCH_HD inline int64_t gcd64(int64_t a, int64_t b) {
+CONVBENCH_HD int64_t gcd64(int64_t a, int64_t b) {
   while (b != 0) {
     const int64_t r = a % b;
     a = b;
@@ -47,7 +43,7 @@ struct TransposedTaps {
   int64_t t_first, k_first, n, dt, dk;
 };
 
-CONVBENCH_HD inline TransposedTaps transposed_taps(const TapGeometry& g, int64_t q) {
+CONVBENCH_HD TransposedTaps transposed_taps(const TapGeometry& g, int64_t q) {
   const int64_t gg = gcd64(g.stride, g.dilation);
   const int64_t dk = g.stride / gg, dt = g.dilation / gg;
   const int64_t q0 = q + g.padding;

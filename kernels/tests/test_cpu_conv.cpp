@@ -129,7 +129,7 @@ TEST_P(CpuF64, SkipsZeroInputs) {
   }
 }
 
-// The width probe of facts.md: an f64 accumulator keeps the 25 x 0.1 that f32 loses.
+// The accumulator-width probe: an f64 accumulator keeps the 25 x 0.1 that f32 loses.
 TEST_P(CpuF64, WidthProbeGivesTwoAndAHalf) {
   for (bool along_channels : {false, true}) {
     const Problem p = testing::probe_problem(GetParam(), along_channels);

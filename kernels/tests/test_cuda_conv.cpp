@@ -1,5 +1,5 @@
 // Device arm gates. cuda-f64 must be byte-identical (memcmp) to cpu-f64 on every stage shape of
-// the three model families of facts.md and on random shapes; cuda-f32 must be within the stated
+// the models in bench/data/models.json and on random shapes; cuda-f32 must be within the stated
 // tolerance and really accumulate in f32. Without a usable GPU every test here SKIPS with
 // device_available()'s reason.
 //
@@ -21,6 +21,7 @@
 
 #include "convbench/cpu_conv.hpp"
 #include "convbench/cuda_conv.hpp"
+#include "model_stages.hpp"
 #include "test_support.hpp"
 
 namespace convbench {
@@ -95,22 +96,7 @@ TEST(CudaDevice, AvailabilityIsExplained) {
   }
 }
 
-// ---- Model stage shapes (facts.md), at 96 frames --------------------------------------------
-
-struct Model {
-  const char* name;
-  int64_t channels;
-  std::vector<int64_t> strides, kernels;
-};
-
-const std::vector<Model>& models() {
-  static const std::vector<Model> m = {
-      {"v2_512x", 1536, {8, 4, 2, 2, 2, 2}, {16, 8, 4, 4, 4, 4}},
-      {"v2_256x", 1536, {4, 4, 2, 2, 2, 2}, {8, 8, 4, 4, 4, 4}},
-      {"base_hifigan_v1", 512, {8, 8, 2, 2}, {16, 16, 4, 4}},
-  };
-  return m;
-}
+// ---- Model stage shapes (bench/data/models.json), at 96 frames ----------------------------
 
 struct StageCase {
   std::string name;
@@ -122,18 +108,10 @@ struct StageCase {
 std::vector<StageCase> stage_cases() {
   const int64_t frames = sanitizer_small() ? 1 : 96;
   std::vector<StageCase> cases;
-  for (const Model& m : models()) {
-    int64_t l_in = frames;
-    for (size_t i = 0; i < m.strides.size(); ++i) {
-      ConvShape up;
-      up.op = ConvOp::transposed;
-      up.cin = m.channels >> i;
-      up.cout = m.channels >> (i + 1);
-      up.k = m.kernels[i];
-      up.stride = m.strides[i];
-      up.padding = (up.k - up.stride) / 2;
-      up.l_in = l_in;
-      const std::string stage = std::string(m.name) + "_up" + std::to_string(i);
+  for (const testing::ModelFamily& m : testing::model_families()) {
+    for (const testing::Stage& st : testing::model_stages(m, frames)) {
+      const ConvShape& up = st.shape;
+      const std::string stage = m.model + "_" + st.name;
       cases.push_back({stage, up});
       for (int64_t k : {3, 7, 11})
         for (int64_t d : {1, 3, 5}) {
@@ -148,7 +126,6 @@ std::vector<StageCase> stage_cases() {
           amp.l_in = up.l_out();
           cases.push_back({stage + "_amp_k" + std::to_string(k) + "_d" + std::to_string(d), amp});
         }
-      l_in = up.l_out();
     }
   }
   return cases;
@@ -175,7 +152,7 @@ TEST_P(CudaModelStage, F64ByteIdenticalAndF32WithinTolerance) {
   EXPECT_LE(err, testing::kF32RelativeL2Bound) << describe(s);
 }
 
-INSTANTIATE_TEST_SUITE_P(Facts, CudaModelStage, ::testing::ValuesIn(stage_cases()),
+INSTANTIATE_TEST_SUITE_P(Models, CudaModelStage, ::testing::ValuesIn(stage_cases()),
                          [](const ::testing::TestParamInfo<StageCase>& i) { return i.param.name; });
 
 // ---- Random shapes ---------------------------------------------------------------------------
@@ -250,7 +227,7 @@ TEST_P(CudaExact, SkipsZeroInputsLikeTheReference) {
   EXPECT_TRUE(byte_identical(run_resident(p, Accum::f64), reference_f64(p)));
 }
 
-// The width probe: cuda-f32 gives exactly 0.0, cuda-f64 2.4999998 (facts.md), both layouts.
+// The width probe: cuda-f32 gives exactly 0.0, cuda-f64 2.4999998, both layouts.
 TEST_P(CudaExact, WidthProbe) {
   REQUIRE_GPU();
   for (bool along_channels : {false, true}) {

@@ -108,10 +108,10 @@ TEST(ConvShape, ValidateNamesTheField) {
 
 TEST(ConvShape, FlopsAndBytes) {
   const ConvShape up0 = transposed(1536, 768, 16, 8, 4, 96);
-  EXPECT_DOUBLE_EQ(up0.flops(), 2.0 * 1536 * 768 * 16 * 96);  // 3.62 GFLOP (facts.md)
+  EXPECT_DOUBLE_EQ(up0.flops(), 2.0 * 1536 * 768 * 16 * 96);  // 3.62 GFLOP
   EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9);
   EXPECT_EQ(up0.weight_elems(), 1536 * 768 * 16);
-  EXPECT_NEAR(up0.weight_elems() * 4.0, 75.5e6, 0.1e6);  // facts.md: 75.5 MB of f32 weights
+  EXPECT_NEAR(up0.weight_elems() * 4.0, 75.5e6, 0.1e6);  // 75.5 MB of f32 weights
   EXPECT_DOUBLE_EQ(up0.min_bytes(), 4.0 * (1536 * 96 + 1536 * 768 * 16 + 768 + 768 * 768));
   ConvShape nb = up0;
   nb.bias = false;

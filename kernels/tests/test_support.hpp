@@ -161,7 +161,7 @@ inline double relative_l2(const std::vector<float>& a, const std::vector<float>&
 // one input channel out of 1536 costs (about 1 / sqrt(1536) ~ 2.5e-2).
 constexpr double kF32RelativeL2Bound = 1e-5;
 
-// The width probe of facts.md: 27 taps [+1e8, 0.1 x 25, -1e8] over an all-ones input.
+// The accumulator-width probe: 27 taps [+1e8, 0.1 x 25, -1e8] over an all-ones input.
 inline std::vector<float> probe_taps() {
   std::vector<float> t(27, 0.1f);
   t.front() = 1e8f;

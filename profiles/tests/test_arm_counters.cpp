@@ -15,6 +15,7 @@
 #include "convbench/cuda_conv.hpp"
 #include "convbench/profiles/counters.hpp"
 #include "convbench/shape.hpp"
+#include "model_stages.hpp"
 
 namespace cp = convbench::profiles;
 namespace cc = convbench::cuda;
@@ -24,21 +25,11 @@ using nlohmann::json;
 
 namespace {
 
-// Stage i of bigvgan_v2_44khz_128band_512x (facts.md): ConvTranspose1d(C/2^i -> C/2^(i+1), K,
-// stride s, padding (K-s)/2), L_in = frames x product of earlier strides.
+// Stage i of the default model of bench/data/models.json (bigvgan_v2_44khz_128band_512x).
 ConvShape stage_shape(int i, int64_t frames) {
-  const int64_t strides[] = {8, 4, 2, 2, 2, 2};
-  const int64_t kernels[] = {16, 8, 4, 4, 4, 4};
-  ConvShape s;
-  s.op = ConvOp::transposed;
-  s.cin = 1536 >> i;
-  s.cout = 1536 >> (i + 1);
-  s.k = kernels[i];
-  s.stride = strides[i];
-  s.padding = (kernels[i] - strides[i]) / 2;
-  s.l_in = frames;
-  for (int j = 0; j < i; ++j) s.l_in *= strides[j];
-  s.bias = true;
+  ConvShape s = convbench::testing::model_stages(convbench::testing::default_model(), frames)
+                    .at(size_t(i))
+                    .shape;
   s.validate();
   return s;
 }

@@ -139,24 +139,27 @@ public:
                                        const ArmContext &) const override {
     const cuda::Accum acc = accum();
     const cuda::Kernel k = kernel();
+    const cuda::Block blk = block();
     return prepare_staging<cuda::ResidentConv>(
         p, staging,
-        [acc, k](const ConvShape &s, const float *w, const float *b) {
-          return std::make_unique<cuda::ResidentConv>(s, acc, w, b, k);
+        [acc, k, blk](const ConvShape &s, const float *w, const float *b) {
+          return std::make_unique<cuda::ResidentConv>(s, acc, w, b, k, blk);
         },
-        [acc, k](const ConvShape &s, const float *x, const float *w, const float *b, float *y) {
-          cuda::per_call_conv(s, acc, x, w, b, y, k);
-        });
+        [acc, k, blk](const ConvShape &s, const float *x, const float *w, const float *b,
+                      float *y) { cuda::per_call_conv(s, acc, x, w, b, y, k, blk); });
   }
   nlohmann::json describe(const Problem &p) const override {
     const cuda::Accum acc = accum();
     const cuda::Kernel k = kernel();
+    const cuda::Block blk = block();
     return describe_kernels(
-        p, [&](const ConvShape &s) { return cuda::kernel_name(s, acc, k); },
-        [&](const ConvShape &s) { return cuda::issued_macs(s, acc, k); });
+        p, [&](const ConvShape &s) { return cuda::kernel_name(s, acc, k, blk); },
+        [&](const ConvShape &s) { return cuda::issued_macs(s, acc, k, blk); });
   }
   virtual cuda::Accum accum() const = 0;
   virtual cuda::Kernel kernel() const { return cuda::Kernel::best; }
+  // The fast kernel's block shape; nullopt: its tuned choice per shape.
+  virtual cuda::Block block() const { return std::nullopt; }
 };
 
 } // namespace convbench::bench

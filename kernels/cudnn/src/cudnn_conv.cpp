@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "convbench/cuda_conv.hpp"
+#include "convbench/cuda_check.hpp"
 
 namespace convbench::cudnn {
 
@@ -19,13 +19,7 @@ void check_cudnn(cudnnStatus_t st, const char *call) {
   if (st != CUDNN_STATUS_SUCCESS)
     throw CudnnError(std::string(call) + " failed: " + cudnnGetErrorString(st));
 }
-void check_cuda(cudaError_t e, const char *call) {
-  if (e != cudaSuccess)
-    throw CudnnError(std::string(call) + " failed: " + cudaGetErrorName(e) + ": " +
-                     cudaGetErrorString(e));
-}
 #define CB_CUDNN(call) check_cudnn((call), #call)
-#define CB_CUDA(call) check_cuda((call), #call)
 
 int narrow(int64_t v, const char *what) {
   if (v < 0 || v > std::numeric_limits<int>::max())
@@ -125,9 +119,9 @@ struct CudnnConv::Impl {
   void upload(void *dst, const float *src, int64_t n) {
     if (mode == Mode::f64) {
       std::vector<double> tmp(src, src + n);
-      CB_CUDA(cudaMemcpy(dst, tmp.data(), size_t(n) * sizeof(double), cudaMemcpyHostToDevice));
+      CONVBENCH_CUDA_CHECK(cudaMemcpy(dst, tmp.data(), size_t(n) * sizeof(double), cudaMemcpyHostToDevice));
     } else {
-      CB_CUDA(cudaMemcpy(dst, src, size_t(n) * sizeof(float), cudaMemcpyHostToDevice));
+      CONVBENCH_CUDA_CHECK(cudaMemcpy(dst, src, size_t(n) * sizeof(float), cudaMemcpyHostToDevice));
     }
   }
 
@@ -212,7 +206,7 @@ struct CudnnConv::Impl {
     if (user_stream) {
       stream = static_cast<cudaStream_t>(user_stream);
     } else {
-      CB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       own_stream = true;
     }
     CB_CUDNN(cudnnCreate(&handle));
@@ -240,25 +234,25 @@ struct CudnnConv::Impl {
                   ? CUDNN_FMA_MATH
                   : (mode == Mode::tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH)));
 
-    CB_CUDA(cudaMalloc(&d_x, size_t(s.input_elems()) * elem));
-    CB_CUDA(cudaMalloc(&d_w, size_t(s.weight_elems()) * elem));
-    CB_CUDA(cudaMalloc(&d_y, size_t(s.output_elems()) * elem));
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&d_x, size_t(s.input_elems()) * elem));
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&d_w, size_t(s.weight_elems()) * elem));
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&d_y, size_t(s.output_elems()) * elem));
     upload(d_w, w, s.weight_elems());
     if (s.bias) {
       if (!bias)
         throw CudnnError("cudnn peer: shape has bias but no bias values were given");
-      CB_CUDA(cudaMalloc(&d_b, size_t(s.cout) * elem));
+      CONVBENCH_CUDA_CHECK(cudaMalloc(&d_b, size_t(s.cout) * elem));
       upload(d_b, bias, s.cout);
     }
-    CB_CUDA(cudaMemset(d_x, 0, size_t(s.input_elems()) * elem));
+    CONVBENCH_CUDA_CHECK(cudaMemset(d_x, 0, size_t(s.input_elems()) * elem));
     // Find (runs every algorithm; outside any timed region), then the workspace, once.
     if (s.op == ConvOp::forward)
       choose_forward();
     else
       choose_backward_data();
     if (ws_bytes > 0)
-      CB_CUDA(cudaMalloc(&d_ws, ws_bytes));
-    CB_CUDA(cudaDeviceSynchronize());
+      CONVBENCH_CUDA_CHECK(cudaMalloc(&d_ws, ws_bytes));
+    CONVBENCH_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void launch() {
@@ -308,20 +302,20 @@ void CudnnConv::launch() { impl_->launch(); }
 
 void CudnnConv::download_output(float *y) {
   const int64_t n = impl_->s.output_elems();
-  CB_CUDA(cudaStreamSynchronize(impl_->stream));
+  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
   if (impl_->mode == Mode::f64) {
     std::vector<double> tmp(static_cast<size_t>(n));
-    CB_CUDA(cudaMemcpy(tmp.data(), impl_->d_y, size_t(n) * sizeof(double), cudaMemcpyDeviceToHost));
+    CONVBENCH_CUDA_CHECK(cudaMemcpy(tmp.data(), impl_->d_y, size_t(n) * sizeof(double), cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < n; ++i)
       y[i] = static_cast<float>(tmp[size_t(i)]);
   } else {
-    CB_CUDA(cudaMemcpy(y, impl_->d_y, size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
+    CONVBENCH_CUDA_CHECK(cudaMemcpy(y, impl_->d_y, size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
   }
 }
 
 void CudnnConv::poison_output() {
   // All-ones bytes are a NaN in both f32 and f64.
-  CB_CUDA(cudaMemsetAsync(impl_->d_y, 0xFF, size_t(impl_->s.output_elems()) * impl_->elem,
+  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(impl_->d_y, 0xFF, size_t(impl_->s.output_elems()) * impl_->elem,
                           impl_->stream));
 }
 

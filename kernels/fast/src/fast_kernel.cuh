@@ -34,9 +34,8 @@ template <typename T, class TL> constexpr size_t smem_bytes(int split) {
 // Double-buffered staging, one barrier per chunk: chunk c + 1's global loads go to registers
 // before chunk c computes from buffer c % 2, and are stored to the other buffer after it. That
 // buffer was last read by chunk c - 1's compute, which every thread finished before the barrier
-// that ended the previous iteration; the barrier after the store publishes chunk c + 1. (The
-// single-buffer kernel of session 2 needed a second barrier between compute and store: ncu put
-// 0.08-0.23 barrier-stalled warps on every issued instruction of up0 at 1536 frames.)
+// that ended the previous iteration; the barrier after the store publishes chunk c + 1. (A single
+// buffer would need a second barrier between compute and store, where warps stall.)
 template <class TL>
 __device__ __forceinline__ void chunks_through_registers(const Plan &P,
                                                          const typename TL::Block &blk,

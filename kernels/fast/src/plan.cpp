@@ -8,26 +8,15 @@
 
 #include "configs.hpp"
 #include "convbench/fast_conv.hpp"
+#include "polyphase_plan.hpp"
 
 namespace convbench::fast {
 namespace detail {
 
 std::string unsupported_reason(const ConvShape &s) {
-  try {
-    s.validate();
-  } catch (const ShapeError &e) {
-    return std::string("invalid shape: ") + e.what();
-  }
-  if (s.op != ConvOp::transposed)
-    return "forward Conv1d is not handled by the fast path";
-  if (s.dilation != 1)
-    return "dilation != 1";
-  if (s.stride < 1 || s.k % s.stride != 0)
-    return "K is not a multiple of the stride";
-  if (s.k / s.stride > 4)
-    return "more than 4 taps per phase (K / stride > 4)";
-  if (s.padding < 0)
-    return "negative padding";
+  const std::string why = polyphase::unsupported_reason(s);
+  if (!why.empty())
+    return why;
   if (s.l_out() <= 0)
     return "empty output";
   // The kernels use 32-bit element offsets inside one input channel's rows and the weights.
@@ -44,16 +33,7 @@ Plan make_plan(const ConvShape &s, const FastConfig &c) {
   if (!why.empty())
     throw std::invalid_argument("fast conv: " + why);
   Plan p{};
-  p.batch = s.batch;
-  p.cin = s.cin;
-  p.cout = s.cout;
-  p.l_in = s.l_in;
-  p.l_out = s.l_out();
-  p.k = s.k;
-  p.s = s.stride;
-  p.pad = s.padding;
-  p.m = static_cast<int>(s.k / s.stride);
-  p.bias = s.bias;
+  static_cast<polyphase::Geometry &>(p) = polyphase::geometry(s);
   // Phases per thread: the largest of 4, 2, 1 dividing both s and pad % s, so that no group of
   // phases straddles the phase where c_r = ceil((pad - r) / s) steps down.
   const int64_t b = s.padding % s.stride;
@@ -65,13 +45,9 @@ Plan make_plan(const ConvShape &s, const FastConfig &c) {
     }
   }
   p.groups = static_cast<int>(s.stride / p.tr);
-  // Cells of phase r: u in [0, U_r), U_r = ceil((l_out + pad - r) / s) - c_r.
   int64_t u_max = 0;
-  for (int64_t r = 0; r < s.stride; ++r) {
-    const int64_t c = (s.padding - r + s.stride - 1) / s.stride;
-    const int64_t hi = (p.l_out + s.padding - r + s.stride - 1) / s.stride;
-    u_max = std::max(u_max, hi - c);
-  }
+  for (int64_t r = 0; r < s.stride; ++r)
+    u_max = std::max(u_max, polyphase::phase_cells(p.l_out, p.pad, p.s, r));
   const int64_t bu = int64_t{c.cells_per_thread / c.rows_per_thread} * c.u_groups; // u per block
   p.u_tiles = std::max<int64_t>(1, (u_max + bu - 1) / bu);
   const int64_t bo = int64_t{c.threads / c.u_groups} * (c.rows_per_thread / p.tr); // oc per block
@@ -91,11 +67,13 @@ struct Tuned {
   Arm arm;
   FastConfig config;
 };
-// The fastest correct configuration per vocoder stage, frames count and arm on the H200
-// (generated from the committed sweep; see the file's header).
-constexpr Tuned kTuned[] = {
-#include "tuned_configs.inc"
+struct Fallback {
+  Arm arm;
+  FastConfig config;
 };
+// kTuned: the fastest correct block per vocoder stage shape and arm of the last sweep; kFallback:
+// per arm the block with the best geometric mean over that sweep (scripts/fast_tuning.py).
+#include "tuned_configs.inc"
 
 } // namespace
 
@@ -104,10 +82,8 @@ FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tu
   if (tuned)
     *tuned = false;
   // The table's row for this stage (channels, kernel, stride, padding) at the nearest length
-  // (log scale) when this length was not swept: in a leave-one-out over the H200 sweep (each
-  // frame count in turn left out, its stages given the config of the nearest swept one), that
-  // config ran at 1.085 / 1.027 / 1.047x the best (geomean, f32 / f64 / f64-fma), where the
-  // geomean-best fallback below ran at 1.126 / 1.029 / 1.088x (worst case 1.39 against 1.67).
+  // (log scale) when this length was not swept: a leave-one-out over a sweep (each frame count
+  // left out in turn) put that choice closer to the best than the geomean-best block.
   const Tuned *nearest = nullptr;
   double nearest_d = 0;
   for (const Tuned &t : kTuned)
@@ -127,16 +103,11 @@ FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tu
     }
   if (nearest)
     return nearest->config;
-  // Other shapes: the configuration with the best geomean over the sweep's 48 cases
-  // (f32 and f64: t128-c16-k16-u16, f64-fma: t128-c32-k16-u16-r8), where it is compiled.
-  FastConfig c = default_fast_config();
-  c.threads = 128;
-  c.u_groups = 16;
-  if (f64 && fused) {
-    c.cells_per_thread = 32;
-    c.rows_per_thread = 8;
-  }
-  return fast_config_unsupported_reason(s, c, f64).empty() ? c : default_fast_config();
+  // Other shapes: the arm's geomean-best block where it is compiled for them, else the default.
+  for (const Fallback &f : kFallback)
+    if (f.arm == arm && fast_config_unsupported_reason(s, f.config, f64).empty())
+      return f.config;
+  return default_fast_config();
 }
 
 int64_t fast_issued_macs(const ConvShape &s, const FastConfig &c) {
@@ -179,11 +150,9 @@ std::vector<FastConfig> fast_f32_configs() {
              detail::F32OnlyConfigs{});
   const std::vector<FastConfig> blocks = all;
   for (const FastConfig &c : blocks) {
-    // The 8-row tiles split 2, 4 and 8. The 4 x 4 tiles (but the default and the row-major
-    // control) split 2 and 4 (session 4; the 4 x 2 tiles too, since session 7): at 96 frames their grids are
-    // half a wave (512x up0/96, t192-c16-k12-u24: 192 blocks for 3 x 132 slots at 112 registers,
-    // 188 us), where a split of 2 fills one wave without the 1.33x tile waste of the 64-position
-    // tile that wins there today (165 us; cuDNN 152 us).
+    // The 8-row tiles split 2, 4 and 8. The 4 x 4 and 4 x 2 tiles (but the default and the
+    // row-major control) split 2 and 4: at 96 frames the 96-position tiles' grids are about half
+    // a wave, where a split of 2 fills one wave without the tile waste of the 64-position tiles.
     const bool plain_4x4 = c.rows_per_thread == 4 && !c.row_major && !(c == default_fast_config());
     const int max_split = c.rows_per_thread == 8 ? 8 : plain_4x4 ? 4 : 1;
     for (int split = 2; split <= max_split; split *= 2) {

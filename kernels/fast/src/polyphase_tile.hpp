@@ -2,16 +2,11 @@
 // for the host emulation test (tests/fast_emulation_test.cpp), so the index arithmetic that the
 // H200 runs is also checked here, on a machine without a GPU.
 //
-// Index mapping (ConvTranspose1d, dilation 1, K = M * s taps):
-//   y[b, oc, p] = bias[oc] + sum_ic sum_{t,k : t*s + k == p + pad} x[b, ic, t] * w[ic, oc, k]
-// Write P = p + pad = q*s + r (phase r in [0, s)). The taps of phase r are k = j*s + r,
-// j in [0, M), with t = q - j. So each phase is an ordinary M-tap convolution over q, and all
-// phases together are one GEMM [s*cout] x [cin*M] over the positions q.
-// Valid q for phase r: P in [pad, l_out + pad)  =>  q >= c_r = ceil((pad - r) / s) (>= 0 since
-// r < s). We index cells by u = q - c_r >= 0, so p = (u + c_r)*s + r - pad is never negative.
-// c_r takes two values: c+1 for r < pad % s, c for r >= pad % s. A block (and every thread in
-// it) owns TR consecutive phases that share one c_r (TR divides s and pad % s), so one x window
-// serves all of the thread's phases.
+// Index mapping: the polyphase view of kernels/src/polyphase.hpp (dilation 1, K = M * s taps;
+// phase r's taps k = j*s + r read t = q - j; cell u = q - c_r). c_r takes two values: c+1 for
+// r < pad % s, c for r >= pad % s. A block (and every thread in it) owns TR consecutive phases
+// that share one c_r (TR divides s and pad % s), so one x window serves all of the thread's
+// phases.
 //
 // Thread block (Config below; the default is 64 threads): kOg oc-groups x kUg u-groups. A thread
 // owns TM oc x TR phases x kTn consecutive u (TM * TR == Rows, 4 or 8; 16 cells by default). Per
@@ -33,11 +28,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define CB_HD __host__ __device__ __forceinline__
-#else
-#define CB_HD inline
-#endif
+#include "polyphase.hpp"
 
 #ifdef __CUDA_ARCH__
 #define CB_UNROLL _Pragma("unroll")
@@ -47,7 +38,7 @@
 
 namespace convbench::fast::detail {
 
-// The block shape, a compile-time configuration (issue 7 sweep): Threads = kOg oc-groups x kUg
+// The block shape, a compile-time configuration (configs.hpp): Threads = kOg oc-groups x kUg
 // u-groups; each thread owns Rows (oc, phase) rows (TM oc x TR phases, TM * TR == Rows, 4 or 8)
 // x Tn consecutive u, i.e. Rows * Tn cells; Bk input channels per shared-memory chunk. The block
 // shape never changes the per-cell addition order (chunks ascending, channels ascending inside a
@@ -55,7 +46,7 @@ namespace convbench::fast::detail {
 // MinBlocks: resident blocks per SM asked of ptxas through __launch_bounds__ (it caps the
 // registers per thread at 65536 / (Threads * MinBlocks)); 1 leaves ptxas free.
 //
-// RowMajor picks how a thread id maps to its (oc-group, u-group). Row-major (sessions 1-3):
+// RowMajor picks how a thread id maps to its (oc-group, u-group). Row-major (the first layout):
 // ug = tid % kUg, so a warp holds 16-32 consecutive u-groups of one or two oc-groups, and every
 // 16-byte read of the x window in compute() is a different address per lane: 3 shared-memory
 // wavefronts per read at 24 u-groups (f32), up to 6 in f64. Warp tiles (the default since session
@@ -64,7 +55,7 @@ namespace convbench::fast::detail {
 // weight reads kWarpO oc-groups (one wavefront), each value shared by the other lanes through
 // the broadcast. Which thread computes a cell never changes how the cell is computed.
 //
-// Stages (f32 only, session 5): 0 stages each chunk through registers into two shared-memory
+// Stages (f32 only): 0 stages each chunk through registers into two shared-memory
 // buffers (the f64 kernels must: they convert to double on the way); >= 2 copies global ->
 // shared memory with cp.async into that many buffers, Stages - 1 chunks in flight ahead of the
 // one being computed, so staging holds no registers and costs one instruction per element.
@@ -81,7 +72,7 @@ struct Config {
   static constexpr int kOg = kThreads / kUg; // oc-groups per block
   static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4
   // A thread reads its x values per channel as aligned kVec-vectors: 4 (16 bytes in f32), or 2
-  // where it owns 2 consecutive u (Tn == 2, session 7: ug * 2 values from the row start is only
+  // where it owns 2 consecutive u (Tn == 2: ug * 2 values from the row start is only
   // 8-byte aligned in f32). kXr values in all (kTn + M - 1 of them used).
   static constexpr int kVec = Tn % 4 == 0 ? 4 : 2;
   static constexpr int kXr = kTn + 4;
@@ -97,13 +88,13 @@ struct Config {
                                                                    : 0;
   static constexpr int kWarpO = kWarpU ? 32 / kWarpU : 0;
   // The u-group and oc-group of thread tid (a bijection of [0, kThreads) onto kUg x kOg).
-  CB_HD static int ug_of(int tid) {
+  CONVBENCH_HD static int ug_of(int tid) {
     if constexpr (kWarpU == 0)
       return tid % kUg;
     else
       return (tid / 32) % (kUg / kWarpU) * kWarpU + tid % kWarpU;
   }
-  CB_HD static int og_of(int tid) {
+  CONVBENCH_HD static int og_of(int tid) {
     if constexpr (kWarpU == 0)
       return tid / kUg;
     else
@@ -128,54 +119,51 @@ constexpr int kOg = DefaultConfig::kOg;
 constexpr int kBk = DefaultConfig::kBk;
 
 // Everything the kernel needs about the shape, computed once on the host.
-struct Plan {
-  int64_t batch, cin, cout, l_in, l_out, k, s, pad;
+struct Plan : polyphase::Geometry {
   int split;        // input-channel ranges per cluster (f32 only; 1 = no split)
   int64_t chunks;   // channel chunks of the block's Bk
-  int m;            // taps per phase, K / s
   int tr;           // phases per thread (and per block)
   int groups;       // s / tr phase groups
   int64_t u_tiles;  // blocks along u
   int64_t oc_tiles; // blocks along oc
-  bool bias;
 };
 
-CB_HD double add_rn(double a, double b) {
+CONVBENCH_HD double add_rn(double a, double b) {
 #ifdef __CUDA_ARCH__
   return __dadd_rn(a, b);
 #else
   return a + b; // host code is compiled with -ffp-contract=off
 #endif
 }
-CB_HD float add_rn(float a, float b) {
+CONVBENCH_HD float add_rn(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-CB_HD double mul_rn(double a, double b) {
+CONVBENCH_HD double mul_rn(double a, double b) {
 #ifdef __CUDA_ARCH__
   return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-CB_HD float mul_rn(float a, float b) {
+CONVBENCH_HD float mul_rn(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-CB_HD double fma_rn(double a, double b, double c) {
+CONVBENCH_HD double fma_rn(double a, double b, double c) {
 #ifdef __CUDA_ARCH__
   return __fma_rn(a, b, c);
 #else
   return std::fma(a, b, c);
 #endif
 }
-CB_HD float fma_rn(float a, float b, float c) {
+CONVBENCH_HD float fma_rn(float a, float b, float c) {
 #ifdef __CUDA_ARCH__
   return __fmaf_rn(a, b, c);
 #else
@@ -184,7 +172,7 @@ CB_HD float fma_rn(float a, float b, float c) {
 }
 
 // Four consecutive shared-memory values; p is 16-byte aligned for float, 32-byte for double.
-CB_HD void load4(const float *p, float (&v)[4]) {
+CONVBENCH_HD void load4(const float *p, float (&v)[4]) {
 #ifdef __CUDA_ARCH__
   const float4 q = *reinterpret_cast<const float4 *>(p);
   v[0] = q.x;
@@ -196,7 +184,7 @@ CB_HD void load4(const float *p, float (&v)[4]) {
     v[i] = p[i];
 #endif
 }
-CB_HD void load4(const double *p, double (&v)[4]) {
+CONVBENCH_HD void load4(const double *p, double (&v)[4]) {
 #ifdef __CUDA_ARCH__
   const double2 a = *reinterpret_cast<const double2 *>(p);
   const double2 b = *reinterpret_cast<const double2 *>(p + 2);
@@ -212,7 +200,7 @@ CB_HD void load4(const double *p, double (&v)[4]) {
 
 // Two consecutive shared-memory values (T = float or double); p is 8-byte aligned for float,
 // 16-byte for double.
-template <typename T> CB_HD void load2(const T *p, T (&v)[2]) {
+template <typename T> CONVBENCH_HD void load2(const T *p, T (&v)[2]) {
 #ifdef __CUDA_ARCH__
   using V2 = std::conditional_t<sizeof(T) == sizeof(float), float2, double2>;
   const V2 q = *reinterpret_cast<const V2 *>(p);
@@ -227,7 +215,7 @@ template <typename T> CB_HD void load2(const T *p, T (&v)[2]) {
 // cp.async staging (Config::kStages > 0, f32): one 4-byte global -> shared copy per element,
 // zero-filled when `ok` is false (src-size 0: nothing is read; src is then any valid address).
 // On the host (emulation) the copy happens at once; commit and wait have nothing to do there.
-CB_HD void copy4_async(float *dst, const float *src, bool ok) {
+CONVBENCH_HD void copy4_async(float *dst, const float *src, bool ok) {
 #ifdef __CUDA_ARCH__
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
@@ -237,20 +225,20 @@ CB_HD void copy4_async(float *dst, const float *src, bool ok) {
   *dst = ok ? *src : 0.0f;
 #endif
 }
-CB_HD void async_commit() {
+CONVBENCH_HD void async_commit() {
 #ifdef __CUDA_ARCH__
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 // Waits until at most N of this thread's committed copy groups are still in flight.
-template <int N> CB_HD void async_wait() {
+template <int N> CONVBENCH_HD void async_wait() {
 #ifdef __CUDA_ARCH__
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 
 // Fused: each tap is one fma (the f32 arm, and the cuda-f64-fma arm); not fused: __dmul_rn then
-// __dadd_rn, two fp64 instructions per tap (the cuda-f64 arm as issue 2 specifies it, whose
+// __dadd_rn, two fp64 instructions per tap (the cuda-f64 arm as its users specify it, whose
 // counters must show zero DFMA). Both give the same bits for f32 operands (see above).
 template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig> struct Tile {
   static_assert(M >= 1 && M <= 4, "taps per phase");
@@ -294,12 +282,12 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     int sp;                 // split index (the block's rank in its cluster)
   };
 
-  CB_HD static Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
+  CONVBENCH_HD static Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
     Block k;
     const int64_t g = bx / P.u_tiles;
     k.u0 = (bx % P.u_tiles) * kBu;
     k.r0 = g * TR;
-    k.c = (P.pad - k.r0 + P.s - 1) / P.s; // ceil((pad - r0) / s); numerator >= 0
+    k.c = polyphase::phase_first(P.pad, P.s, k.r0); // shared by the TR phases from r0
     k.oc0 = by * BO;
     k.b = bz / P.split;
     k.sp = static_cast<int>(bz % P.split);
@@ -309,7 +297,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     return k;
   }
 
-  CB_HD static void zero(Acc &a) {
+  CONVBENCH_HD static void zero(Acc &a) {
     CB_UNROLL
     for (int tm = 0; tm < TM; ++tm)
       CB_UNROLL
@@ -324,7 +312,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // Weight element e = tid + i*kThreads of the tile is (ii, j, ol, rr) with rr fastest; since
   // kThreads is a multiple of TR*BO (= 4 * kOg), ol and rr are fixed per thread and (ii*M + j) =
   // tid/(TR*BO) + kRowStep*i.
-  CB_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid, const float *x,
+  CONVBENCH_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid, const float *x,
                                 const float *w, Stage &st) {
     static_assert(kThreads % (TR * BO) == 0, "weight rows split evenly");
     constexpr int kRowStep = kThreads / (TR * BO);
@@ -356,9 +344,9 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   }
 
   // The staging addresses of one thread, fixed for the block: computed once, so that a full
-  // chunk's loads cost an add and a load each. (The first H200 profile of load_global alone: 248
-  // instructions per chunk outside the multiply-add loop, 29% of all issued -- integer index
-  // math, bounds predicates and Plan fields re-read per element, per chunk.)
+  // chunk's loads cost an add and a load each. (Computed per element, per chunk, the integer index
+  // math, bounds predicates and Plan fields re-read took a large share of the issued
+  // instructions outside the multiply-add loop.)
   static constexpr int kRowStep = kThreads / (TR * BO); // weight rows (ii*M + j) per element step
   // With kRowStep a multiple of M, a thread's j is fixed and ii advances by kRowStep / M.
   static constexpr bool kAffineW = kRowStep % M == 0;
@@ -371,7 +359,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     int x_off[kXPt]; // element i's offset from the chunk's first x row; -1: outside (stage 0)
     int x_ii[kXPt];  // element i's channel within the chunk (for the last, partial chunk)
   };
-  CB_HD static WeightCursor make_weight_cursor(const Plan &P, const Block &k, int tid) {
+  CONVBENCH_HD static WeightCursor make_weight_cursor(const Plan &P, const Block &k, int tid) {
     WeightCursor c;
     const int rr = tid % TR;
     const int ol = (tid / TR) % BO;
@@ -383,7 +371,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
               (jj0 % M) * static_cast<int>(P.s);
     return c;
   }
-  CB_HD static Cursor make_cursor(const Plan &P, const Block &k, int tid) {
+  CONVBENCH_HD static Cursor make_cursor(const Plan &P, const Block &k, int tid) {
     Cursor c;
     static_cast<WeightCursor &>(c) = make_weight_cursor(P, k, tid);
     const int l_in = static_cast<int>(P.l_in);
@@ -402,7 +390,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
 
   // Global -> registers for the chunk starting at channel ic0, through the cursor; the same
   // values as load_global (which it falls back to when the weights are not affine in i).
-  CB_HD static void load_chunk(const Plan &P, const Block &k, const Cursor &c, int64_t ic0,
+  CONVBENCH_HD static void load_chunk(const Plan &P, const Block &k, const Cursor &c, int64_t ic0,
                                int tid, const float *x, const float *w, Stage &st) {
     if constexpr (!kAffineW) {
       load_global(P, k, ic0, tid, x, w, st);
@@ -448,7 +436,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // buffer i % kStages; while it computes, chunk i + kStages - 1 is in flight into the buffer
   // chunk i - 1 was computed from. On the device every iteration commits one copy group, empty
   // past the last chunk, so that wait_for(i) = "all but kStages - 2 groups done".
-  template <class S> CB_HD static void async_schedule(int n, S &&s) {
+  template <class S> CONVBENCH_HD static void async_schedule(int n, S &&s) {
     constexpr int NS = C::kStages;
     static_assert(NS >= 2, "a cp.async config");
     CB_UNROLL
@@ -472,7 +460,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   };
   // Offsets are int: fast_config_unsupported_reason() refuses these configs when
   // max(cin, chunk) * l_in reaches 2^31.
-  CB_HD static AsyncCursor make_async_cursor(const Plan &P, const Block &k, int tid) {
+  CONVBENCH_HD static AsyncCursor make_async_cursor(const Plan &P, const Block &k, int tid) {
     static_assert(kThreads % kBu == 0 && kBk % kXRowStep == 0,
                   "the x window's main columns split into whole rows of the block's threads");
     AsyncCursor c;
@@ -501,7 +489,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // is one pointer step and one cp.async. The cursor clamps the offsets of a thread's elements
   // outside the tensors to valid addresses (they copy zeros), so no address is ever invalid;
   // the last, partial chunk selects a valid address per element.
-  CB_HD static void copy_chunk_async(const Plan &P, const Block &k, const AsyncCursor &c,
+  CONVBENCH_HD static void copy_chunk_async(const Plan &P, const Block &k, const AsyncCursor &c,
                                      int64_t ic0, int tid, const float *x, const float *w,
                                      Smem &sm) {
     static_assert(sizeof(T) == sizeof(float), "cp.async copies f32 as it is: f32 kernels only");
@@ -545,7 +533,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     }
   }
 
-  CB_HD static void store_smem(int tid, const Stage &st, Smem &sm) {
+  CONVBENCH_HD static void store_smem(int tid, const Stage &st, Smem &sm) {
     CB_UNROLL
     for (int i = 0; i < kWPt; ++i)
       sm.w[tid + i * kThreads] = T(st.w[i]);
@@ -562,7 +550,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // that is not -0.0 unchanged -- and ours never is -0.0 (it starts at +0.0, and a round-to-
   // nearest sum is -0.0 only when both addends are). The block ORs this over its threads and
   // runs the branch-free compute<false> for all-finite chunks.
-  CB_HD static bool nonfinite_weights(const Stage &st) {
+  CONVBENCH_HD static bool nonfinite_weights(const Stage &st) {
     bool any = false;
     CB_UNROLL
     for (int i = 0; i < kWPt; ++i)
@@ -572,7 +560,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
 
   // One chunk of kBk channels into the thread's kRows * kTn accumulators. Skip: the reference's
   // "x == 0 adds nothing" made explicit (needed only with non-finite weights, see above).
-  template <bool Skip> CB_HD static void compute(int tid, const Smem &sm, Acc &a) {
+  template <bool Skip> CONVBENCH_HD static void compute(int tid, const Smem &sm, Acc &a) {
     const int ug = C::ug_of(tid);
     const int og = C::og_of(tid);
 #ifdef __CUDA_ARCH__
@@ -624,7 +612,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   }
 
   // One finished cell (tm, rr, n) of thread (og, ug): bias LAST, as the reference.
-  CB_HD static void store_cell(const Plan &P, const Block &k, int og, int ug, int tm, int rr,
+  CONVBENCH_HD static void store_cell(const Plan &P, const Block &k, int og, int ug, int tm, int rr,
                                int n, T v, const float *bias, float *y) {
     const int64_t oc = k.oc0 + og * TM + tm;
     if (oc >= P.cout)
@@ -638,7 +626,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     y[(k.b * P.cout + oc) * P.l_out + p] = static_cast<float>(v);
   }
 
-  CB_HD static void store_output(const Plan &P, const Block &k, int tid, const Acc &a,
+  CONVBENCH_HD static void store_output(const Plan &P, const Block &k, int tid, const Acc &a,
                                  const float *bias, float *y) {
     const int ug = C::ug_of(tid);
     const int og = C::og_of(tid);
@@ -654,7 +642,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // Split (f32): the partial sums of a block live in partial[cell * kThreads + tid] (dynamic
   // shared memory, kThreads * kCells values); every rank of the cluster adds the same cells of
   // all ranks in rank order, each rank owning a 1/split slice of the tile.
-  CB_HD static void store_partial(int tid, const Acc &a, T *partial) {
+  CONVBENCH_HD static void store_partial(int tid, const Acc &a, T *partial) {
     CB_UNROLL
     for (int tm = 0; tm < TM; ++tm)
       CB_UNROLL
@@ -665,7 +653,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   }
   // partials[r] is rank r's partial array (distributed shared memory on the device).
   template <class Partials>
-  CB_HD static void reduce_store(const Plan &P, const Block &k, int tid, const Partials &partials,
+  CONVBENCH_HD static void reduce_store(const Plan &P, const Block &k, int tid, const Partials &partials,
                                  const float *bias, float *y) {
     constexpr int kN = kThreads * kCells;
     const int lo = k.sp * (kN / P.split), hi = lo + kN / P.split;

@@ -11,14 +11,14 @@
 //  - the x window read one column to the right: 5 of 6 tests failed.
 //  - the x == 0 skip removed: F64SkipsZeroInputsAgainstInfiniteWeights failed (NaN cells); the
 //    other gates cannot see it, since with finite weights the skip never changes a bit.
-// Every gate runs for every compiled block configuration (fast_configs(), issue 7 sweep):
+// Every gate runs for every compiled block configuration (fast_configs()):
 //  - t_base one column right in the 32-cell config only (t128-c32-k16-u8): all 6 f64/f32 gates
 //    failed, each naming t128-c32-k16-u8 and no other config.
 //  - channels descending inside a chunk in t128-c16-k32-u16 only: both cancellation tests
 //    failed naming it; the random-shape gates did not see it (as with the j-order plant).
 //  - the cluster reduction dropping the last rank's partial (r < split - 1): F32WithinBound
 //    failed on the first split config (t256-c64-k8-u16-r8-s2).
-//  - cp.async staging (session 5), both seen failing F32WithinBound: an edge element whose t is
+//  - cp.async staging, both seen failing F32WithinBound: an edge element whose t is
 //    past the row marked with row kBk, which a full chunk's "row < channels left" let through
 //    (a real bug while writing it: t128-c32-k16-u16-r8-a3, cin 38, l_in 63, the last 4 output
 //    positions wrong); async_schedule copying chunk i + 2 into the buffer chunk i computes from

@@ -184,9 +184,8 @@ TEST(FastGpu, F32ClusterSplitsKeepTheBoundOnEveryVocoderStage) {
 // Small random shapes (odd channels; empty split ranges when chunks < split): small enough for
 // scripts/h200.sh's compute-sanitizer filter (*SplitsSmall*), which checks the distributed
 // shared-memory reduction under memcheck and racecheck. Under the sanitizer
-// (CONVBENCH_SANITIZER_SMALL=1) the first 4 of the 12 shapes: every split config still runs
-// (47 of them in session 7's run, 226 s of racecheck; 56 in session 8's), but racecheck of
-// all 12 x 47 outlasted a device call (session 6: still inside this test at 60 s).
+// (CONVBENCH_SANITIZER_SMALL=1) the first 4 of the 12 shapes: every split config still runs, but
+// racecheck of all 12 shapes x every split config is too slow for one call.
 TEST(FastGpu, F32ClusterSplitsSmallRandomShapes) {
   SKIP_WITHOUT_GPU();
   const int count = sanitizer_small() ? 4 : 12;

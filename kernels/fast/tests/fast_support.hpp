@@ -1,5 +1,5 @@
-// Helpers shared by the fast-kernel and cuDNN-peer tests and the bench: seeded problems, the
-// vocoder stage shapes of facts.md, comparisons. Host-only (no CUDA headers).
+// Helpers shared by the fast-kernel, tensor-core and cuDNN-peer tests: seeded problems, the
+// vocoder stage shapes, comparisons. Host-only (no CUDA headers).
 #pragma once
 
 #include <cmath>
@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "convbench/shape.hpp"
-#include "test_support.hpp"  // kernels/tests: seeded problems and comparisons, one copy
+#include "model_stages.hpp" // kernels/tests: the stages of bench/data/models.json
+#include "test_support.hpp" // kernels/tests: seeded problems and comparisons, one copy
 
 namespace convbench::peer_testing {
 
@@ -55,54 +56,12 @@ ConvShape random_transposed_shape(std::mt19937_64 &rng, const RandomShapeRanges 
   }
 }
 
-// One ConvTranspose1d upsample stage of a vocoder (facts.md: padding (K - s) / 2, bias on,
-// L_in = frames x product of the earlier strides, channels halve each stage).
-struct Stage {
-  std::string model;
-  std::string name; // up0, up1, ...
-  ConvShape shape;
-};
-
-struct ModelFamily {
-  std::string model;
-  int64_t channels;
-  std::vector<int64_t> strides, kernels;
-};
-
-inline std::vector<ModelFamily> model_families() {
-  return {{"bigvgan_v2_44khz_128band_512x", 1536, {8, 4, 2, 2, 2, 2}, {16, 8, 4, 4, 4, 4}},
-          {"bigvgan_v2_44khz_128band_256x", 1536, {4, 4, 2, 2, 2, 2}, {8, 8, 4, 4, 4, 4}},
-          {"bigvgan_base_22khz_80band", 512, {8, 8, 2, 2}, {16, 16, 4, 4}}};
-}
-
-inline std::vector<Stage> model_stages(const ModelFamily &m, int64_t frames, int64_t batch = 1) {
-  std::vector<Stage> out;
-  int64_t l_in = frames;
-  for (size_t i = 0; i < m.strides.size(); ++i) {
-    ConvShape s;
-    s.op = ConvOp::transposed;
-    s.batch = batch;
-    s.cin = m.channels >> i;
-    s.cout = m.channels >> (i + 1);
-    s.k = m.kernels[i];
-    s.stride = m.strides[i];
-    s.padding = (s.k - s.stride) / 2;
-    s.l_in = l_in;
-    s.bias = true;
-    out.push_back({m.model, "up" + std::to_string(i), s});
-    l_in *= s.stride;
-  }
-  return out;
-}
-
-inline std::vector<Stage> all_stages(int64_t frames) {
-  std::vector<Stage> out;
-  for (const auto &m : model_families())
-    for (auto &st : model_stages(m, frames))
-      out.push_back(st);
-  return out;
-}
-
+// The vocoder stages, from bench/data/models.json (model_stages.hpp).
+using testing::all_stages;
+using testing::model_families;
+using testing::model_stages;
+using testing::ModelFamily;
+using testing::Stage;
 
 inline int64_t nan_cells(const std::vector<float> &a) {
   int64_t n = 0;
@@ -112,7 +71,7 @@ inline int64_t nan_cells(const std::vector<float> &a) {
 }
 
 
-// The width probe of facts.md along input channels: cin 27, cout 1, K 1, l_in 1, ones in, taps
+// The accumulator-width probe along input channels: cin 27, cout 1, K 1, l_in 1, ones in, taps
 // [+1e8, 0.1 x 25, -1e8]: an f32 accumulator in ic order gives exactly 0.0, an f64 one ~2.5.
 inline Problem width_probe() {
   ConvShape s;

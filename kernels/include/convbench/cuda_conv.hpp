@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "convbench/shape.hpp"
+#if CONVBENCH_HAVE_CUDA
+#include "convbench/fast_conv.hpp"
+#endif
 
 namespace convbench::cuda {
 
@@ -32,18 +36,24 @@ enum class Accum { f64, f32 };  // cuda-f64 (byte-identical to cpu-f64), cuda-f3
 //          product of two f32 values is exact in f64 (cuda-f64-fma). Falls back like `best`.
 enum class Kernel { best, simple, fused };
 
+// A fixed block shape of the fast polyphase kernel instead of its tuned choice for the shape (the
+// block-shape sweep times each compiled one as an arm of its own, e.g. cuda-f32@t128-c8-k16-u16).
+// With a block, `best` and `fused` run the fast kernel in it or throw std::invalid_argument
+// (fast_config_unsupported_reason) where it cannot run the shape; nullopt: launch_conv's choice.
+using Block = std::optional<fast::FastConfig>;
+
 // The kernel launch_conv would run, in words (recorded in results), and the multiply-adds it
 // issues per call (what the instruction counters must show: taps cut off by padding or tile
 // remainders are issued with x staged as 0 by the fast kernel, skipped by the simple one).
-std::string kernel_name(const ConvShape& s, Accum acc, Kernel k);
-int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k);
+std::string kernel_name(const ConvShape& s, Accum acc, Kernel k, const Block& block = {});
+int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k, const Block& block = {});
 
 // `resident` staging: weights, bias, input and output buffers stay on the device; one
 // persistent stream. Only launch() belongs in a timed region.
 class ResidentConv {
  public:
   ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias,
-               Kernel kernel = Kernel::best);
+               Kernel kernel = Kernel::best, const Block& block = {});
   ~ResidentConv();
   ResidentConv(const ResidentConv&) = delete;
   ResidentConv& operator=(const ResidentConv&) = delete;
@@ -65,7 +75,8 @@ class ResidentConv {
 // `per-call` staging, as a naive provider does: allocate, upload, create a stream, launch,
 // download, destroy, free, all inside this synchronous call.
 void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w,
-                   const float* bias, float* y, Kernel kernel = Kernel::best);
+                   const float* bias, float* y, Kernel kernel = Kernel::best,
+                   const Block& block = {});
 
 #endif  // CONVBENCH_HAVE_CUDA
 

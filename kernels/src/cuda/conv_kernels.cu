@@ -3,7 +3,7 @@
 // __dadd_rn (never contracted into FMA), so its f32 output is byte-identical to the reference.
 #include <cstdint>
 
-#include "check.cuh"
+#include "convbench/cuda_check.hpp"
 #include "launch.cuh"
 #include "convbench/fast_conv.hpp"
 #include "tap_walk.hpp"
@@ -112,9 +112,13 @@ void launch_typed(const ConvShape& s, const float* d_x, const float* d_w, const 
 
 }  // namespace
 
-ConvLaunch::ConvLaunch(const ConvShape& s, Accum acc, Kernel k) : shape_(s), acc_(acc) {
-  if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64))
-    fast_.emplace(s, acc == Accum::f64, k == Kernel::fused);
+ConvLaunch::ConvLaunch(const ConvShape& s, Accum acc, Kernel k, const Block& block)
+    : shape_(s), acc_(acc) {
+  const bool f64 = acc == Accum::f64;
+  if (k != Kernel::simple && block)
+    fast_.emplace(s, f64, k == Kernel::fused, *block);  // throws where the block cannot run s
+  else if (k != Kernel::simple && fast::fast_supported(s, f64))
+    fast_.emplace(s, f64, k == Kernel::fused);
 }
 
 void ConvLaunch::operator()(const float* d_x, const float* d_w, const float* d_b, float* d_y,
@@ -134,28 +138,37 @@ void ConvLaunch::operator()(const float* d_x, const float* d_w, const float* d_b
     launch_typed<AccumF32>(shape_, d_x, d_w, d_b, d_y, stream);
 }
 
-void launch_conv(const ConvShape& s, Accum acc, Kernel k, const float* d_x, const float* d_w,
-                 const float* d_b, float* d_y, cudaStream_t stream) {
-  ConvLaunch(s, acc, k)(d_x, d_w, d_b, d_y, stream);
+void launch_conv(const ConvShape& s, Accum acc, Kernel k, const Block& block, const float* d_x,
+                 const float* d_w, const float* d_b, float* d_y, cudaStream_t stream) {
+  ConvLaunch(s, acc, k, block)(d_x, d_w, d_b, d_y, stream);
 }
 
 }  // namespace convbench::cuda::detail
 
 namespace convbench::cuda {
 
-std::string kernel_name(const ConvShape& s, Accum acc, Kernel k) {
+namespace {
+// The block the fast kernel runs for (s, acc, k, block), or nullopt for the simple kernel.
+Block fast_block(const ConvShape& s, Accum acc, Kernel k, const Block& block) {
   const bool f64 = acc == Accum::f64;
-  if (k != Kernel::simple && fast::fast_supported(s, f64))
+  if (k == Kernel::simple) return std::nullopt;
+  if (block) return block;
+  if (fast::fast_supported(s, f64)) return fast::choose_fast_config(s, f64, k == Kernel::fused);
+  return std::nullopt;
+}
+}  // namespace
+
+std::string kernel_name(const ConvShape& s, Accum acc, Kernel k, const Block& block) {
+  const bool f64 = acc == Accum::f64;
+  if (const Block b = fast_block(s, acc, k, block))
     return std::string("polyphase-tile ") +
            (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " +
-           fast::choose_fast_config(s, f64, k == Kernel::fused).name();
+           b->name();
   return std::string("simple one-thread-per-cell ") + (f64 ? "f64 dmul+dadd" : "f32");
 }
 
-int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k) {
-  if (k != Kernel::simple && fast::fast_supported(s, acc == Accum::f64))
-    return fast::fast_issued_macs(
-        s, fast::choose_fast_config(s, acc == Accum::f64, k == Kernel::fused));
+int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k, const Block& block) {
+  if (const Block b = fast_block(s, acc, k, block)) return fast::fast_issued_macs(s, *b);
   return s.valid_macs();
 }
 

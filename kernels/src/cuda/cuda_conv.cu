@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "check.cuh"
+#include "convbench/cuda_check.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "launch.cuh"
 
@@ -103,9 +103,9 @@ struct ResidentConv::Impl {
   Stream stream;
   DeviceBuffer w, b, x, y;
 
-  Impl(const ConvShape& s, Accum a, Kernel k)
+  Impl(const ConvShape& s, Accum a, Kernel k, const Block& block)
       : shape(s),
-        conv(s, a, k),
+        conv(s, a, k, block),
         w(s.weight_elems()),
         b(s.bias ? s.cout : 0),
         x(s.input_elems()),
@@ -113,11 +113,11 @@ struct ResidentConv::Impl {
 };
 
 ResidentConv::ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias,
-                           Kernel kernel)
+                           Kernel kernel, const Block& block)
     : impl_(nullptr) {
   s.validate();
   check_host_pointers(s, w, bias);
-  impl_ = new Impl(s, acc, kernel);
+  impl_ = new Impl(s, acc, kernel, block);
   try {
     cudaStream_t st = impl_->stream.get();
     upload(impl_->w.get(), w, s.weight_elems(), st);
@@ -172,7 +172,7 @@ float* ResidentConv::d_input() { return impl_->x.get(); }
 float* ResidentConv::d_output() { return impl_->y.get(); }
 
 void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w,
-                   const float* bias, float* y, Kernel kernel) {
+                   const float* bias, float* y, Kernel kernel, const Block& block) {
   s.validate();
   check_host_pointers(s, w, bias);
   if (!x || !y) throw std::invalid_argument("convbench::cuda: input or output pointer is null");
@@ -184,7 +184,7 @@ void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w
   upload(d_w.get(), w, s.weight_elems(), stream.get());
   if (s.bias) upload(d_b.get(), bias, s.cout, stream.get());
   upload(d_x.get(), x, s.input_elems(), stream.get());
-  launch_conv(s, acc, kernel, d_x.get(), d_w.get(), d_b.get(), d_y.get(), stream.get());
+  launch_conv(s, acc, kernel, block, d_x.get(), d_w.get(), d_b.get(), d_y.get(), stream.get());
   CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(y, d_y.get(), size_t(s.output_elems()) * sizeof(float),
                                        cudaMemcpyDeviceToHost, stream.get()));
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));

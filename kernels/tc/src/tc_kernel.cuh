@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "convbench/cuda_conv.hpp"
+#include "convbench/cuda_check.hpp"
 #include "tc_plan.hpp"
 #include "tc_tile.hpp"
 
@@ -185,12 +185,6 @@ __global__ void tc_reduce(int64_t cells, int64_t splits, int64_t cout, int64_t l
   }
 }
 
-inline void check(cudaError_t e, const char *what) {
-  if (e != cudaSuccess)
-    throw cuda::CudaError(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
-                          cudaGetErrorString(e));
-}
-
 template <typename T, int M, class G>
 void launch_shape(Plan P, const float *x, const float *w, const float *b, float *y, cudaStream_t st,
                   void *ws, size_t ws_bytes) {
@@ -203,17 +197,17 @@ void launch_shape(Plan P, const float *x, const float *w, const float *b, float 
   // the first call.
   static const cudaError_t attr = cudaFuncSetAttribute(
       tc_kernel<T, M, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  check(attr, "cudaFuncSetAttribute(tc_kernel)");
+  CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(tc_kernel)
   const dim3 grid(unsigned(P.phase_blocks * P.u_tiles), unsigned(P.oc_tiles), unsigned(P.batch));
   const dim3 grid_z(grid.x, grid.y, unsigned(P.batch * P.splits));
   tc_kernel<T, M, G><<<grid_z, G::kThreads, bytes, st>>>(P, x, w, b, y, static_cast<T *>(ws));
-  check(cudaGetLastError(), "tc_kernel launch");
+  CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_kernel launch
   if (P.splits > 1) {
     const int64_t cells = P.batch * P.cout * P.l_out;
     const int64_t blocks = std::min<int64_t>(ceil_div(cells, 256), 132 * 16);
     tc_reduce<T><<<unsigned(blocks), 256, 0, st>>>(
         cells, P.splits, P.cout, P.l_out, static_cast<const T *>(ws), P.bias ? b : nullptr, y);
-    check(cudaGetLastError(), "tc_reduce launch");
+    CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_reduce launch
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "convbench/shape.hpp"
+#include "polyphase_plan.hpp"
 #include "tc_tile.hpp"
 
 namespace convbench::tc::detail {
@@ -24,19 +25,9 @@ inline const char *shape_name(Shape g) {
 }
 
 inline std::string unsupported_reason(const ConvShape &s) {
-  try {
-    s.validate();
-  } catch (const std::exception &e) {
-    return e.what();
-  }
-  if (s.op != ConvOp::transposed)
-    return "the tensor-core kernels handle ConvTranspose1d only";
-  if (s.dilation != 1)
-    return "the tensor-core kernels need dilation 1";
-  if (s.k % s.stride != 0)
-    return "the tensor-core kernels need K a multiple of the stride";
-  if (s.k / s.stride > 4)
-    return "the tensor-core kernels handle at most 4 taps per phase (K / stride <= 4)";
+  const std::string why = polyphase::unsupported_reason(s);
+  if (!why.empty())
+    return "the tensor-core kernels need a polyphase ConvTranspose1d: " + why;
   if (s.batch > 65535)
     return "the tensor-core kernels take at most 65535 batch items (grid z)";
   const int64_t lim = int64_t(1) << 31;
@@ -50,16 +41,7 @@ inline Plan base_plan(const ConvShape &s) {
   if (!why.empty())
     throw std::invalid_argument("tensor-core conv: " + why);
   Plan P{};
-  P.batch = s.batch;
-  P.cin = s.cin;
-  P.cout = s.cout;
-  P.l_in = s.l_in;
-  P.l_out = s.l_out();
-  P.k = s.k;
-  P.s = s.stride;
-  P.pad = s.padding;
-  P.m = int(s.k / s.stride);
-  P.bias = s.bias;
+  static_cast<polyphase::Geometry &>(P) = polyphase::geometry(s);
   P.u_cols = 0;
   for (int64_t r = 0; r < P.s; ++r)
     P.u_cols = std::max(P.u_cols, phase_cells(P, r));

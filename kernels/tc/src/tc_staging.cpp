@@ -3,30 +3,24 @@
 
 #include <string>
 
-#include "convbench/cuda_conv.hpp"
+#include "convbench/cuda_check.hpp"
 #include "convbench/tc_conv.hpp"
 
 namespace convbench::tc {
 namespace {
-
-void check(cudaError_t e, const char *what) {
-  if (e != cudaSuccess)
-    throw cuda::CudaError(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
-                          cudaGetErrorString(e));
-}
 
 // One device buffer of floats; at least one element, so a bias-less shape still has a pointer.
 struct Buffer {
   float *p = nullptr;
   size_t n = 0;
   explicit Buffer(int64_t count) : n(size_t(count > 0 ? count : 1)) {
-    check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc");
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&p, n * sizeof(float)));
   }
   ~Buffer() { cudaFree(p); }
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
   void upload(const float *h, int64_t count) {
-    check(cudaMemcpy(p, h, size_t(count) * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    CONVBENCH_CUDA_CHECK(cudaMemcpy(p, h, size_t(count) * sizeof(float), cudaMemcpyHostToDevice));
   }
 };
 
@@ -62,7 +56,7 @@ ResidentTc::ResidentTc(const ConvShape &s, Precision p, const float *w, const fl
     impl_->w.upload(w, s.weight_elems());
     if (s.bias)
       impl_->b.upload(bias, s.cout);
-    check(cudaStreamCreateWithFlags(&impl_->st, cudaStreamNonBlocking), "cudaStreamCreate");
+    CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->st, cudaStreamNonBlocking));
   } catch (...) {
     delete impl_;
     throw;
@@ -79,10 +73,9 @@ void ResidentTc::launch(const float *d_x, float *d_y) {
   launch_on(impl_->s, impl_->p, d_x, impl_->w.p, impl_->b.p, d_y, impl_->st, impl_->ws);
 }
 void ResidentTc::download_output(float *y) {
-  check(cudaStreamSynchronize(impl_->st), "cudaStreamSynchronize");
-  check(cudaMemcpy(y, impl_->y.p, size_t(impl_->s.output_elems()) * sizeof(float),
-                   cudaMemcpyDeviceToHost),
-        "cudaMemcpy");
+  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->st));
+  CONVBENCH_CUDA_CHECK(cudaMemcpy(y, impl_->y.p, size_t(impl_->s.output_elems()) * sizeof(float),
+                                  cudaMemcpyDeviceToHost));
 }
 void *ResidentTc::stream() const { return impl_->st; }
 float *ResidentTc::d_output() { return impl_->y.p; }
@@ -96,17 +89,17 @@ void per_call_tc(const ConvShape &s, Precision p, const float *x, const float *w
   if (s.bias)
     db.upload(bias, s.cout);
   cudaStream_t st = nullptr;
-  check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
+  CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   try {
     launch_on(s, p, dx.p, dw.p, db.p, dy.p, st, ws);
-    check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+    CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(st));
   } catch (...) {
     cudaStreamDestroy(st);
     throw;
   }
   cudaStreamDestroy(st);
-  check(cudaMemcpy(y, dy.p, size_t(s.output_elems()) * sizeof(float), cudaMemcpyDeviceToHost),
-        "cudaMemcpy");
+  CONVBENCH_CUDA_CHECK(
+      cudaMemcpy(y, dy.p, size_t(s.output_elems()) * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
 } // namespace convbench::tc

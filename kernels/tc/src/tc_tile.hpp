@@ -2,9 +2,9 @@
 // kernel (tc_conv.cu) and for the host emulation test (tests/tc_emulation_test.cpp), so the
 // arithmetic the H200 runs is also checked on CI, where there is no GPU.
 //
-// Polyphase view (as kernels/fast/src/polyphase_tile.hpp; ConvTranspose1d, dilation 1, K = M*s):
-// write P = p + pad = q*s + r. Phase r's taps are k = j*s + r (j < M) with t = q - j, so the
-// whole stage is one GEMM  Y[(r, oc)][q] = sum_{(ic, j)} W[(r, oc)][(ic, j)] * X[(ic, j)][q]
+// Polyphase view (kernels/src/polyphase.hpp; ConvTranspose1d, dilation 1, K = M*s): write
+// P = p + pad = q*s + r. Phase r's taps are k = j*s + r (j < M) with t = q - j, so the whole
+// stage is one GEMM  Y[(r, oc)][q] = sum_{(ic, j)} W[(r, oc)][(ic, j)] * X[(ic, j)][q]
 // with W[(r, oc)][(ic, j)] = w[ic, oc, j*s + r] and X[(ic, j)][q] = x[ic, q - j].
 //
 // Padding: phase r's first valid q is c_r = ceil((pad - r) / s); columns are indexed by
@@ -27,11 +27,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define TC_HD __host__ __device__ __forceinline__
-#else
-#define TC_HD inline
-#endif
+#include "polyphase.hpp"
 
 namespace convbench::tc::detail {
 
@@ -48,9 +44,7 @@ template <int PB, int WNC, int BKC> struct Geometry {
   static constexpr int kThreads = 32 * kWarps;
 };
 
-struct Plan {
-  int64_t batch, cin, cout, l_in, l_out, k, s, pad;
-  int m;                // taps per phase, K / s
+struct Plan : polyphase::Geometry {
   int64_t u_cols;       // the most columns any phase has
   int64_t phase_blocks; // blocks along the phases
   int64_t u_tiles;      // blocks along u
@@ -61,16 +55,14 @@ struct Plan {
   // tc_reduce adds the slices in ascending order, then the bias (deterministic: no atomics).
   int64_t splits;
   int64_t chunks_per_split;
-  bool bias;
 };
 
-// First valid q of phase r (the numerator is >= 0 for r < s).
-TC_HD int64_t phase_c(const Plan &P, int64_t r) { return (P.pad - r + P.s - 1) / P.s; }
-
-// Output cells of phase r: p = (u + c_r) * s + r - pad < l_out for u < phase_cells.
-TC_HD int64_t phase_cells(const Plan &P, int64_t r) {
-  const int64_t n = (P.l_out + P.pad - r + P.s - 1) / P.s - phase_c(P, r);
-  return n > 0 ? n : 0;
+// The polyphase planner's c_r and cell count of phase r (polyphase.hpp).
+CONVBENCH_HD int64_t phase_c(const Plan &P, int64_t r) {
+  return polyphase::phase_first(P.pad, P.s, r);
+}
+CONVBENCH_HD int64_t phase_cells(const Plan &P, int64_t r) {
+  return polyphase::phase_cells(P.l_out, P.pad, P.s, r);
 }
 
 struct Block {
@@ -78,7 +70,7 @@ struct Block {
   int64_t sp, ch_begin, ch_end; // the split and its chunk range [ch_begin, ch_end)
 };
 
-template <class G> TC_HD Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
+template <class G> CONVBENCH_HD Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
   Block k;
   // Phase blocks vary fastest: the blocks that read the same 32-byte weight sectors (one oc, one
   // tap row, all phases) run side by side and share them through L2.
@@ -98,7 +90,7 @@ template <class G> TC_HD Block block_coords(const Plan &P, int64_t bx, int64_t b
 
 // The x-window slot offset of the warp holding phase r_a + rr: c_r - c_lo (0 or 1). Rows of a
 // phase >= s are all-zero weights, any slot will do.
-TC_HD int phase_delta(const Plan &P, const Block &k, int rr) {
+CONVBENCH_HD int phase_delta(const Plan &P, const Block &k, int rr) {
   const int64_t r = k.r_a + rr;
   return r < P.s ? static_cast<int>(phase_c(P, r) - k.c_lo) : 0;
 }
@@ -115,17 +107,17 @@ struct WeightSlot {
   int kk0;     // tile column of channel 0: j * kBKc
   bool ok;     // oc < cout and r < s
 };
-template <class G, int M> TC_HD WeightSlot weight_slot(const Plan &P, const Block &k, int q) {
+template <class G, int M> CONVBENCH_HD WeightSlot weight_slot(const Plan &P, const Block &k, int q) {
   const int rr = q % G::kPB;
   const int j = (q / G::kPB) % M;
   const int ocl = q / (G::kPB * M);
   const int64_t oc = k.oc0 + ocl, r = k.r_a + rr;
   return {oc * P.k + j * P.s + r, rr * kBOc + ocl, j * G::kBKc, oc < P.cout && r < P.s};
 }
-template <class G, int M> TC_HD constexpr int weight_slots() { return M * kBOc * G::kPB; }
+template <class G, int M> CONVBENCH_HD constexpr int weight_slots() { return M * kBOc * G::kPB; }
 
 template <class G, int M>
-TC_HD float weight_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *w,
+CONVBENCH_HD float weight_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *w,
                            int &row, int &kk) {
   const WeightSlot ws = weight_slot<G, M>(P, k, e % weight_slots<G, M>());
   const int icl = e / weight_slots<G, M>();
@@ -136,14 +128,14 @@ TC_HD float weight_element(const Plan &P, const Block &k, int64_t ic0, int e, co
     return 0.0f;
   return w[ic * P.cout * P.k + ws.off];
 }
-template <class G, int M> TC_HD constexpr int weight_elements() {
+template <class G, int M> CONVBENCH_HD constexpr int weight_elements() {
   return G::kBKc * M * kBOc * G::kPB;
 }
 
 // x-window element e of the chunk at ic0: slot d, channel icl, column n (n fastest). Slot d
 // holds t = u0 + n + c_lo + d - (M - 1).
 template <class G, int M>
-TC_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *x, int &d,
+CONVBENCH_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *x, int &d,
                       int &icl, int &n) {
   n = e % G::kBN;
   icl = (e / G::kBN) % G::kBKc;
@@ -154,7 +146,7 @@ TC_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const f
     return 0.0f;
   return x[(k.b * P.cin + ic) * P.l_in + t];
 }
-template <class G, int M> TC_HD constexpr int x_elements() { return (M + 1) * G::kBKc * G::kBN; }
+template <class G, int M> CONVBENCH_HD constexpr int x_elements() { return (M + 1) * G::kBKc * G::kBN; }
 
 // The block's phases as the store needs them, computed once per thread (64-bit divisions by
 // the stride are expensive on the device; per cell they cost more than the tile's MMAs).
@@ -162,12 +154,12 @@ template <class G> struct BlockPhases {
   int64_t base[G::kPB];  // output index of u = 0: c_r * s + r - pad (the batch row added later)
   int64_t cells[G::kPB]; // valid u of the phase (0 for a phase >= s)
 };
-template <class G> TC_HD BlockPhases<G> block_phases(const Plan &P, const Block &k) {
+template <class G> CONVBENCH_HD BlockPhases<G> block_phases(const Plan &P, const Block &k) {
   BlockPhases<G> ph;
   for (int rr = 0; rr < G::kPB; ++rr) {
     const int64_t r = k.r_a + rr;
     ph.cells[rr] = r < P.s ? phase_cells(P, r) : 0;
-    ph.base[rr] = r < P.s ? phase_c(P, r) * P.s + r - P.pad : 0;
+    ph.base[rr] = r < P.s ? polyphase::phase_output(0, P.pad, P.s, r) : 0;
   }
   return ph;
 }
@@ -176,7 +168,7 @@ template <class G> TC_HD BlockPhases<G> block_phases(const Plan &P, const Block 
 // output. p = (u + c_r) * s + r - pad >= 0 by the choice of c_r. (rr apart from ocl: the kernel
 // indexes ph with a compile-time rr, keeping it in registers.)
 template <class G>
-TC_HD int64_t output_index(const Plan &P, const Block &k, const BlockPhases<G> &ph, int rr, int ocl,
+CONVBENCH_HD int64_t output_index(const Plan &P, const Block &k, const BlockPhases<G> &ph, int rr, int ocl,
                            int n) {
   const int64_t oc = k.oc0 + ocl, u = k.u0 + n;
   if (oc >= P.cout || u >= ph.cells[rr])

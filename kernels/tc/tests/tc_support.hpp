@@ -1,5 +1,5 @@
-// The tensor-core arms' accuracy contracts, shared by the emulation test, the GPU test and
-// tc_bench. Host-only.
+// The tensor-core arms' accuracy contracts, shared by the emulation test and the GPU test.
+// Host-only.
 #pragma once
 
 #include <cmath>

@@ -14,7 +14,8 @@ namespace convbench::cudnn {
 enum class Mode { f32, tf32, f64 };
 std::string to_string(Mode m); // "f32", "tf32", "f64" (the arm is "cudnn-" + this)
 
-// A failed cuDNN or CUDA call: what() names the call and the library's message.
+// A failed cuDNN call: what() names the call and cuDNN's message (a failed CUDA call throws
+// cuda::CudaError, as everywhere in kernels/).
 class CudnnError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;

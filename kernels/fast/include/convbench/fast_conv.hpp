@@ -13,7 +13,7 @@
 
 namespace convbench::fast {
 
-// The block shape of the polyphase tile (issue 7 sweep). threads = (threads / u_groups)
+// The block shape of the polyphase tile (the block-shape sweep times each). threads = (threads / u_groups)
 // oc-groups x u_groups u-groups; each thread owns cells_per_thread output cells (4 oc-phase
 // pairs x cells_per_thread / 4 consecutive positions); chunk input channels are staged through
 // shared memory per pair of barriers. Every configuration performs the same f64 additions in
@@ -32,7 +32,7 @@ struct FastConfig {
   int rows_per_thread = 4;
   int min_blocks = 1; // blocks per SM asked of ptxas (__launch_bounds__): a register cap
   int split = 1;
-  // Threads laid out row-major over (oc-group, u-group), the sessions 1-3 mapping, instead of in
+  // Threads laid out row-major over (oc-group, u-group), the first kernels' mapping, instead of in
   // warp tiles (polyphase_tile.hpp, Config): compiled for two controls only, so that one sweep
   // measures what the warp tiles change ("-rm" in the name).
   bool row_major = false;
@@ -66,7 +66,7 @@ FastConfig default_fast_config();
 
 // Every compiled configuration (split 1), the default first. The default handles every
 // fast_supported shape; the others are compiled only for M = K / stride == 2 taps per phase
-// (every vocoder stage of facts.md), to keep nvcc time down -- see
+// (every vocoder stage of bench/data/models.json), to keep nvcc time down -- see
 // fast_config_unsupported_reason().
 std::vector<FastConfig> fast_configs();
 
@@ -81,16 +81,17 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
                                            bool f64 = false);
 
 // The configuration launch_conv (and the no-config launch_fast_* calls) run for a shape: the
-// fastest of the H200 sweep for that vocoder stage shape and arm (src/tuned_configs.inc, made by
-// scripts/fast_tuning.py from results/examples/sweeps/fast-sweep.json); for a stage swept at
-// other lengths, its row at the nearest length; else the config with the best geomean there.
+// fastest of the last H200 block-shape sweep for that vocoder stage shape and arm
+// (src/tuned_configs.inc, made by scripts/fast_tuning.py from the sweep's bench_conv records);
+// for a stage swept at other lengths, its row at the nearest length; else the arm's block with
+// the best geomean over the sweep.
 // *tuned (when given) says whether the shape itself was in the table.
 FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tuned = nullptr);
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
 // of the stride with K / stride in [1, 4], padding >= 0, any output_padding, batch, cin, cout,
 // l_in. Forward Conv1d is NOT handled by the fast path (the plain cuda arms cover it). Every
-// stage of the three model families in facts.md is supported (K == 2 * stride). The answer is the
+// stage of the models in bench/data/models.json is supported (K == 2 * stride). The answer is the
 // same for f32 and f64; the argument is kept so a path may differ later.
 bool fast_supported(const ConvShape &s, bool f64);
 
@@ -100,8 +101,8 @@ struct Plan;
 
 // One shape's fast launch, resolved once: the configuration (choose_fast_config unless given),
 // the shape's checks and the launch plan. launch() then only enqueues, so a resident arm's timed
-// launches carry no table lookup and no validation (about 1 us of host time per launch on the
-// dev box, which lands inside the timed interval when the stream is idle). The constructor throws
+// launches carry no table lookup and no validation (host time that would land inside the timed
+// interval when the stream is idle). The constructor throws
 // what launch_fast_* throw for the shape (std::invalid_argument); launch() throws
 // std::invalid_argument for a null bias the shape needs, std::runtime_error when the launch fails.
 class FastLaunch {

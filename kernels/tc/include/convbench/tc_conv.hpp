@@ -1,4 +1,4 @@
-// Tensor-core arms of the transposed stages (issue 7 item 4): cuda-tf32 and cuda-f64-dmma.
+// Tensor-core arms of the transposed stages: cuda-tf32 and cuda-f64-dmma.
 // Plain C++ (no CUDA headers): streams are passed as void* (a cudaStream_t).
 //
 // Both compute the polyphase GEMM (kernels/tc/src/tc_tile.hpp) with WMMA:

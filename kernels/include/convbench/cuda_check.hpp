@@ -1,5 +1,6 @@
-// Every CUDA runtime call goes through CONVBENCH_CUDA_CHECK: a failure throws CudaError naming the
-// call, where it was made, and CUDA's own message.
+// The one way a CUDA runtime call is checked, in the kernels, the cuDNN peer, the tests and the
+// bench: CONVBENCH_CUDA_CHECK(call) throws cuda::CudaError naming the call, where it was made, and
+// CUDA's own message. Needs the CUDA runtime headers (CUDA builds only).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,7 +18,7 @@ inline std::string cuda_message(cudaError_t e) {
 inline void check(cudaError_t e, const char* call, const char* file, int line) {
   if (e != cudaSuccess) {
     // A non-sticky error (a failed cudaMalloc) also stays as the thread's "last error"; clear it,
-    // or the next launch check would report this failure again (seen on the H200).
+    // or the next launch check would report this failure again.
     (void)cudaGetLastError();
     throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
                     cuda_message(e));

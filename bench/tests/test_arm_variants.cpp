@@ -1,0 +1,172 @@
+// Hidden arm variants (one block shape of a kernel, e.g. cuda-f32@t128-c8-k16-u16) and the
+// --arms patterns that name them: a variant is not in the default set, is found by name, and a
+// pattern expands to every arm it matches, so a block-shape sweep is an ordinary bench_conv run
+// that writes an ordinary record.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arms/host_arm.hpp"
+#include "run.hpp"
+#if CONVBENCH_HAVE_CUDA
+#include "convbench/fast_conv.hpp"
+#endif
+
+namespace fs = std::filesystem;
+using namespace convbench;
+using namespace convbench::bench;
+
+namespace {
+// Variants of cpu-f64 (same function, so they pass its bitwise gate); the second refuses the up3
+// stage, as a block shape refuses a shape it cannot run; the third is not available here, as an
+// instruction set this CPU lacks.
+template <int N> class Variant final : public HostArm {
+public:
+  std::string name() const override { return "test-variant@v" + std::to_string(N); }
+  GateKind gate() const override { return GateKind::bitwise; }
+  HostConvFn function() const override { return &conv_cpu_f64; }
+  bool hidden() const override { return true; }
+  bool available(std::string *why_not) const override {
+    if (N == 3 && why_not)
+      *why_not = "v3 needs what this machine lacks";
+    return N != 3;
+  }
+  bool supports(const Problem &p, std::string *why_not) const override {
+    if (N == 2 && p.stage == "up3") {
+      *why_not = "v2 does not run up3";
+      return false;
+    }
+    return true;
+  }
+};
+} // namespace
+
+CONVBENCH_REGISTER_ARM(Variant<1>)
+CONVBENCH_REGISTER_ARM(Variant<2>)
+CONVBENCH_REGISTER_ARM(Variant<3>)
+
+TEST(ArmVariants, HiddenFromTheDefaultSetFoundByName) {
+  for (const Arm *a : registered_arms())
+    EXPECT_FALSE(a->hidden()) << a->name() << " is in the default set";
+  ASSERT_NE(find_arm("test-variant@v1"), nullptr);
+  EXPECT_TRUE(find_arm("test-variant@v1")->hidden());
+}
+
+TEST(ArmVariants, PatternsExpandToEveryMatchingArm) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(expand_arm_patterns({"cpu-f64", "test-variant@*"}),
+            (V{"cpu-f64", "test-variant@v1", "test-variant@v2"}));
+  EXPECT_EQ(expand_arm_patterns({"test-variant@v[2]"}), (V{"test-variant@v2"}));
+  // Only what this machine runs, unless it runs none of them (then the run names why).
+  EXPECT_EQ(expand_arm_patterns({"test-variant@v[13]"}), (V{"test-variant@v1"}));
+  EXPECT_EQ(expand_arm_patterns({"test-variant@v3*"}), (V{"test-variant@v3"}));
+  // A pattern that matches nothing is kept, so the unknown-arm error can name it.
+  EXPECT_EQ(expand_arm_patterns({"nothing@*"}), (V{"nothing@*"}));
+  // A plain name passes unchanged, known or not.
+  EXPECT_EQ(expand_arm_patterns({"cpu-f32", "no-such-arm"}), (V{"cpu-f32", "no-such-arm"}));
+#if CONVBENCH_HAVE_CUDA
+  // Every compiled block shape of the fast kernel is an arm of each accumulator.
+  EXPECT_EQ(expand_arm_patterns({"cuda-f32@*"}).size(), fast::fast_f32_configs().size());
+  size_t f64_blocks = 0;
+  for (const auto &c : fast::fast_configs())
+    f64_blocks += !c.f32_only();
+  EXPECT_EQ(expand_arm_patterns({"cuda-f64@*"}).size(), f64_blocks);
+  EXPECT_EQ(expand_arm_patterns({"cuda-f64-fma@*"}).size(), f64_blocks);
+  const Arm *a = find_arm("cuda-f64@" + fast::default_fast_config().name());
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->gate(), GateKind::bitwise) << "a block of cuda-f64 keeps cuda-f64's gate";
+  EXPECT_EQ(a->floor_kind(), "fp64_nofma");
+#endif
+}
+
+#if CONVBENCH_HAVE_CUDA
+// A block arm's record names its block and counts the multiply-adds that block issues; it runs
+// single stages its block can run, never the chain. Planted: a block arm that ignores its block
+// (block() returning nullopt) failed this test.
+TEST(ArmVariants, ABlockArmNamesItsBlockAndRefusesWhatItCannotRun) {
+  ConvShape up0; // the default model's up0 at 96 frames: 1536 -> 768, K 16, stride 8
+  up0.op = ConvOp::transposed;
+  up0.cin = 1536;
+  up0.cout = 768;
+  up0.k = 16;
+  up0.stride = 8;
+  up0.padding = 4;
+  up0.l_in = 96;
+  Problem p;
+  p.stage = "up0";
+  p.frames = 96;
+  p.shapes = {up0};
+  const auto blocks = fast::fast_configs();
+  const fast::FastConfig &b = blocks.back();
+  ASSERT_FALSE(b == fast::default_fast_config());
+  const Arm *a = find_arm("cuda-f64-fma@" + b.name());
+  ASSERT_NE(a, nullptr);
+  std::string why;
+  EXPECT_TRUE(a->supports(p, &why)) << why;
+  const auto kernel = a->describe(p);
+  EXPECT_NE(kernel["name"].get<std::string>().find(b.name()), std::string::npos) << kernel;
+  EXPECT_NE(kernel["name"].get<std::string>().find("f64 fma"), std::string::npos) << kernel;
+  EXPECT_EQ(kernel["issued_macs"].get<int64_t>(), fast::fast_issued_macs(up0, b));
+  // The tuned arm describes its own choice, which differs from a fixed block somewhere.
+  EXPECT_NE(find_arm("cuda-f64-fma")->describe(p)["name"], nullptr);
+
+  Problem chain = p;
+  chain.stage = "chain";
+  chain.shapes = {up0, up0};
+  EXPECT_FALSE(a->supports(chain, &why));
+  EXPECT_NE(why.find("per stage"), std::string::npos) << why;
+  Problem m3 = p; // 3 taps per phase: the non-default blocks are compiled for 2 only
+  m3.shapes[0].k = 24;
+  m3.shapes[0].padding = 8;
+  EXPECT_FALSE(a->supports(m3, &why));
+  EXPECT_NE(why.find(b.name()), std::string::npos) << why;
+}
+#endif
+
+// End to end: `--arms 'test-variant@*'` is an ordinary run whose record holds each variant's
+// cases (the one a variant refuses left out), gated and timed.
+TEST(ArmVariants, APatternRunWritesOneRecordOfEveryVariant) {
+  fs::path dir = fs::temp_directory_path() / ("bench_arm_variants_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "r.json").string();
+  const char *argv[] = {"bench_conv",
+                        "--stage",
+                        "up2,up3",
+                        "--model",
+                        "bigvgan_base_22khz_80band",
+                        "--frames",
+                        "2",
+                        "--reps",
+                        "1",
+                        "--arms",
+                        "test-variant@*",
+                        "--no-counters",
+                        "--no-lease",
+                        "--min-time",
+                        "0.001",
+                        "--out",
+                        out.c_str()};
+  ASSERT_EQ(run_bench_conv(int(sizeof argv / sizeof *argv), argv), 0);
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good());
+  const auto r = nlohmann::json::parse(in);
+  std::set<std::string> ids;
+  for (const auto &c : r["cases"]) {
+    ids.insert(c["id"].get<std::string>());
+    EXPECT_EQ(c["gate"]["result"], "pass") << c["id"];
+    EXPECT_EQ(c["samples"].size(), 1u) << c["id"];
+  }
+  // Planted: leaving the pattern unexpanded fails the run ("unknown arm"); dropping hidden arms
+  // from the expansion leaves these ids out.
+  EXPECT_TRUE(ids.count("up2/2/test-variant@v1/host"));
+  EXPECT_TRUE(ids.count("up3/2/test-variant@v1/host"));
+  EXPECT_TRUE(ids.count("up2/2/test-variant@v2/host"));
+  EXPECT_FALSE(ids.count("up3/2/test-variant@v2/host")) << "a refused case is left out";
+  fs::remove_all(dir);
+}
