@@ -13,11 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define CONVBENCH_HD __host__ __device__ __forceinline__
-#else
-#define CONVBENCH_HD inline
-#endif
+#include "host_device.hpp"
 
 namespace convbench::causal_detail {
 

@@ -9,8 +9,8 @@
 
 #include "causal_testing.hpp"
 #include "causal_tile.hpp"
-#include "check.cuh"
 #include "convbench/causal_conv.hpp"
+#include "convbench/cuda_check.hpp"
 
 namespace convbench::cuda {
 
