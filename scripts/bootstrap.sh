@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(cmake ninja-build g++ libgtest-dev libbenchmark-dev nlohmann-json3-dev libcurl4-openssl-dev
+debs=(cmake ninja-build g++ libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
+      libcurl4-openssl-dev
       etcd-server etcd-client stress-ng)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

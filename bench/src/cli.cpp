@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <set>
 
+#include <CLI/CLI.hpp>
+
 namespace convbench::bench {
 
 std::string help_text() {
@@ -46,6 +48,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --profile NAME    counter profile (name in profiles/ or a path). Default: fp-throughput when a
                     GPU is present
   --no-counters     skip the counter pass
+  --plugin PATH     load arms from a shared library (repeatable); its arms join the registry
+                    before the plan is made, and are gated and timed as built-in arms are
   -h, --help        this text
 
 Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
@@ -128,94 +132,135 @@ bool is_stage_word(const std::string &s) {
 
 } // namespace
 
-Options parse_cli(int argc, const char *const *argv) {
-  Options o;
-  std::set<std::string> given;
-  const std::set<std::string> with_value{
-      "--stage",   "--model",    "--frames", "--arms", "--staging",    "--reps",   "--seed",
-      "--threads", "--min-time", "--device-timing", "--out",    "--dump", "--lease-wait", "--profile"};
-  const std::set<std::string> switches{"--no-lease", "--no-counters", "--help", "-h"};
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string flag = arg, value;
-    bool has_value = false;
-    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    if (switches.count(flag)) {
-      if (has_value)
-        throw UsageError(flag + " takes no value");
-      if (flag == "-h" || flag == "--help") {
-        o.help = true;
-        continue;
-      }
-    } else if (with_value.count(flag)) {
-      if (!has_value) {
-        // "--reps --model x" is a forgotten value, not a value "--model".
-        if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
-          throw UsageError(flag + " needs a value");
-        value = argv[++i];
-      }
-      if (value.empty())
-        throw UsageError(flag + ": empty value");
-    } else if (arg.rfind("-", 0) == 0) {
-      throw UsageError("unknown flag '" + arg + "' (see --help)");
-    } else {
-      throw UsageError("unexpected argument '" + arg + "' (see --help)");
-    }
-    if (!given.insert(flag).second)
-      throw UsageError(flag + " given twice");
+namespace {
 
-    if (flag == "--stage") {
-      o.stages = split_list(flag, value);
-      for (const auto &s : o.stages)
-        if (!is_stage_word(s))
-          throw UsageError("--stage: unknown stage '" + s + "' (up0, up1, ..., chain or all)");
-    } else if (flag == "--model") {
-      o.model = value;
-    } else if (flag == "--frames") {
-      o.frames.clear();
-      for (const auto &f : split_list(flag, value))
-        o.frames.push_back(parse_int(flag, f, 1, 1000000000));
-    } else if (flag == "--arms") {
-      o.arms = split_list(flag, value, true);
-    } else if (flag == "--staging") {
-      if (value != "per-call" && value != "resident" && value != "both")
-        throw UsageError("--staging: expected per-call, resident or both, got '" + value + "'");
-      o.staging = value;
-    } else if (flag == "--reps") {
-      o.reps = int(parse_int(flag, value, 1, 10000));
-    } else if (flag == "--seed") {
-      o.seed = parse_u64(flag, value);
-    } else if (flag == "--threads") {
-      o.threads = int(parse_int(flag, value, 1, 4096));
-    } else if (flag == "--min-time") {
-      o.min_time = parse_seconds(flag, value, false, 3600);
-    } else if (flag == "--device-timing") {
-      if (value != "launched" && value != "queued")
-        throw UsageError("--device-timing: expected launched or queued, got '" + value + "'");
-      o.device_timing = value;
-    } else if (flag == "--out") {
-      o.out = value;
-    } else if (flag == "--dump") {
-      o.dump = value;
-    } else if (flag == "--no-lease") {
-      o.no_lease = true;
-    } else if (flag == "--lease-wait") {
-      o.lease_wait = parse_seconds(flag, value, true, 86400);
-    } else if (flag == "--profile") {
-      o.profile = value;
-    } else if (flag == "--no-counters") {
-      o.no_counters = true;
+// CLI11 parses; the values are checked here so each bad one gets the same one-line message.
+struct RawOptions {
+  std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
+      out, dump, lease_wait, profile;
+  std::vector<std::string> plugins;
+  bool help = false, no_lease = false, no_counters = false;
+};
+
+void add_options(CLI::App &app, RawOptions &r) {
+  app.set_help_flag(); // help_text() is ours: it says more than a list of flags
+  app.allow_extras();  // reported below in our words
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("-h,--help", r.help)->disable_flag_override();
+  app.add_flag("--no-lease", r.no_lease)->disable_flag_override();
+  app.add_flag("--no-counters", r.no_counters)->disable_flag_override();
+  for (auto [name, field] : std::initializer_list<std::pair<const char *, std::string *>>{
+           {"--stage", &r.stage},
+           {"--model", &r.model},
+           {"--frames", &r.frames},
+           {"--arms", &r.arms},
+           {"--staging", &r.staging},
+           {"--reps", &r.reps},
+           {"--seed", &r.seed},
+           {"--threads", &r.threads},
+           {"--min-time", &r.min_time},
+           {"--device-timing", &r.device_timing},
+           {"--out", &r.out},
+           {"--dump", &r.dump},
+           {"--lease-wait", &r.lease_wait},
+           {"--profile", &r.profile}})
+    app.add_option(name, *field);
+  app.add_option("--plugin", r.plugins)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+}
+
+// Each option given at most once (--plugin: any number), with a value that is not the next flag.
+void check_given(const CLI::App &app) {
+  for (const CLI::Option *o : app.get_options()) {
+    if (o->count() == 0)
+      continue;
+    const std::string name = o->get_name();
+    if (o->count() > 1 && name != "--plugin")
+      throw UsageError(name + " given twice");
+    for (const auto &v : o->results()) {
+      // "--reps --model x" is a forgotten value, not a value "--model".
+      if (v.rfind("--", 0) == 0)
+        throw UsageError(name + " needs a value");
+      if (v.empty())
+        throw UsageError(name + ": empty value");
     }
   }
+  for (const auto &extra : app.remaining())
+    throw UsageError((extra.rfind("-", 0) == 0 ? "unknown flag '" : "unexpected argument '") +
+                     extra + "' (see --help)");
+}
+
+template <class T> bool given(const CLI::App &app, const char *name, T &&use) {
+  if (app.count(name) == 0)
+    return false;
+  use();
+  return true;
+}
+
+Options convert(const CLI::App &app, const RawOptions &r) {
+  Options o;
+  o.help = r.help;
+  o.no_lease = r.no_lease;
+  o.no_counters = r.no_counters;
+  o.plugins = r.plugins;
+  given(app, "--stage", [&] {
+    o.stages = split_list("--stage", r.stage);
+    for (const auto &s : o.stages)
+      if (!is_stage_word(s))
+        throw UsageError("--stage: unknown stage '" + s + "' (up0, up1, ..., chain or all)");
+  });
+  given(app, "--model", [&] { o.model = r.model; });
+  given(app, "--frames", [&] {
+    o.frames.clear();
+    for (const auto &f : split_list("--frames", r.frames))
+      o.frames.push_back(parse_int("--frames", f, 1, 1000000000));
+  });
+  given(app, "--arms", [&] { o.arms = split_list("--arms", r.arms, true); });
+  given(app, "--staging", [&] {
+    if (r.staging != "per-call" && r.staging != "resident" && r.staging != "both")
+      throw UsageError("--staging: expected per-call, resident or both, got '" + r.staging + "'");
+    o.staging = r.staging;
+  });
+  given(app, "--reps", [&] { o.reps = int(parse_int("--reps", r.reps, 1, 10000)); });
+  given(app, "--seed", [&] { o.seed = parse_u64("--seed", r.seed); });
+  given(app, "--threads", [&] { o.threads = int(parse_int("--threads", r.threads, 1, 4096)); });
+  given(app, "--min-time", [&] { o.min_time = parse_seconds("--min-time", r.min_time, false, 3600); });
+  given(app, "--device-timing", [&] {
+    if (r.device_timing != "launched" && r.device_timing != "queued")
+      throw UsageError("--device-timing: expected launched or queued, got '" + r.device_timing +
+                       "'");
+    o.device_timing = r.device_timing;
+  });
+  given(app, "--out", [&] { o.out = r.out; });
+  given(app, "--dump", [&] { o.dump = r.dump; });
+  given(app, "--lease-wait",
+        [&] { o.lease_wait = parse_seconds("--lease-wait", r.lease_wait, true, 86400); });
+  given(app, "--profile", [&] { o.profile = r.profile; });
   if (o.no_counters && o.profile)
     throw UsageError("--profile and --no-counters exclude each other");
-  if (o.no_lease && given.count("--lease-wait"))
+  if (o.no_lease && app.count("--lease-wait"))
     throw UsageError("--lease-wait and --no-lease exclude each other");
   return o;
+}
+
+} // namespace
+
+Options parse_cli(int argc, const char *const *argv) {
+  CLI::App app{"", "bench_conv"};
+  RawOptions raw;
+  add_options(app, raw);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    std::string what = e.what();
+    // CLI11's "help was given a disallowed flag override": say it as the flag's rule.
+    if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos)
+      what = "--" + what.substr(0, at) + " takes no value";
+    throw UsageError(what);
+  }
+  check_given(app);
+  return convert(app, raw);
 }
 
 } // namespace convbench::bench

@@ -34,6 +34,7 @@ struct Options {
   double lease_wait = 0;
   std::optional<std::string> profile; // unset: fp-throughput when a GPU is present
   bool no_counters = false;
+  std::vector<std::string> plugins; // --plugin PATH, repeatable, in order (main.cpp loads them)
 };
 
 Options parse_cli(int argc, const char *const *argv); // throws UsageError

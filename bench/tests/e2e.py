@@ -122,6 +122,9 @@ def t_cli_errors(bench, schema, tmp):
         ["--stage", "chain", "--frames", "10000000", "--model", "bigvgan_v2_44khz_128band_512x"],
         ["up0"],
         ["--help=yes"],
+        ["--no-lease=1"],
+        ["--plugin"],
+        ["--plugin", "--reps", "2"],
     ]
     if not gpu_present():
         cases.append(["--arms", "cpu-f64,cuda-f64"])
@@ -154,7 +157,8 @@ def t_cli_errors(bench, schema, tmp):
     p = run(bench, ["--help"], tmp)
     check(p.returncode == 0, "--help exit status")
     for flag in ["--stage", "--model", "--frames", "--arms", "--staging", "--reps", "--seed", "--threads",
-                 "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters"]:
+                 "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters",
+                 "--plugin"]:
         check(flag in p.stdout, f"--help does not document {flag}")
 
 

@@ -17,6 +17,7 @@
 #include "device.hpp"
 #include "gate.hpp"
 #include "npy.hpp"
+#include "record.hpp"
 #include "shuffle.hpp"
 #include "stats.hpp"
 
@@ -145,7 +146,7 @@ TEST(Gate, ToleranceUsesRelativeL2AndRejectsNaN) {
   y[5] = NAN;
   auto g = gate_output(GateKind::tolerance, 1.0, y, ref);
   EXPECT_FALSE(g.pass);
-  EXPECT_TRUE(g.to_json()["max_abs_err"].is_null());
+  EXPECT_TRUE(gate_json(g)["max_abs_err"].is_null());
 }
 
 TEST(Gate, Crc32IsZlibs) {
@@ -277,6 +278,20 @@ TEST(Cli, ParsesEveryFlagBothSpellings) {
   EXPECT_EQ(o.profile.value_or(""), "memory");
   EXPECT_EQ(o.device_timing, "launched");
   EXPECT_EQ(Options{}.device_timing, "queued");
+}
+
+// --plugin is repeatable and keeps its order (the plugin loader reads Options::plugins); every
+// other option given twice is refused. Planted: skipping --plugin in the given-twice exemption
+// made the first case throw "--plugin given twice".
+TEST(Cli, PluginIsRepeatableInOrderOthersAreNot) {
+  const char *argv[] = {"bench_conv", "--plugin", "liba.so", "--plugin=libb.so", "--reps", "2"};
+  Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
+  EXPECT_EQ(o.plugins, (std::vector<std::string>{"liba.so", "libb.so"}));
+  EXPECT_TRUE(Options{}.plugins.empty());
+  const char *twice[] = {"bench_conv", "--seed", "1", "--seed", "2"};
+  EXPECT_THROW(parse_cli(5, twice), UsageError);
+  const char *flag_as_value[] = {"bench_conv", "--plugin", "--reps", "2"};
+  EXPECT_THROW(parse_cli(4, flag_as_value), UsageError);
 }
 
 // ---- the queue hold of --device-timing queued (GPU machine; skipped elsewhere) ----
