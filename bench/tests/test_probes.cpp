@@ -67,9 +67,9 @@ struct Hog {
 };
 
 fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() /
-               ("convbench-probes-" + std::to_string(getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path d =
+      fs::temp_directory_path() / ("convbench-probes-" + std::to_string(getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -99,6 +99,10 @@ TEST(SpeedProbe, MeasuresEveryWorkerOnItsCpuRelativeToTheCalibration) {
   probe.calibrate(pool, 5);
   ASSERT_TRUE(probe.best_adds_per_s().has_value());
   EXPECT_EQ(probe.best_per_cpu().size(), size_t(threads));
+  double fastest = 0;
+  for (const auto &[cpu, rate] : probe.best_per_cpu())
+    fastest = std::max(fastest, rate);
+  EXPECT_EQ(*probe.best_adds_per_s(), fastest); // the machine's best: its fastest CPU
   const auto speeds = probe.measure(pool);
   ASSERT_EQ(speeds.size(), size_t(threads));
   for (int w = 0; w < threads; ++w) {
@@ -128,32 +132,46 @@ TEST(SpeedProbe, APairCostsUnderOnePercentOfA50msSample) {
   EXPECT_LT(2 * best, 0.01 * 0.050) << "one probe: " << best * 1e6 << " us";
 }
 
-// A planted slow-down: a spinning thread on the worker's CPU. The worker's delivered speed must
-// fall and its preemptions rise. Planted fault seen caught: the hog pinned to another CPU (the
-// rate stayed, no involuntary switches).
+// A planted slow-down: a thread spinning on worker 1's CPU. Worker 1's delivered speed must fall
+// against worker 0's, and its wait for a CPU and its preemptions rise. A machine already so busy
+// that both workers wait for their CPUs cannot show it, and the test says so and skips.
+// Planted faults seen caught: the chain timed with CLOCK_THREAD_CPUTIME_ID (preemption then did
+// not lower the rate), every worker's counters read on the calling thread (worker 1's wait
+// looked like worker 0's).
 TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
-  const int cpu = allowed_cpus().back();
-  ThreadPool pool(1, make_placement(1, std::to_string(cpu), true));
-  SpeedProbe probe(int64_t(1) << 25); // ~15 ms: longer than a scheduler slice
+  const auto allowed = allowed_cpus();
+  if (allowed.size() < 2)
+    GTEST_SKIP() << "needs 2 CPUs, this process may use " << allowed.size();
+  ThreadPool pool(2, Placement{true, {allowed[0], allowed[1]}});
+  SpeedProbe probe(int64_t(1) << 24); // 6-12 ms: longer than a scheduler slice
   probe.calibrate(pool, 3);
-  const ContentionSnapshot before = snapshot_contention(&pool);
-  double hogged;
-  {
-    Hog hog(cpu);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    hogged = 1e30;
+  auto window = [&](std::vector<double> &rel) {
+    const ContentionSnapshot before = snapshot_contention(&pool);
+    rel.assign(2, 0.0);
     for (int i = 0; i < 3; ++i)
-      hogged = std::min(hogged, *probe.measure(pool)[0].relative);
+      for (const auto &ws : probe.measure(pool))
+        rel[size_t(ws.worker)] = std::max(rel[size_t(ws.worker)], *ws.relative);
+    return contention_between(before, snapshot_contention(&pool));
+  };
+  std::vector<double> rel;
+  const Contention quiet = window(rel);
+  if (!quiet.threads[0].run_delay_s)
+    GTEST_SKIP() << "no per-thread run delay here: " << quiet.unavailable.dump();
+  for (const auto &t : quiet.threads)
+    if (*t.run_delay_s > 0.2 * quiet.wall_s)
+      GTEST_SKIP() << "machine too busy to see a planted hog: worker " << t.worker << " waited "
+                   << *t.run_delay_s << " s of " << quiet.wall_s << " s for its CPU";
+  Contention hogged;
+  {
+    Hog hog(allowed[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    hogged = window(rel);
   }
-  const ContentionSnapshot after = snapshot_contention(&pool);
-  EXPECT_LT(hogged, 0.8);
-  const Contention c = contention_between(before, after);
-  ASSERT_EQ(c.threads.size(), 1u);
-  EXPECT_GT(c.threads[0].involuntary_cs, 0);
-  if (c.threads[0].run_delay_s)
-    EXPECT_GT(*c.threads[0].run_delay_s, 0.005);
-  else
-    std::cerr << "[ SKIPPED part ] run_delay_s: " << c.unavailable.dump() << "\n";
+  EXPECT_LT(rel[1], 0.75 * rel[0]) << rel[0] << " vs " << rel[1];
+  const auto &w0 = hogged.threads[0], &w1 = hogged.threads[1];
+  EXPECT_GT(*w1.run_delay_s, *w0.run_delay_s + 0.2 * hogged.wall_s)
+      << *w0.run_delay_s << " vs " << *w1.run_delay_s << " of " << hogged.wall_s;
+  EXPECT_GT(w1.involuntary_cs, w0.involuntary_cs);
 }
 
 // ---- contention ----
@@ -199,7 +217,7 @@ TEST(Contention, CountsThePagesFaultedInTheSample) {
 }
 
 // A figure the machine cannot read is null with a reason, never a number. Planted fault seen
-// caught: psi_some_share computed from a missing total (reported 0).
+// caught: the availability check dropped (the nulls became numbers).
 TEST(Contention, MissingCountersAreNullWithAReason) {
   ContentionSnapshot a, b;
   b.system.wall_s = 1;
@@ -336,8 +354,7 @@ TEST(Journal, ReadsBackTheHeaderAndEveryRound) {
 }
 
 // A kill mid-write leaves the last line short: every cut inside it reads as the rounds before.
-// Planted fault seen caught: a torn line parsed as JSON when the cut fell after a '}' (the
-// reader then returned a round with missing samples, or threw).
+// Planted fault seen caught: the torn-line branch removed (the reader threw on the cut line).
 TEST(Journal, IgnoresATornLastLineWhereverItWasCut) {
   const auto path = (temp_dir() / "r.journal").string();
   {
@@ -408,37 +425,38 @@ TEST(Journal, RefusesToReplaceAJournalAndNamesBadLines) {
   EXPECT_THROW(read_journal((dir / "absent").string()), JournalError);
 }
 
-// A writer killed (SIGKILL) at an arbitrary point loses nothing it had appended: every round
-// the reader saw before the kill is there after it, in order. Planted fault seen caught: the
-// fflush removed (the rounds sat in the stdio buffer; the reader saw none before the deadline).
+// A writer killed (SIGKILL) at an arbitrary point loses no round whose append had returned: the
+// child reports each finished append through a pipe, and the parent, having heard of N, kills it
+// and must read at least N rounds, in order. Planted fault seen caught: the fflush removed (the
+// last rounds sat in the stdio buffer and died with the process).
 TEST(Journal, AKilledWriterLeavesEveryAppendedRound) {
   const auto path = (temp_dir() / "r.journal").string();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    close(fds[0]);
     auto w = JournalWriter::create(path, header());
-    json big = round(0);
-    big["samples"][0]["pad"] = std::string(3000, 'x'); // long lines: a kill can land mid-line
-    for (int r = 0;; ++r) {
-      big["round"] = r;
-      w.append_round(big);
+    json r = round(0);
+    r["samples"][0]["pad"] = std::string(300, 'x');
+    for (int n = 1;; ++n) {
+      r["round"] = n - 1;
+      w.append_round(r);
+      if (write(fds[1], &n, sizeof n) != sizeof n)
+        _exit(1);
     }
   }
-  size_t seen = 0;
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (seen < 20 && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    try {
-      seen = read_journal(path).rounds.size();
-    } catch (const JournalError &) {
-    }
-  }
+  close(fds[1]);
+  int heard = 0, n = 0;
+  while (heard < 40 && read(fds[0], &n, sizeof n) == sizeof n)
+    heard = n;
   kill(child, SIGKILL);
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_GE(seen, 20u) << "the writer's rounds did not reach the file";
+  waitpid(child, nullptr, 0);
+  close(fds[0]);
+  ASSERT_EQ(heard, 40);
   const Journal j = read_journal(path);
-  ASSERT_GE(j.rounds.size(), seen);
+  ASSERT_GE(j.rounds.size(), size_t(heard));
   for (size_t r = 0; r < j.rounds.size(); ++r)
     ASSERT_EQ(j.rounds[r]["round"], int(r));
 }
@@ -451,7 +469,8 @@ extern "C" void previous_handler(int) { ++g_previous_calls; }
 // Planted faults seen caught: the exit code as the signal number (15), the destructor not
 // restoring the previous handler (previous_handler never called).
 TEST(Interrupt, RecordsTheSignalAndRestoresThePreviousHandlers) {
-  struct sigaction mine {}, saved_term{}, saved_int{};
+  struct sigaction mine {
+  }, saved_term{}, saved_int{};
   mine.sa_handler = previous_handler;
   sigemptyset(&mine.sa_mask);
   sigaction(SIGTERM, &mine, &saved_term);
@@ -535,7 +554,7 @@ TEST(Stopping, MedianIntervalUsesTheRightOrderStatistics) {
 }
 
 // The interval covers the true median at least 95% of the time on a skewed distribution at small
-// n. Planted fault seen caught: k one larger (coverage fell to 0.86).
+// n. Planted fault seen caught: k one larger (coverage fell to 0.77-0.88).
 TEST(Stopping, MedianIntervalCoversAtTheStatedRate) {
   std::mt19937_64 rng(11);
   std::lognormal_distribution<double> d(0.0, 0.5); // median exp(0) = 1
@@ -596,8 +615,8 @@ TEST(Stopping, TightSamplesStopEarlyAndNoisyOnesDoNot) {
 
 // ---- prefault ----
 
-// Planted faults seen caught: the last page skipped when the buffer does not start on a page
-// boundary (pages 3 instead of 4), and a write of 0 instead of the byte read (contents lost).
+// Planted faults seen caught: the page count taken from the length alone (2 bytes across a page
+// boundary counted 1 page), and a write of 0 instead of the byte read (contents lost).
 TEST(Prefault, TouchesEveryPageAndKeepsTheContents) {
   const long page = sysconf(_SC_PAGESIZE);
   std::vector<unsigned char> buf(size_t(6 * page));
@@ -609,6 +628,7 @@ TEST(Prefault, TouchesEveryPageAndKeepsTheContents) {
   EXPECT_EQ(prefault(aligned + 1, size_t(3 * page + 5), nullptr).pages, 4u);
   EXPECT_EQ(prefault(aligned, size_t(page), nullptr).pages, 1u);
   EXPECT_EQ(prefault(aligned, 1, nullptr).pages, 1u);
+  EXPECT_EQ(prefault(aligned + page - 1, 2, nullptr).pages, 2u); // across a boundary
   EXPECT_EQ(prefault(aligned, 0, nullptr).pages, 0u);
   ThreadPool pool(2);
   EXPECT_EQ(prefault(aligned, size_t(4 * page), &pool).pages, 4u);

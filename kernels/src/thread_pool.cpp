@@ -172,7 +172,8 @@ struct ThreadPool::Impl {
     if (placement.pinned) {
       const int err = pin_self(placement.cpus[size_t(index)]);
       std::lock_guard<std::mutex> lock(mu);
-      if (err && start_error.empty()) start_error = pin_error(index, placement.cpus[size_t(index)], err);
+      if (err && start_error.empty())
+        start_error = pin_error(index, placement.cpus[size_t(index)], err);
       ++started;
       done.notify_all();
     }
@@ -199,7 +200,8 @@ struct ThreadPool::Impl {
     wake.notify_all();
     for (auto& t : workers) t.join();
     workers.clear();
-    if (caller_mask_saved) pthread_setaffinity_np(pthread_self(), sizeof(caller_mask), &caller_mask);
+    if (caller_mask_saved)
+      pthread_setaffinity_np(pthread_self(), sizeof(caller_mask), &caller_mask);
   }
 
   void run(int64_t n_, int chunks_, bool record_, const std::function<void(int64_t, int64_t)>& f);
@@ -210,8 +212,7 @@ ThreadPool::ThreadPool(int threads) : ThreadPool(threads, Placement{}) {}
 ThreadPool::ThreadPool(int threads, const Placement& placement) : impl_(new Impl) {
   if (threads < 1) {
     delete impl_;
-    throw std::invalid_argument("ThreadPool: threads must be >= 1, got " +
-                                std::to_string(threads));
+    throw std::invalid_argument("ThreadPool: threads must be >= 1, got " + std::to_string(threads));
   }
   if (placement.pinned && placement.cpus.size() < size_t(threads)) {
     delete impl_;
@@ -224,11 +225,13 @@ ThreadPool::ThreadPool(int threads, const Placement& placement) : impl_(new Impl
   impl_->slots.resize(size_t(threads));
   reset_stats();
   if (placement.pinned) {
-    impl_->caller_mask_saved =
-        pthread_getaffinity_np(pthread_self(), sizeof(impl_->caller_mask), &impl_->caller_mask) == 0;
-    if (const int err = pin_self(placement.cpus[0])) impl_->start_error = pin_error(0, placement.cpus[0], err);
+    impl_->caller_mask_saved = pthread_getaffinity_np(pthread_self(), sizeof(impl_->caller_mask),
+                                                      &impl_->caller_mask) == 0;
+    if (const int err = pin_self(placement.cpus[0]))
+      impl_->start_error = pin_error(0, placement.cpus[0], err);
   }
-  for (int i = 1; i < threads; ++i) impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
+  for (int i = 1; i < threads; ++i)
+    impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
   if (placement.pinned) {
     std::string err;
     {

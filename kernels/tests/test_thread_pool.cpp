@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-
 #include <sched.h>
 
 #include <atomic>
@@ -27,7 +26,8 @@ TEST(ThreadPool, CoversEveryIndexOnceInAtMostSizeChunks) {
         ++chunks;
         for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
       });
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[size_t(i)].load(), 1) << "n " << n << " i " << i;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(hits[size_t(i)].load(), 1) << "n " << n << " i " << i;
       EXPECT_LE(chunks.load(), threads);
       EXPECT_EQ(chunks.load(), n < threads ? n : threads);
     }
@@ -155,13 +155,14 @@ TEST(ThreadPool, RunOnEachRunsEveryWorkerOnceAndIsNotCounted) {
 }
 
 // Planted faults seen caught: busy time taken from the steady clock (busy_s == task_s under a
-// sleeping chunk), and the slot index off by one (worker 0's tasks stayed 0).
+// sleeping chunk), and the slots swapped (the sleeper's time reported as worker 0's).
 TEST(ThreadPool, StatsCountChunksBusyAndTaskTimePerWorker) {
   ThreadPool pool(2);
   pool.reset_stats();
   for (int rep = 0; rep < 3; ++rep)
     pool.parallel_for(2, [&](int64_t b, int64_t) {
-      if (b == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // not busy
+      if (b == 1)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // not busy
       else {
         const auto t0 = std::chrono::steady_clock::now();
         volatile double x = 0;

@@ -16,9 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-template <class T> json opt(const std::optional<T> &v) {
-  return v ? json(*v) : json(nullptr);
-}
+template <class T> json opt(const std::optional<T> &v) { return v ? json(*v) : json(nullptr); }
 
 double seconds(const timeval &tv) { return double(tv.tv_sec) + 1e-6 * double(tv.tv_usec); }
 
@@ -189,10 +187,11 @@ Contention contention_between(const ContentionSnapshot &before, const Contention
   else
     c.unavailable["psi_full_us"] = b.unavailable.value("psi_full_us", "not read");
   if (a.steal_ticks && b.steal_ticks && *b.total_ticks > *a.total_ticks)
-    c.steal_share = double(*b.steal_ticks - *a.steal_ticks) / double(*b.total_ticks - *a.total_ticks);
+    c.steal_share =
+        double(*b.steal_ticks - *a.steal_ticks) / double(*b.total_ticks - *a.total_ticks);
   else
-    c.unavailable["steal_share"] = b.steal_ticks ? "no /proc/stat tick elapsed in the sample"
-                                                 : "/proc/stat not readable";
+    c.unavailable["steal_share"] =
+        b.steal_ticks ? "no /proc/stat tick elapsed in the sample" : "/proc/stat not readable";
   c.procs_running = b.procs_running;
   if (!c.procs_running)
     c.unavailable["procs_running"] = "/proc/stat has no procs_running line";

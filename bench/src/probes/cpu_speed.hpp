@@ -20,14 +20,14 @@ double time_add_chain(int64_t adds);
 
 struct WorkerSpeed {
   int worker = 0;
-  int cpu = -1;                   // sched_getcpu when the chain ended
+  int cpu = -1; // sched_getcpu when the chain ended
   double adds_per_s = 0;
   std::optional<double> relative; // adds_per_s / the calibrated best; null before calibration
   nlohmann::json to_json() const; // {worker, cpu, adds_per_s, relative}
 };
 
 class SpeedProbe {
- public:
+public:
   // 2^17 adds: about 50-90 µs at 1.5-2.7 G adds/s, so a probe before and one after a 50 ms
   // sample cost well under 1% of it (docs/probes.md has the measured cost).
   static constexpr int64_t kDefaultAdds = int64_t(1) << 17;
@@ -44,7 +44,7 @@ class SpeedProbe {
   const std::map<int, double> &best_per_cpu() const { return best_per_cpu_; }
   nlohmann::json to_json() const; // {adds, runs, best_adds_per_s, best_per_cpu: {"cpu": rate}}
 
- private:
+private:
   int64_t adds_;
   int runs_ = 0;
   std::optional<double> best_;

@@ -22,8 +22,8 @@ namespace convbench::bench {
 double tick_seconds(); // 1 / sysconf(_SC_CLK_TCK)
 
 struct ForeignShare {
-  std::optional<double> share;    // foreign CPU s / (window x online CPUs); null: see why
-  std::optional<double> cpu_s;    // foreign CPU seconds in the window
+  std::optional<double> share; // foreign CPU s / (window x online CPUs); null: see why
+  std::optional<double> cpu_s; // foreign CPU seconds in the window
   double window_s = 0;
   double resolution = 1;          // worst-case error of share from tick rounding: tick / window
   std::string unavailable;        // why share is null
@@ -34,7 +34,7 @@ struct ForeignShare {
 ForeignShare foreign_share(const SystemCounters &before, const SystemCounters &after, int cpus);
 
 class ForeignCpuWindow {
- public:
+public:
   // Keeps snapshots for `keep_s`; a share is given once the window reaches the length that brings
   // its resolution to `resolution` (1%: 1 s at 10 ms ticks).
   explicit ForeignCpuWindow(double resolution = 0.01, double keep_s = 30);
@@ -44,7 +44,7 @@ class ForeignCpuWindow {
   ForeignShare latest() const;
   double min_window_s() const { return min_window_s_; }
 
- private:
+private:
   double min_window_s_, keep_s_;
   int cpus_;
   std::deque<SystemCounters> snaps_;

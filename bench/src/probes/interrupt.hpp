@@ -10,14 +10,15 @@
 namespace convbench::bench {
 
 class InterruptGuard {
- public:
-  InterruptGuard(); // installs the handlers; throws std::logic_error when one is already active
+public:
+  InterruptGuard();  // installs the handlers; throws std::logic_error when one is already active
   ~InterruptGuard(); // restores the handlers that were there before
   InterruptGuard(const InterruptGuard &) = delete;
   InterruptGuard &operator=(const InterruptGuard &) = delete;
 
- private:
-  struct sigaction old_int_ {}, old_term_{};
+private:
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 bool interrupted();

@@ -20,7 +20,7 @@ struct JournalError : std::runtime_error {
 std::string journal_path(const std::string &result_path); // "<result>.journal"
 
 class JournalWriter {
- public:
+public:
   // A new journal: refuses to replace an existing file (it may hold a cut-short run's rounds).
   static JournalWriter create(const std::string &path, const nlohmann::json &header);
   // Appends to an existing journal (continuing its plan): a torn last line is cut off first, so
@@ -35,7 +35,7 @@ class JournalWriter {
   const std::string &path() const { return path_; }
   int rounds_written() const { return rounds_; }
 
- private:
+private:
   JournalWriter(std::string path, std::FILE *f, int rounds);
   void write_line(const nlohmann::json &line);
   std::string path_;
@@ -44,10 +44,10 @@ class JournalWriter {
 };
 
 struct Journal {
-  nlohmann::json header;             // the plan, as written
+  nlohmann::json header;              // the plan, as written
   std::vector<nlohmann::json> rounds; // every complete round, in order
-  size_t torn_bytes = 0;             // bytes of an incomplete last line, ignored (0: none)
-  size_t complete_bytes = 0;         // length of the header and complete rounds
+  size_t torn_bytes = 0;              // bytes of an incomplete last line, ignored (0: none)
+  size_t complete_bytes = 0;          // length of the header and complete rounds
 };
 // The header and every complete round. A last line without its newline is a write cut short by
 // a kill: it is ignored and counted in torn_bytes. Anything else unreadable (no header, a

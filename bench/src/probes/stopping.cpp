@@ -77,8 +77,9 @@ StopDecision decide_stop(const std::vector<double> &samples, const StoppingRule 
   d.target = rule.target;
   d.interval = median_interval(samples);
   if (d.interval.lo && d.interval.median > 0)
-    d.half_width = std::max(d.interval.median - *d.interval.lo, *d.interval.hi - d.interval.median) /
-                   d.interval.median;
+    d.half_width =
+        std::max(d.interval.median - *d.interval.lo, *d.interval.hi - d.interval.median) /
+        d.interval.median;
   const int n = int(samples.size());
   if (n < rule.min_rounds)
     d.reason = StopReason::keep_going;

@@ -57,12 +57,12 @@ class ThreadPool {
   // between calls, from the calling thread.
   struct WorkerStats {
     int worker = 0;
-    int64_t tasks = 0;     // chunks run
-    int first_cpu = -1;    // sched_getcpu at the first chunk's start
-    int last_cpu = -1;     // at the last chunk's end
-    int cpu_changes = 0;   // chunks that started or ended on another CPU than the one before
-    double busy_s = 0;     // CLOCK_THREAD_CPUTIME_ID inside the chunks
-    double task_s = 0;     // steady clock inside the chunks (busy + time preempted)
+    int64_t tasks = 0;    // chunks run
+    int first_cpu = -1;   // sched_getcpu at the first chunk's start
+    int last_cpu = -1;    // at the last chunk's end
+    int cpu_changes = 0;  // chunks that started or ended on another CPU than the one before
+    double busy_s = 0;    // CLOCK_THREAD_CPUTIME_ID inside the chunks
+    double task_s = 0;    // steady clock inside the chunks (busy + time preempted)
   };
   std::vector<WorkerStats> stats() const;
   void reset_stats();
