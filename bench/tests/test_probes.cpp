@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +56,7 @@ struct Hog {
       CPU_ZERO(&set);
       CPU_SET(cpu, &set);
       pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+      setpriority(PRIO_PROCESS, 0, -20); // as high as the workers, where allowed
       volatile uint64_t x = 0;
       while (!stop.load(std::memory_order_relaxed))
         x = x + 1;
@@ -143,6 +145,22 @@ TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
   if (allowed.size() < 2)
     GTEST_SKIP() << "needs 2 CPUs, this process may use " << allowed.size();
   ThreadPool pool(2, Placement{true, {allowed[0], allowed[1]}});
+  // Where allowed (root), the workers and the hog run at nice -20 for the test's 0.2 s, so that
+  // other tasks of this session barely share these CPUs. (Other sessions' tasks are scheduled as
+  // groups, where nice does not reach: a machine they keep busy makes the test skip.)
+  const int nice_before = getpriority(PRIO_PROCESS, 0);
+  std::atomic<bool> boosted{true};
+  pool.run_on_each([&](int) {
+    if (setpriority(PRIO_PROCESS, 0, -20) != 0)
+      boosted = false;
+  });
+  struct Restore {
+    ThreadPool &pool;
+    int nice;
+    ~Restore() {
+      pool.run_on_each([&](int) { setpriority(PRIO_PROCESS, 0, nice); });
+    }
+  } restore{pool, nice_before};
   SpeedProbe probe(int64_t(1) << 24); // 6-12 ms: longer than a scheduler slice
   probe.calibrate(pool, 3);
   auto window = [&](std::vector<double> &rel) {
@@ -160,7 +178,8 @@ TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
   for (const auto &t : quiet.threads)
     if (*t.run_delay_s > 0.2 * quiet.wall_s)
       GTEST_SKIP() << "machine too busy to see a planted hog: worker " << t.worker << " waited "
-                   << *t.run_delay_s << " s of " << quiet.wall_s << " s for its CPU";
+                   << *t.run_delay_s << " s of " << quiet.wall_s << " s for its CPU"
+                   << (boosted ? "" : " (not allowed to raise the workers' priority)");
   Contention hogged;
   {
     Hog hog(allowed[1]);
