@@ -1,0 +1,109 @@
+// probe_figures: the cost of the probes and what pinning does to a threaded loop's spread on the
+// machine it runs on (docs/probes.md quotes a run). A tool, not a test: prints markdown.
+//   probe_figures [samples per mode, default 30] [adds per worker per sample, default 2^23]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "probes/contention.hpp"
+#include "probes/cpu_speed.hpp"
+#include "probes/foreign.hpp"
+
+using namespace convbench;
+using namespace convbench::bench;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_of(const std::function<void()> &f) {
+  const auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Summary {
+  double min = 0, median = 0, max = 0, cv = 0;
+};
+Summary summarize(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  Summary s;
+  s.min = x.front();
+  s.max = x.back();
+  s.median = x[x.size() / 2];
+  double mean = 0, var = 0;
+  for (double v : x)
+    mean += v / double(x.size());
+  for (double v : x)
+    var += (v - mean) * (v - mean) / double(x.size() - 1);
+  s.cv = std::sqrt(var) / mean;
+  return s;
+}
+
+void cost(const char *what, int reps, const std::function<void()> &f) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i)
+    t.push_back(seconds_of(f));
+  const Summary s = summarize(t);
+  std::printf("| %s | %.1f | %.1f | %.2f%% |\n", what, 1e6 * s.min, 1e6 * s.median,
+              100 * 2 * s.median / 0.050);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const int samples = argc > 1 ? std::atoi(argv[1]) : 30;
+  const int64_t adds = argc > 2 ? std::atoll(argv[2]) : int64_t(1) << 23;
+  const int cpus = int(allowed_cpus().size());
+  std::string load;
+  std::getline(std::ifstream("/proc/loadavg"), load);
+  std::printf("%d CPUs, /proc/loadavg at start: %s\n\n", cpus, load.c_str());
+
+  ThreadPool pinned(cpus, make_placement(cpus, "", true));
+  SpeedProbe probe;
+  probe.calibrate(pinned);
+  std::printf("| probe (%d workers) | best us | median us | pair / 50 ms sample |\n", cpus);
+  std::printf("| --- | --- | --- | --- |\n");
+  cost("SpeedProbe::measure (2^17 adds)", 200, [&] { probe.measure(pinned); });
+  cost("snapshot_contention", 200, [&] { snapshot_contention(&pinned); });
+  cost("read_system_counters", 200, [] { read_system_counters(); });
+  cost("read_processes (once per window, not per sample)", 20, [] { read_processes(); });
+  std::printf("\n");
+
+  // The threaded loop: every worker runs the same add chain; a sample is one parallel_for.
+  ThreadPool unpinned(cpus);
+  std::vector<double> t_pin, t_free, imb_pin, imb_free;
+  int moves_pin = 0, moves_free = 0;
+  auto sample = [&](ThreadPool &pool, std::vector<double> &t, std::vector<double> &imb,
+                    int &moves) {
+    pool.reset_stats();
+    t.push_back(seconds_of(
+        [&] { pool.parallel_for(pool.size(), [&](int64_t, int64_t) { time_add_chain(adds); }); }));
+    const auto st = pool.stats();
+    imb.push_back(imbalance(st));
+    for (const auto &w : st)
+      moves += w.cpu_changes;
+  };
+  for (int i = 0; i < samples; ++i) { // interleaved, so drift hits both modes alike
+    sample(pinned, t_pin, imb_pin, moves_pin);
+    sample(unpinned, t_free, imb_free, moves_free);
+  }
+  std::printf("| %d threads, %d samples of 2^%d adds each | median ms | CV | max/min | "
+              "median imbalance | CPU changes |\n",
+              cpus, samples, int(std::lround(std::log2(double(adds)))));
+  std::printf("| --- | --- | --- | --- | --- | --- |\n");
+  for (auto [name, t, imb, moves] : {std::tuple{"pinned", &t_pin, &imb_pin, moves_pin},
+                                     std::tuple{"unpinned", &t_free, &imb_free, moves_free}}) {
+    const Summary s = summarize(*t), i = summarize(*imb);
+    std::printf("| %s | %.2f | %.1f%% | %.2f | %.2f | %d |\n", name, 1e3 * s.median, 100 * s.cv,
+                s.max / s.min, i.median, moves);
+  }
+  std::getline(std::ifstream("/proc/loadavg"), load);
+  std::printf("\n/proc/loadavg at end: %s\n", load.c_str());
+  return 0;
+}
