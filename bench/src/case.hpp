@@ -12,12 +12,29 @@
 
 #include "arm.hpp"
 #include "gate.hpp"
+#include "convbench/thread_pool.hpp"
 #include "gpu_probe.hpp"
 #include "host_probe.hpp"
+#include "probes/contention.hpp"
+#include "probes/cpu_speed.hpp"
+#include "probes/foreign.hpp"
+#include "probes/stopping.hpp"
 #include "problem.hpp"
 #include "runner.hpp"
 
 namespace convbench::bench {
+
+// The host around one sample: which CPU ran each worker and how fast it delivered (host arms),
+// how much of the machine others took, and who.
+struct HostProbes {
+  std::vector<WorkerSpeed> speed_before, speed_after; // host samples: one per worker
+  std::vector<ThreadPool::WorkerStats> workers;       // host samples: the sample's partitions
+  double imbalance = 0;                               // slowest worker's task time / mean
+  Contention contention;                  // workers' own counters (the caller's: device samples)
+  ForeignShare foreign_window;            // over a window long enough for 1% tick resolution
+  std::vector<ForeignProcess> top_foreign; // over about the same window
+  double probe_seconds = 0;               // wall time of these probes (outside the timing)
+};
 
 // One timed sample of one case, with the probes read just before and just after it.
 struct Sample {
@@ -30,6 +47,7 @@ struct Sample {
   bool gpu_probed = false;           // NVML was read around it (device samples on a GPU)
   GpuSnapshot gpu_before, gpu_after;
   double sm_clock_mhz = NAN;         // measured on the device over the sample; NaN: not seen
+  HostProbes probes;
 };
 
 // One (problem, arm, staging): what is gated, timed and recorded.
@@ -43,6 +61,9 @@ struct Case {
   GateResult gate;
   std::vector<Sample> samples;
   nlohmann::json counters; // the counter pass's block for this case
+  StoppingRule rule;       // when it has enough rounds
+  StopDecision stop;       // the last decision (its interval); reason keep_going while running
+  bool cut_short = false;  // still converging when the run was interrupted or killed
 
   std::vector<double> seconds() const { // per-call seconds of every sample, in order
     std::vector<double> v;

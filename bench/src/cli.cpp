@@ -29,9 +29,23 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     available on this machine. A device arm without a GPU is an error. An arm
                     named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.
   --staging MODE    device arms: per-call, resident or both. Default: both
-  --reps N          interleaved rounds (samples per case; best = min over rounds). Default: 3
+  --reps N          the fewest interleaved rounds (samples per case; best = min over rounds);
+                    with --target-ci 0, exactly N. Default: 3
+  --target-ci P     keep adding interleaved rounds until the 95% interval of each case's median
+                    is within P percent of it (a case that reached it stops being scheduled; the
+                    others go on interleaved), or --max-time or --max-rounds is reached. 0: the
+                    fixed count of --reps. Default: 0.5 for resident device cases, 1 for host and
+                    per-call cases (an interval needs 6 rounds at least)
+  --max-time S      seconds the timed rounds may take in all when --target-ci is on; the round
+                    under way finishes. Default: 20
+  --max-rounds N    the most rounds a case takes. Default: 1000
   --seed S          seed of the inputs and of each round's case order (unsigned 64-bit). Default: 1
-  --threads N       threads of the host arms. Default: the number of online CPUs
+  --threads N       threads of the host arms. Default: the number of CPUs this process may use
+  --cpus LIST       CPUs the host arms' workers are pinned to, one worker per CPU, in the
+                    kernel's list form (0-7,12); at least --threads of them. Default: the CPUs
+                    this process may use
+  --no-pin          leave the workers where the scheduler puts them (to measure what pinning
+                    does); the record still says where each ran
   --min-time S      Google Benchmark minimum time per sample, in seconds; iterations are
                     calibrated to reach it (at least one). Default: 0.05
   --device-timing MODE
@@ -48,6 +62,9 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --profile NAME    counter profile (name in profiles/ or a path). Default: fp-throughput when a
                     GPU is present
   --no-counters     skip the counter pass
+  --resume JOURNAL  write the result of a run that was killed from its journal (<result>.journal,
+                    one line per finished round): status "recovered", the rounds it has. With
+                    --out PATH; default: the journal's result path
   --plugin PATH     load arms from a shared library (repeatable); its arms join the registry
                     before the plan is made, and are gated and timed as built-in arms are
   -h, --help        this text
@@ -57,7 +74,10 @@ NVTX: domain "convbench"; each timed sample is the nested push/pop ranges stage 
 staging > r<round>, so ncu --nvtx --nvtx-include "convbench@up0/96/cuda-f32/" selects one case.
 Exit status: 0 ok; 1 runtime error (CUDA failure, result not written); 2 bad usage (nothing run,
 no result); 3 lease refused (no result) or lease void (result written); 4 correctness gate failed
-(result written; the failing arm is not timed).
+(result written; the failing arm is not timed); 130 / 143 interrupted by SIGINT / SIGTERM (the
+result is written with status "interrupted" and the samples taken, the lease released).
+Every finished round is appended to <result>.journal first, so a run killed outright (SIGKILL)
+loses at most the round under way: bench_conv --resume <result>.journal writes its result.
 )";
 }
 
@@ -119,6 +139,15 @@ double parse_seconds(const std::string &flag, const std::string &v, bool zero_ok
   return x;
 }
 
+double parse_percent(const std::string &flag, const std::string &v) {
+  errno = 0;
+  char *end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x) || x < 0 || x >= 100)
+    throw UsageError(flag + ": expected a percentage in [0, 100), got '" + v + "'");
+  return x;
+}
+
 bool is_stage_word(const std::string &s) {
   if (s == "chain" || s == "all")
     return true;
@@ -137,9 +166,9 @@ namespace {
 // CLI11 parses; the values are checked here so each bad one gets the same one-line message.
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
-      out, dump, lease_wait, profile;
+      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume;
   std::vector<std::string> plugins;
-  bool help = false, no_lease = false, no_counters = false;
+  bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };
 
 void add_options(CLI::App &app, RawOptions &r) {
@@ -149,6 +178,7 @@ void add_options(CLI::App &app, RawOptions &r) {
   app.add_flag("-h,--help", r.help)->disable_flag_override();
   app.add_flag("--no-lease", r.no_lease)->disable_flag_override();
   app.add_flag("--no-counters", r.no_counters)->disable_flag_override();
+  app.add_flag("--no-pin", r.no_pin)->disable_flag_override();
   for (auto [name, field] : std::initializer_list<std::pair<const char *, std::string *>>{
            {"--stage", &r.stage},
            {"--model", &r.model},
@@ -163,7 +193,12 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--out", &r.out},
            {"--dump", &r.dump},
            {"--lease-wait", &r.lease_wait},
-           {"--profile", &r.profile}})
+           {"--profile", &r.profile},
+           {"--target-ci", &r.target_ci},
+           {"--max-time", &r.max_time},
+           {"--max-rounds", &r.max_rounds},
+           {"--cpus", &r.cpus},
+           {"--resume", &r.resume}})
     app.add_option(name, *field);
   app.add_option("--plugin", r.plugins)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -237,6 +272,23 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   given(app, "--lease-wait",
         [&] { o.lease_wait = parse_seconds("--lease-wait", r.lease_wait, true, 86400); });
   given(app, "--profile", [&] { o.profile = r.profile; });
+  given(app, "--target-ci", [&] { o.target_ci_percent = parse_percent("--target-ci", r.target_ci); });
+  given(app, "--max-time", [&] { o.max_time = parse_seconds("--max-time", r.max_time, false, 86400); });
+  given(app, "--max-rounds",
+        [&] { o.max_rounds = int(parse_int("--max-rounds", r.max_rounds, 1, 1000000)); });
+  given(app, "--cpus", [&] { o.cpus = r.cpus; });
+  o.no_pin = r.no_pin;
+  given(app, "--resume", [&] { o.resume = r.resume; });
+  if (o.no_pin && !o.cpus.empty())
+    throw UsageError("--cpus and --no-pin exclude each other");
+  if (o.max_rounds < o.reps)
+    throw UsageError("--max-rounds " + std::to_string(o.max_rounds) + " is below --reps " +
+                     std::to_string(o.reps));
+  if (!o.resume.empty())
+    for (const CLI::Option *opt : app.get_options())
+      if (opt->count() && opt->get_name() != "--resume" && opt->get_name() != "--out")
+        throw UsageError("--resume takes only --out: the journal holds the plan (" +
+                         opt->get_name() + " given)");
   if (o.no_counters && o.profile)
     throw UsageError("--profile and --no-counters exclude each other");
   if (o.no_lease && app.count("--lease-wait"))

@@ -5,6 +5,7 @@
 
 #include "nvtx_range.hpp"
 #include "plan.hpp"
+#include "probes/interrupt.hpp"
 
 namespace convbench::bench {
 
@@ -20,11 +21,14 @@ void run_counter_pass(Plan &plan) {
   bool any_capture = std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case &c) {
     return c.gate.pass && c.arm->device() && c.staging == "resident";
   });
-  if (plan.profile && plan.gpu.present && plan.counters_off_reason.empty() && any_capture)
+  if (plan.profile && plan.gpu.present && plan.counters_off_reason.empty() && any_capture &&
+      !interrupted())
     session = profiles::CounterSession::open(*plan.profile, 0);
   for (auto &c : plan.cases) {
     if (!c.gate.pass) {
       c.counters = not_collected("correctness gate failed");
+    } else if (interrupted()) {
+      c.counters = not_collected("the run was interrupted before its counter pass");
     } else if (!c.arm->device()) {
       c.counters = not_collected("host arm");
     } else if (!session) {

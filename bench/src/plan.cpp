@@ -8,6 +8,7 @@
 #include "atomic_write.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "host_probe.hpp"
+#include "probes/journal.hpp"
 #include "sysinfo.hpp"
 
 #if CONVBENCH_HAVE_CUDA
@@ -152,6 +153,20 @@ void plan_cases(Plan &p) {
       }
 }
 
+// The host arms' workers: one per CPU of --cpus (default: every CPU this process may use),
+// pinned unless --no-pin.
+void plan_threads(Plan &p) {
+  try {
+    const size_t listed = p.opt.cpus.empty() ? allowed_cpus().size()
+                                             : parse_cpu_list(p.opt.cpus).size();
+    p.threads = p.opt.threads > 0 ? p.opt.threads : int(std::max<size_t>(listed, 1));
+    p.placement = make_placement(p.threads, p.opt.cpus, !p.opt.no_pin);
+  } catch (const std::invalid_argument &e) {
+    throw UsageError(std::string(p.opt.cpus.empty() ? "--threads: " : "--cpus: ") + e.what() +
+                     " (--no-pin runs more threads than CPUs)");
+  }
+}
+
 // CUDA device 0's facts, read once for the whole run.
 GpuFacts gpu_facts() {
   GpuFacts g;
@@ -217,6 +232,11 @@ void check_outputs(Plan &p) {
   } catch (const WriteError &e) {
     throw UsageError(std::string("--out: ") + e.what());
   }
+  // A journal left there is the only copy of a cut-short run's rounds: never replaced.
+  p.journal_path = bench::journal_path(p.out_path);
+  if (fs::exists(p.journal_path))
+    throw UsageError("--out: " + p.journal_path + " holds the rounds of a run that did not " +
+                     "finish: bench_conv --resume " + p.journal_path + ", or move it away");
   if (p.opt.dump.empty())
     return;
   std::error_code ec;
@@ -252,7 +272,7 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
   p.arms = choose_arms(opt.arms);
   p.any_device = std::any_of(p.arms.begin(), p.arms.end(), [](const Arm *a) { return a->device(); });
   plan_counters(p);
-  p.threads = opt.threads > 0 ? opt.threads : online_cpus();
+  plan_threads(p);
   plan_cases(p);
   check_memory(p);
   if (p.gpu.present)

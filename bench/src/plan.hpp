@@ -12,6 +12,7 @@
 #include "catalog.hpp"
 #include "cli.hpp"
 #include "convbench/profiles/counters.hpp"
+#include "convbench/thread_pool.hpp"
 #include "problem.hpp"
 
 namespace convbench::bench {
@@ -43,7 +44,9 @@ struct Plan {
   std::optional<profiles::Profile> profile;
   std::string counters_off_reason; // empty: counters will be collected
   std::string out_path;
+  std::string journal_path; // <out_path>.journal: every finished round, flushed
   int threads = 1;
+  Placement placement; // where the host arms' workers run
 };
 
 // Throws UsageError or DataError for a request that cannot run; --help is the caller's.

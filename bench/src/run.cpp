@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "atomic_write.hpp"
@@ -9,8 +10,11 @@
 #include "gate_pass.hpp"
 #include "leasing.hpp"
 #include "plan.hpp"
+#include "probes/interrupt.hpp"
+#include "probes/journal.hpp"
 #include "record.hpp"
 #include "report.hpp"
+#include "resume.hpp"
 #include "rounds.hpp"
 #include "sample.hpp"
 #include "sysinfo.hpp"
@@ -24,9 +28,33 @@ int fail(int status, const std::string &what) {
   return status;
 }
 
+// The record (atomically; then the journal, which it supersedes, goes), the table, the verdict.
+int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed) {
+  const bool lease_void = lease.verdict() == "void";
+  out.signal = interrupt_signal();
+  out.status = out.signal ? "interrupted" : "complete";
+  out.exit_status = out.signal        ? interrupt_exit_code()
+                    : !gate_passed    ? kExitGate
+                    : lease_void      ? kExitLease
+                                      : kExitOk;
+  out.lease = lease.to_json();
+  write_atomically(plan.out_path, build_record(plan, out).dump(1) + "\n");
+  std::filesystem::remove(plan.journal_path);
+  std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n";
+  if (out.signal)
+    std::cerr << "bench_conv: interrupted by signal " << out.signal << " after "
+              << out.order.size() << " rounds: the samples taken are in " << plan.out_path
+              << " (status interrupted)\n";
+  else if (!gate_passed)
+    std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
+  else if (lease_void)
+    std::cerr << "bench_conv: the lease is void (exit 3); the result says why\n";
+  return out.exit_status;
+}
+
 // Everything after the lease is held; the caller releases it whichever way this returns.
 int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
-  ThreadPool pool(plan.threads);
+  ThreadPool pool(plan.threads, plan.placement);
   ArmContext ctx{&pool};
   std::optional<GpuProbe> gpu;
   if (plan.gpu.present)
@@ -34,25 +62,22 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   for (const auto &note : plan.skipped)
     std::cerr << "bench_conv: " << note << "\n";
   std::cerr << "bench_conv: " << plan.cases.size() << " cases (" << plan.problems.size()
-            << " problems x arms x staging), " << plan.opt.reps << " rounds, " << plan.threads
-            << " host threads\n";
+            << " problems x arms x staging), " << plan.opt.reps << " rounds at least, "
+            << plan.threads << (plan.placement.pinned ? " pinned" : "") << " host threads\n";
   for (auto &p : plan.problems)
     fill_problem(*p, plan.opt.seed);
   const bool gate_passed = run_gate(plan, ctx, out.run_id);
-  SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued",
-                    gpu ? &*gpu : nullptr, plan.gpu.sm_count);
-  out.order = run_rounds(plan, taker, lease);
-  run_counter_pass(plan);
-  const bool lease_void = lease.verdict() == "void";
-  out.exit_status = !gate_passed ? kExitGate : lease_void ? kExitLease : kExitOk;
+  SpeedProbe speed;
+  speed.calibrate(pool);
+  out.speed_calibration = speed.to_json();
   out.lease = lease.to_json();
-  write_atomically(plan.out_path, build_record(plan, out).dump(1) + "\n");
-  std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n";
-  if (!gate_passed)
-    std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
-  if (lease_void)
-    std::cerr << "bench_conv: the lease is void (exit 3); the result says why\n";
-  return out.exit_status;
+  JournalWriter journal =
+      JournalWriter::create(plan.journal_path, journal_header_json(plan, out));
+  SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued",
+                    gpu ? &*gpu : nullptr, plan.gpu.sm_count, pool, speed);
+  out.order = run_rounds(plan, taker, lease, journal).order;
+  run_counter_pass(plan);
+  return finish(plan, lease, out, gate_passed);
 }
 
 } // namespace
@@ -66,6 +91,8 @@ int run_bench_conv(int argc, const char *const *argv) {
       std::cout << help_text();
       return kExitOk;
     }
+    if (!opt.resume.empty())
+      return resume_run(opt);
     plan = make_plan(opt, std::vector<std::string>(argv, argv + argc), started);
   } catch (const UsageError &e) {
     return fail(kExitUsage, e.what());
@@ -85,6 +112,8 @@ int run_bench_conv(int argc, const char *const *argv) {
     return fail(kExitError, std::string("error: lease: ") + e.what());
   }
   LeaseRelease release_at_exit(lease.get());
+  clear_interrupt();
+  InterruptGuard on_signal; // SIGINT/SIGTERM: the rounds stop, the record says "interrupted"
   try {
     return measure(plan, *lease, out);
   } catch (const std::exception &e) {

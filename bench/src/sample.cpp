@@ -1,5 +1,7 @@
 #include "sample.hpp"
 
+#include <chrono>
+
 #include "nvtx_range.hpp"
 
 #if CONVBENCH_HAVE_CUDA
@@ -16,17 +18,49 @@ struct SampleTaker::SmClock : device::SmClock {
 struct SampleTaker::SmClock {};
 #endif
 
-SampleTaker::SampleTaker(double min_time, bool queued, const GpuProbe *gpu, int sm_count)
-    : runner_(min_time, queued), gpu_(gpu) {
+namespace {
+double steady_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+} // namespace
+
+SampleTaker::SampleTaker(double min_time, bool queued, const GpuProbe *gpu, int sm_count,
+                         ThreadPool &pool, const SpeedProbe &speed)
+    : runner_(min_time, queued), gpu_(gpu), pool_(pool), speed_(speed) {
 #if CONVBENCH_HAVE_CUDA
   if (gpu && sm_count > 0)
     smclock_ = std::make_unique<SmClock>(sm_count);
 #else
   (void)sm_count;
 #endif
+  window_.add(read_system_counters());
+  tables_.emplace_back(steady_s(), read_processes());
 }
 
 SampleTaker::~SampleTaker() = default;
+
+// Host samples: every worker's own counters, read on the worker. Device samples: the calling
+// thread's (it launches the work), so the workers are not woken around a GPU sample.
+ContentionSnapshot SampleTaker::contention_now(bool host) const {
+  if (host)
+    return snapshot_contention(&pool_);
+  ContentionSnapshot s;
+  s.threads.push_back(read_thread_counters(0));
+  s.system = read_system_counters();
+  return s;
+}
+
+void SampleTaker::foreign_after(Sample &s) {
+  window_.add(read_system_counters());
+  s.probes.foreign_window = window_.latest();
+  const double now = steady_s();
+  tables_.emplace_back(now, read_processes());
+  // The newest table old enough for the window (else the oldest), and nothing older than it.
+  while (tables_.size() > 2 && now - tables_[1].first >= window_.min_window_s())
+    tables_.pop_front();
+  s.probes.top_foreign =
+      top_foreign(tables_.front().second, tables_.back().second, now - tables_.front().first);
+}
 
 Sample SampleTaker::take(Case &c, int round, size_t position) {
   Sample s;
@@ -35,9 +69,15 @@ Sample SampleTaker::take(Case &c, int round, size_t position) {
   s.device = c.arm->device();
   const bool gpu = s.device && gpu_;
   s.gpu_probed = gpu;
+  const double p0 = steady_s();
+  if (!s.device)
+    s.probes.speed_before = speed_.measure(pool_);
+  const ContentionSnapshot cb = contention_now(!s.device);
   if (gpu)
     s.gpu_before = gpu_->snapshot(true);
   s.host_before = probe_host();
+  pool_.reset_stats();
+  const double p1 = steady_s();
 #if CONVBENCH_HAVE_CUDA
   if (s.device && smclock_)
     smclock_->begin(c.prepared->stream_begin());
@@ -53,10 +93,20 @@ Sample SampleTaker::take(Case &c, int round, size_t position) {
     s.sm_clock_mhz = smclock_->mhz();
   }
 #endif
+  const double p2 = steady_s();
+  if (!s.device) {
+    s.probes.workers = pool_.stats();
+    s.probes.imbalance = imbalance(s.probes.workers);
+  }
   s.host_after = probe_host();
   if (gpu)
     s.gpu_after = gpu_->snapshot(true);
+  s.probes.contention = contention_between(cb, contention_now(!s.device));
+  if (!s.device)
+    s.probes.speed_after = speed_.measure(pool_);
   s.foreign = foreign_cpu(s.host_before, s.host_after);
+  foreign_after(s);
+  s.probes.probe_seconds = (p1 - p0) + (steady_s() - p2);
   return s;
 }
 

@@ -165,32 +165,61 @@ def t_cli_errors(bench, schema, tmp):
 def small_run(bench, tmp, extra, out="r.json"):
     """The issue's small run; `extra` flags (pairs) replace the defaults of the same name."""
     flags = {"--stage": "up3", "--model": "bigvgan_base_22khz_80band", "--frames": "8", "--reps": "3",
-             "--arms": "cpu-f64,cpu-f32", "--out": out}
+             "--arms": "cpu-f64,cpu-f32", "--out": out, "--target-ci": "0"}
     flags.update(dict(zip(extra[::2], extra[1::2])))
     args = [x for kv in flags.items() for x in kv] + ["--no-counters", "--no-lease"]
     return run(bench, args, tmp)
 
 
 def check_result_invariants(r, reps, what):
-    """What every result must hold beyond the schema."""
+    """What every result must hold beyond the schema. `reps` is --reps: the exact count when the
+    run had no target (--target-ci 0), the fewest rounds of every timed case otherwise."""
     timed = [c for c in r["cases"] if c["gate"]["result"] == "pass"]
-    check(len(r["plan"]["order"]) == reps, f"{what}: {len(r['plan']['order'])} rounds in order, want {reps}")
+    fixed = r["plan"]["stopping"]["target_ci_percent"] == 0
+    order = r["plan"]["order"]
+    if fixed:
+        check(len(order) == reps, f"{what}: {len(order)} rounds in order, want {reps}")
+    else:
+        check(len(order) >= reps, f"{what}: {len(order)} rounds in order, want >= {reps}")
+    check(r["status"] == "complete", f"{what}: status {r.get('status')}")
     seeds = set()
-    for o in r["plan"]["order"]:
+    # A round samples exactly the cases still converging; a case that stopped never comes back.
+    # Planted: scheduling every gated case in every round (ignoring the stops) fails the
+    # non-increasing check on any run where one case stopped before another.
+    sizes = []
+    for o in order:
         seeds.add(o["seed"])
-        check(sorted(o["cases"]) == sorted(c["id"] for c in timed),
-              f"{what}: round {o['round']} order is not a permutation of the timed cases")
-    check(len(seeds) == reps, f"{what}: per-round seeds repeat: {seeds}")
+        in_round = sorted(c["id"] for c in timed if any(s["round"] == o["round"] for s in c["samples"]))
+        check(sorted(o["cases"]) == in_round,
+              f"{what}: round {o['round']} order is not a permutation of the cases sampled in it")
+        if o["round"] < reps:
+            check(sorted(o["cases"]) == sorted(c["id"] for c in timed),
+                  f"{what}: round {o['round']} < --reps does not sample every timed case")
+        sizes.append(len(o["cases"]))
+    check(sizes == sorted(sizes, reverse=True), f"{what}: cases per round grew: {sizes}")
+    check(len(seeds) == len(order), f"{what}: per-round seeds repeat: {seeds}")
     for c in r["cases"]:
         cid = c["id"]
         check(cid == f"{c['stage']}/{c['frames']}/{c['arm']}/{c['staging']}", f"{what}: id {cid}")
         if c["gate"]["result"] != "pass":
             check(c["samples"] == [] and c["stats"] is None, f"{what}: {cid} failed its gate but was timed")
             continue
-        check(len(c["samples"]) == reps, f"{what}: {cid} has {len(c['samples'])} samples, want {reps}")
+        n = len(c["samples"])
+        if fixed:
+            check(n == reps and c["stop_reason"] == "fixed-count",
+                  f"{what}: {cid} has {n} samples ({c['stop_reason']}), want {reps} (fixed-count)")
+        else:
+            check(n >= reps, f"{what}: {cid} has {n} samples, want >= {reps}")
+            check(c["stop_reason"] in ("target-met", "time-budget", "max-rounds"),
+                  f"{what}: {cid} stop_reason {c['stop_reason']}")
+            iv = c["interval"]
+            if c["stop_reason"] == "target-met":
+                check(iv["half_width"] is not None and iv["half_width"] <= iv["target"],
+                      f"{what}: {cid} target met with interval {iv}")
+        check([s["round"] for s in c["samples"]] == list(range(n)), f"{what}: {cid} rounds not 0..{n - 1}")
         for s in c["samples"]:
-            order = r["plan"]["order"][s["round"]]["cases"]
-            check(order[s["position"]] == cid, f"{what}: {cid} round {s['round']} position mismatch")
+            order_r = order[s["round"]]["cases"]
+            check(order_r[s["position"]] == cid, f"{what}: {cid} round {s['round']} position mismatch")
             check(s["seconds"] > 0 and s["iterations"] >= 1, f"{what}: {cid} sample time/iterations")
             check(abs(s["seconds"] * s["iterations"] - s["total_seconds"]) <= 1e-9 + 1e-6 * s["total_seconds"],
                   f"{what}: {cid} seconds x iterations != total_seconds")
@@ -205,6 +234,27 @@ def check_result_invariants(r, reps, what):
                 for key in ("governor", "cpu_mhz"):
                     if h.get(key) is None:
                         check(key in h["unavailable"], f"{what}: {cid} {k}.{key} null without a reason")
+            # Delivered speed and placement per worker (host samples), contention around every
+            # sample. Planted: measuring speed_after on the calling thread only (one entry) fails
+            # the per-worker count; pinning worker i to cpus[i + 1] fails the placement check.
+            if not c["device"]:
+                w = s["workers"]
+                check(isinstance(w, list) and len(w) == r["plan"]["threads"],
+                      f"{what}: {cid} workers {w if not isinstance(w, list) else len(w)}, want {r['plan']['threads']}")
+                pl = r["plan"]["placement"]
+                for i, x in enumerate(w or []):
+                    for k in ("speed_before", "speed_after"):
+                        sp = x[k]
+                        check(isinstance(sp, dict) and sp["adds_per_s"] > 0 and sp["cpu"] >= 0,
+                              f"{what}: {cid} worker {i} {k} {sp}")
+                    if pl["pinned"] and x["tasks"] > 0:
+                        check(x["cpu"] == pl["cpus"][i] and x["cpu_changes"] == 0,
+                              f"{what}: {cid} pinned worker {i} ran on {x['cpu']}, placed on {pl['cpus'][i]}")
+                check(s["imbalance"] is None or s["imbalance"] >= 1.0, f"{what}: {cid} imbalance {s['imbalance']}")
+            ct = s["contention"]
+            check(isinstance(ct, dict) and len(ct["threads"]) >= 1, f"{what}: {cid} contention {ct}")
+            check(isinstance(s["foreign_cpu_window"], dict) and isinstance(s["top_foreign"], list),
+                  f"{what}: {cid} foreign window / processes")
             check(isinstance(s["foreign_cpu_share"], (int, float)) and s["foreign_cpu_share"] >= 0,
                   f"{what}: {cid} foreign_cpu_share")
             check(isinstance(s["foreign_cpu_s"], (int, float)), f"{what}: {cid} foreign_cpu_s")
@@ -213,10 +263,10 @@ def check_result_invariants(r, reps, what):
                       f"{what}: {cid} host arm with GPU state")
         secs = [s["seconds"] for s in c["samples"]]
         check(c["stats"]["best"] == min(secs), f"{what}: {cid} best is not the minimum over rounds")
-        check(c["stats"]["n"] == reps, f"{what}: {cid} stats.n")
+        check(c["stats"]["n"] == len(secs), f"{what}: {cid} stats.n")
         check(c["counters"]["status"] in ("not-collected", "unavailable", "collected"), f"{what}: {cid} counters")
     iters = [b for b in r["benchmarks"] if b["run_type"] == "iteration"]
-    check(len(iters) == reps * len(timed), f"{what}: {len(iters)} benchmark iteration entries")
+    check(len(iters) == sum(len(c["samples"]) for c in timed), f"{what}: {len(iters)} benchmark iteration entries")
     check(r["lease"].get("status") in ("not-collected", "unavailable", "collected"), f"{what}: lease status")
 
 
@@ -326,7 +376,7 @@ def t_dump(bench, schema, tmp):
         skip("python module numpy is not installed")
     v = validator(schema)
     d = os.path.join(tmp, "dump")
-    p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "2", "--reps", "1",
+    p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "2", "--reps", "1", "--target-ci", "0",
                     "--arms", "cpu-f64,cpu-f32", "--no-counters", "--no-lease", "--out", "r.json", "--dump", d], tmp)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]}")
     r = load(os.path.join(tmp, "r.json"))
