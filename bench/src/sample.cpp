@@ -53,13 +53,17 @@ ContentionSnapshot SampleTaker::contention_now(bool host) const {
 void SampleTaker::foreign_after(Sample &s) {
   window_.add(read_system_counters());
   s.probes.foreign_window = window_.latest();
+  // The process table costs a /proc scan: read at most twice per window, not per sample.
   const double now = steady_s();
-  tables_.emplace_back(now, read_processes());
-  // The newest table old enough for the window (else the oldest), and nothing older than it.
-  while (tables_.size() > 2 && now - tables_[1].first >= window_.min_window_s())
-    tables_.pop_front();
-  s.probes.top_foreign =
-      top_foreign(tables_.front().second, tables_.back().second, now - tables_.front().first);
+  if (now - tables_.back().first >= 0.5 * window_.min_window_s()) {
+    tables_.emplace_back(now, read_processes());
+    // The newest table old enough for the window (else the oldest), and nothing older than it.
+    while (tables_.size() > 2 && now - tables_[1].first >= window_.min_window_s())
+      tables_.pop_front();
+    top_ = top_foreign(tables_.front().second, tables_.back().second,
+                       tables_.back().first - tables_.front().first);
+  }
+  s.probes.top_foreign = top_;
 }
 
 Sample SampleTaker::take(Case &c, int round, size_t position) {
