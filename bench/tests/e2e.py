@@ -183,9 +183,10 @@ def check_result_invariants(r, reps, what):
         check(len(order) >= reps, f"{what}: {len(order)} rounds in order, want >= {reps}")
     check(r["status"] == "complete", f"{what}: status {r.get('status')}")
     seeds = set()
-    # A round samples exactly the cases still converging; a case that stopped never comes back.
-    # Planted: scheduling every gated case in every round (ignoring the stops) fails the
-    # non-increasing check on any run where one case stopped before another.
+    # A round samples exactly the cases still converging; a case that stopped never comes back
+    # (its stopping decision saw every sample it has: interval.n below). Planted: sampling every
+    # gated case in every round (ignoring the stops) failed interval.n on a run where cpu-f64 met
+    # a 5% target rounds before cpu-f32.
     sizes = []
     for o in order:
         seeds.add(o["seed"])
@@ -217,6 +218,7 @@ def check_result_invariants(r, reps, what):
                 check(iv["half_width"] is not None and iv["half_width"] <= iv["target"],
                       f"{what}: {cid} target met with interval {iv}")
         check([s["round"] for s in c["samples"]] == list(range(n)), f"{what}: {cid} rounds not 0..{n - 1}")
+        check(c["interval"]["n"] == n, f"{what}: {cid} stopped at {c['interval']['n']} samples, has {n}")
         for s in c["samples"]:
             order_r = order[s["round"]]["cases"]
             check(order_r[s["position"]] == cid, f"{what}: {cid} round {s['round']} position mismatch")
@@ -326,6 +328,40 @@ def t_small_run(bench, schema, tmp):
     check(arms == ["cpu-f32", "cpu-f32#2"], f"A/A arms {arms}")
     check(all(len(c["samples"]) == 2 and c["gate"]["result"] == "pass" for c in rr["cases"]),
           "A/A twins timed and gated")
+
+
+def t_adaptive(bench, schema, tmp):
+    """--target-ci: past --reps, rounds go on until each case's own rule stops it. A target no
+    CPU arm can meet (0.001%) ends at --max-rounds, or at --max-time. Planted: stopping_rule()
+    giving max_rounds + 1 failed the first half; ignoring --max-time (infinite budget) made the
+    second end at max-rounds and fail it."""
+    v = validator(schema)
+    p = small_run(bench, tmp, ["--reps", "2", "--target-ci", "0.001", "--max-rounds", "7",
+                               "--max-time", "600"], out="max_rounds.json")
+    check(p.returncode == 0, f"max-rounds: exit {p.returncode}: {p.stderr[-300:]}")
+    r = load(os.path.join(tmp, "max_rounds.json"))
+    validate(v, r, "max-rounds run")
+    check_result_invariants(r, 2, "max-rounds run")
+    check(r["plan"]["stopping"]["target_ci_percent"] == 0.001 and r["plan"]["stopping"]["max_rounds"] == 7,
+          f"max-rounds: plan.stopping {r['plan']['stopping']}")
+    for c in r["cases"]:
+        check(c["stop_reason"] == "max-rounds" and len(c["samples"]) == 7,
+              f"max-rounds: {c['id']} {c['stop_reason']} after {len(c['samples'])} samples")
+        check(c["interval"]["lo"] is not None and c["interval"]["target"] == 0.001 / 100,
+              f"max-rounds: {c['id']} interval {c['interval']}")
+    check("still converging" in p.stderr, "progress names the cases still converging")
+    t0 = time.monotonic()
+    p = small_run(bench, tmp, ["--reps", "2", "--target-ci", "0.001", "--max-rounds", "1000",
+                               "--max-time", "1"], out="budget.json")
+    wall = time.monotonic() - t0
+    check(p.returncode == 0, f"time-budget: exit {p.returncode}: {p.stderr[-300:]}")
+    r = load(os.path.join(tmp, "budget.json"))
+    validate(v, r, "time-budget run")
+    check_result_invariants(r, 2, "time-budget run")
+    for c in r["cases"]:
+        check(c["stop_reason"] == "time-budget" and 2 <= len(c["samples"]) < 1000,
+              f"time-budget: {c['id']} {c['stop_reason']} after {len(c['samples'])} samples")
+    check(wall < 120, f"time-budget: the run took {wall:.1f} s for a 1 s budget")
 
 
 def t_atomic_out(bench, schema, tmp):
@@ -492,6 +528,7 @@ def t_gpu_run(bench, schema, tmp):
 
 
 TESTS = {"cli_errors": t_cli_errors, "small_run": t_small_run, "atomic_out": t_atomic_out, "dump": t_dump,
+         "adaptive": t_adaptive,
          "default_up0": t_default_up0, "gpu_run": t_gpu_run}
 
 if __name__ == "__main__":
