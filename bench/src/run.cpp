@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 
@@ -42,9 +43,10 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
   std::filesystem::remove(plan.journal_path);
   std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n";
   if (out.signal)
-    std::cerr << "bench_conv: interrupted by signal " << out.signal << " after "
-              << out.order.size() << " rounds: the samples taken are in " << plan.out_path
-              << " (status interrupted)\n";
+    std::cerr << "bench_conv: interrupted by "
+              << (out.signal == SIGINT ? "SIGINT" : out.signal == SIGTERM ? "SIGTERM" : "a signal")
+              << " in round " << out.order.size() << ": the samples taken are in "
+              << plan.out_path << " (status interrupted), the lease is released\n";
   else if (!gate_passed)
     std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
   else if (lease_void)

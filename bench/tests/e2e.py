@@ -496,6 +496,10 @@ def t_gpu_run(bench, schema, tmp):
             check(sm is not None or "sm_clock_mhz" in s["gpu_after"]["unavailable"], f"{c['id']}: NVML sm clock")
             m = s["measured_sm_clock_mhz"]
             check(m is not None and 100 < m < 5000, f"{c['id']}: measured SM clock {m}")
+            # NVML's violation time next to the measured clock: a share of the sample per policy.
+            vu, vs = s["violation_us"], s["violation_share"]
+            check((isinstance(vu, dict) and vu and all(0 <= x <= 1 for x in vs.values()))
+                  or "violation_us" in s["unavailable"], f"{c['id']}: violation_us {vu}")
         if c["staging"] == "resident":
             check(c["counters"]["status"] in ("collected", "unavailable"), f"{c['id']}: counters {c['counters']}")
         # cuDNN's Find runs per prepared case: the record says what it picked (session 7: two

@@ -294,6 +294,32 @@ TEST(Cli, PluginIsRepeatableInOrderOthersAreNot) {
   EXPECT_THROW(parse_cli(4, flag_as_value), UsageError);
 }
 
+// The stopping and placement flags: values parsed, defaults kept, exclusions refused. Planted:
+// parse_percent accepting 100 (a target no interval can miss) fails the last throw.
+TEST(Cli, StoppingPlacementAndResumeFlags) {
+  const char *argv[] = {"bench_conv", "--target-ci", "0.25", "--max-time", "12.5",
+                        "--max-rounds", "40", "--cpus", "0-1", "--reps", "4"};
+  Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
+  EXPECT_DOUBLE_EQ(o.target_ci_percent.value_or(-1), 0.25);
+  EXPECT_DOUBLE_EQ(o.max_time, 12.5);
+  EXPECT_EQ(o.max_rounds, 40);
+  EXPECT_EQ(o.cpus, "0-1");
+  EXPECT_FALSE(o.no_pin);
+  EXPECT_FALSE(Options{}.target_ci_percent.has_value()) << "default: the per-kind targets";
+  const char *fixed[] = {"bench_conv", "--target-ci", "0"};
+  EXPECT_DOUBLE_EQ(parse_cli(3, fixed).target_ci_percent.value_or(-1), 0.0);
+  const char *resume[] = {"bench_conv", "--resume", "r.json.journal", "--out", "x.json"};
+  EXPECT_EQ(parse_cli(5, resume).resume, "r.json.journal");
+  const char *pin_both[] = {"bench_conv", "--cpus", "0", "--no-pin"};
+  EXPECT_THROW(parse_cli(4, pin_both), UsageError);
+  const char *resume_more[] = {"bench_conv", "--resume", "j", "--reps", "3"};
+  EXPECT_THROW(parse_cli(5, resume_more), UsageError);
+  const char *rounds_below[] = {"bench_conv", "--reps", "5", "--max-rounds", "4"};
+  EXPECT_THROW(parse_cli(5, rounds_below), UsageError);
+  const char *hundred[] = {"bench_conv", "--target-ci", "100"};
+  EXPECT_THROW(parse_cli(3, hundred), UsageError);
+}
+
 // ---- the queue hold of --device-timing queued (GPU machine; skipped elsewhere) ----
 
 #if CONVBENCH_HAVE_CUDA
