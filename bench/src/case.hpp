@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "arm.hpp"
-#include "gate.hpp"
 #include "convbench/thread_pool.hpp"
+#include "gate.hpp"
 #include "gpu_probe.hpp"
 #include "host_probe.hpp"
 #include "probes/contention.hpp"
@@ -30,10 +30,10 @@ struct HostProbes {
   std::vector<WorkerSpeed> speed_before, speed_after; // host samples: one per worker
   std::vector<ThreadPool::WorkerStats> workers;       // host samples: the sample's partitions
   double imbalance = 0;                               // slowest worker's task time / mean
-  Contention contention;                  // workers' own counters (the caller's: device samples)
-  ForeignShare foreign_window;            // over a window long enough for 1% tick resolution
+  Contention contention;                   // workers' own counters (the caller's: device samples)
+  ForeignShare foreign_window;             // over a window long enough for 1% tick resolution
   std::vector<ForeignProcess> top_foreign; // over about the same window
-  double probe_seconds = 0;               // wall time of these probes (outside the timing)
+  double probe_seconds = 0;                // wall time of these probes (outside the timing)
 };
 
 // One timed sample of one case, with the probes read just before and just after it.
@@ -44,9 +44,9 @@ struct Sample {
   HostSnapshot host_before, host_after;
   ForeignCpu foreign;
   bool device = false;
-  bool gpu_probed = false;           // NVML was read around it (device samples on a GPU)
+  bool gpu_probed = false; // NVML was read around it (device samples on a GPU)
   GpuSnapshot gpu_before, gpu_after;
-  double sm_clock_mhz = NAN;         // measured on the device over the sample; NaN: not seen
+  double sm_clock_mhz = NAN; // measured on the device over the sample; NaN: not seen
   HostProbes probes;
 };
 
@@ -57,7 +57,7 @@ struct Case {
   const Arm *arm = nullptr;
   std::string staging;
   std::unique_ptr<PreparedArm> prepared; // released when the gate fails
-  nlohmann::json chosen; // prepared->chosen(), kept after `prepared` is released
+  nlohmann::json chosen;                 // prepared->chosen(), kept after `prepared` is released
   GateResult gate;
   std::vector<Sample> samples;
   nlohmann::json counters; // the counter pass's block for this case

@@ -52,8 +52,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     resident device arms: launched (CUDA events around each call as the host
                     launches it: the host's launch latency and any gap between a provider's
                     kernels count) or queued (the stream is held while the call is enqueued, as
-                    nvbench does, so the events time the GPU's work only). Default: queued (on the
-                    H200: CV 0.07-0.29% against launched's 0.25-4.6%, cuDNN's the widest)
+                    nvbench does, so the events time the GPU's work only). Default: queued (its
+                    spread is several times smaller, most of all for cuDNN's multi-kernel calls)
   --out PATH        result file. Default: results/<utc>-<host>-<model>-<stages>.json
   --dump DIR        write each case's shape/parameters (JSON) and its input, weights, bias and
                     every arm's output (.npy, float32) under DIR
@@ -260,7 +260,8 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   given(app, "--reps", [&] { o.reps = int(parse_int("--reps", r.reps, 1, 10000)); });
   given(app, "--seed", [&] { o.seed = parse_u64("--seed", r.seed); });
   given(app, "--threads", [&] { o.threads = int(parse_int("--threads", r.threads, 1, 4096)); });
-  given(app, "--min-time", [&] { o.min_time = parse_seconds("--min-time", r.min_time, false, 3600); });
+  given(app, "--min-time",
+        [&] { o.min_time = parse_seconds("--min-time", r.min_time, false, 3600); });
   given(app, "--device-timing", [&] {
     if (r.device_timing != "launched" && r.device_timing != "queued")
       throw UsageError("--device-timing: expected launched or queued, got '" + r.device_timing +
@@ -272,8 +273,10 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   given(app, "--lease-wait",
         [&] { o.lease_wait = parse_seconds("--lease-wait", r.lease_wait, true, 86400); });
   given(app, "--profile", [&] { o.profile = r.profile; });
-  given(app, "--target-ci", [&] { o.target_ci_percent = parse_percent("--target-ci", r.target_ci); });
-  given(app, "--max-time", [&] { o.max_time = parse_seconds("--max-time", r.max_time, false, 86400); });
+  given(app, "--target-ci",
+        [&] { o.target_ci_percent = parse_percent("--target-ci", r.target_ci); });
+  given(app, "--max-time",
+        [&] { o.max_time = parse_seconds("--max-time", r.max_time, false, 86400); });
   given(app, "--max-rounds",
         [&] { o.max_rounds = int(parse_int("--max-rounds", r.max_rounds, 1, 1000000)); });
   given(app, "--cpus", [&] { o.cpus = r.cpus; });

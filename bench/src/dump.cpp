@@ -19,10 +19,14 @@ std::string dump_problem(const Plan &plan, const Problem &p, const std::vector<f
   std::filesystem::create_directories(dir);
   const auto &s0 = p.shapes[0];
   write_npy_f32(dir + "/input.npy", {s0.batch, s0.cin, s0.l_in}, p.input.data(), p.input.size());
-  json meta = {{"stage", p.stage},        {"frames", p.frames},
-               {"model", plan.model.name}, {"seed", p.seed},
-               {"run_seed", plan.opt.seed}, {"run_id", run_id},
-               {"shape", problem_shape_json(p)}, {"files", json::object()}};
+  json meta = {{"stage", p.stage},
+               {"frames", p.frames},
+               {"model", plan.model.name},
+               {"seed", p.seed},
+               {"run_seed", plan.opt.seed},
+               {"run_id", run_id},
+               {"shape", problem_shape_json(p)},
+               {"files", json::object()}};
   meta["files"]["input"] = "input.npy";
   for (size_t i = 0; i < p.shapes.size(); ++i) {
     const auto &s = p.shapes[i];
@@ -30,8 +34,7 @@ std::string dump_problem(const Plan &plan, const Problem &p, const std::vector<f
     std::vector<int64_t> wshape = s.op == ConvOp::transposed
                                       ? std::vector<int64_t>{s.cin, s.cout, s.k}
                                       : std::vector<int64_t>{s.cout, s.cin, s.k};
-    write_npy_f32(dir + "/weight" + sfx + ".npy", wshape, p.weights[i].data(),
-                  p.weights[i].size());
+    write_npy_f32(dir + "/weight" + sfx + ".npy", wshape, p.weights[i].data(), p.weights[i].size());
     write_npy_f32(dir + "/bias" + sfx + ".npy", {s.cout}, p.biases[i].data(), p.biases[i].size());
     meta["files"]["weight" + sfx] = "weight" + sfx + ".npy";
     meta["files"]["bias" + sfx] = "bias" + sfx + ".npy";

@@ -27,8 +27,8 @@ std::vector<float> reference_output(Plan &plan, Problem &p, ArmContext &ctx) {
     tmp = ref_arm.prepare(p, "host", ctx);
     pa = tmp.get();
   }
-  std::cerr << "bench_conv: gate " << p.stage << "/" << p.frames << ": reference "
-            << ref_arm.name() << "\n";
+  std::cerr << "bench_conv: gate " << p.stage << "/" << p.frames << ": reference " << ref_arm.name()
+            << "\n";
   pa->call();
   pa->output(ref.data());
   return ref;

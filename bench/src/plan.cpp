@@ -157,8 +157,8 @@ void plan_cases(Plan &p) {
 // pinned unless --no-pin.
 void plan_threads(Plan &p) {
   try {
-    const size_t listed = p.opt.cpus.empty() ? allowed_cpus().size()
-                                             : parse_cpu_list(p.opt.cpus).size();
+    const size_t listed =
+        p.opt.cpus.empty() ? allowed_cpus().size() : parse_cpu_list(p.opt.cpus).size();
     p.threads = p.opt.threads > 0 ? p.opt.threads : int(std::max<size_t>(listed, 1));
     p.placement = make_placement(p.threads, p.opt.cpus, !p.opt.no_pin);
   } catch (const std::invalid_argument &e) {
@@ -270,7 +270,8 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
   p.stages = expand_stages(opt.stages, p.model);
   p.gpu = gpu_facts();
   p.arms = choose_arms(opt.arms);
-  p.any_device = std::any_of(p.arms.begin(), p.arms.end(), [](const Arm *a) { return a->device(); });
+  p.any_device =
+      std::any_of(p.arms.begin(), p.arms.end(), [](const Arm *a) { return a->device(); });
   plan_counters(p);
   plan_threads(p);
   plan_cases(p);

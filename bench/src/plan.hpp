@@ -35,7 +35,7 @@ struct Plan {
   Model model;
   std::vector<std::string> stages;
   std::vector<const Arm *> arms;
-  bool any_device = false; // some planned arm runs on the GPU
+  bool any_device = false;          // some planned arm runs on the GPU
   std::vector<std::string> skipped; // (arm, problem) pairs an arm does not run, and why
   std::vector<std::unique_ptr<Problem>> problems;
   std::vector<Case> cases;

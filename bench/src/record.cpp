@@ -7,8 +7,8 @@
 
 #include "convbench/lease/lease.hpp"
 #include "floors.hpp"
-#include "probes/journal.hpp"
 #include "plan.hpp"
+#include "probes/journal.hpp"
 #include "runner.hpp"
 #include "sysinfo.hpp"
 
@@ -123,9 +123,8 @@ json gpus_json(const GpuFacts &f, const GpuNvmlFacts &n) {
 }
 
 json stopping_json(const Options &o) {
-  json target = o.target_ci_percent
-                    ? json(*o.target_ci_percent)
-                    : json{{"resident_device", 0.5}, {"host_and_per_call", 1.0}};
+  json target = o.target_ci_percent ? json(*o.target_ci_percent)
+                                    : json{{"resident_device", 0.5}, {"host_and_per_call", 1.0}};
   return {{"target_ci_percent", target},
           {"min_rounds", o.reps},
           {"max_rounds", o.target_ci_percent && *o.target_ci_percent == 0 ? o.reps : o.max_rounds},
@@ -145,11 +144,16 @@ json plan_json(const Plan &plan, const std::vector<RoundOrder> &order,
   json rounds = json::array();
   for (const auto &r : order)
     rounds.push_back({{"round", r.round}, {"seed", r.seed}, {"cases", r.cases}});
-  return {{"model", plan.model.name},       {"stages", plan.stages},
-          {"frames", plan.opt.frames},      {"arms", arms},
-          {"staging", stagings},            {"reps", plan.opt.reps},
-          {"seed", plan.opt.seed},          {"threads", plan.threads},
-          {"min_time_s", plan.opt.min_time}, {"device_timing", plan.opt.device_timing},
+  return {{"model", plan.model.name},
+          {"stages", plan.stages},
+          {"frames", plan.opt.frames},
+          {"arms", arms},
+          {"staging", stagings},
+          {"reps", plan.opt.reps},
+          {"seed", plan.opt.seed},
+          {"threads", plan.threads},
+          {"min_time_s", plan.opt.min_time},
+          {"device_timing", plan.opt.device_timing},
           {"stopping", stopping_json(plan.opt)},
           {"placement", {{"pinned", plan.placement.pinned}, {"cpus", plan.placement.cpus}}},
           {"speed_calibration", speed_calibration},
@@ -188,8 +192,10 @@ json stats_json(const Stats &s) {
 }
 
 json host_snapshot_json(const HostSnapshot &h) {
-  return {{"loadavg_1m", opt(h.loadavg_1m)}, {"runnable", opt(h.runnable)},
-          {"governor", opt(h.governor)},     {"cpu_mhz", opt(h.cpu_mhz)},
+  return {{"loadavg_1m", opt(h.loadavg_1m)},
+          {"runnable", opt(h.runnable)},
+          {"governor", opt(h.governor)},
+          {"cpu_mhz", opt(h.cpu_mhz)},
           {"unavailable", h.unavailable}};
 }
 
@@ -215,8 +221,9 @@ json workers_json(const HostProbes &p) {
   json out = json::array();
   for (size_t w = 0; w < p.workers.size(); ++w) {
     const auto &st = p.workers[w];
-    json e = {{"worker", st.worker},       {"cpu", st.first_cpu},   {"cpu_last", st.last_cpu},
-              {"cpu_changes", st.cpu_changes}, {"tasks", st.tasks}, {"busy_s", st.busy_s},
+    json e = {{"worker", st.worker},     {"cpu", st.first_cpu},
+              {"cpu_last", st.last_cpu}, {"cpu_changes", st.cpu_changes},
+              {"tasks", st.tasks},       {"busy_s", st.busy_s},
               {"task_s", st.task_s}};
     auto speed = [&](const std::vector<WorkerSpeed> &v) {
       return w < v.size() ? v[w].to_json() : json(nullptr);
@@ -423,11 +430,15 @@ json journal_round_json(const RoundOrder &order,
   json samples = json::array(), stops = json::object();
   for (const auto &[c, s] : taken) {
     samples.push_back({{"case", c->id}, {"sample", sample_json(*s)}});
-    stops[c->id] = {{"stop_reason", c->stop.stop() ? json(to_string(c->stop.reason)) : json(nullptr)},
-                    {"interval", interval_json(c->stop)}};
+    stops[c->id] = {
+        {"stop_reason", c->stop.stop() ? json(to_string(c->stop.reason)) : json(nullptr)},
+        {"interval", interval_json(c->stop)}};
   }
-  return {{"round", order.round}, {"seed", order.seed}, {"cases", order.cases},
-          {"samples", samples},     {"stops", stops}};
+  return {{"round", order.round},
+          {"seed", order.seed},
+          {"cases", order.cases},
+          {"samples", samples},
+          {"stops", stops}};
 }
 
 json recover_record(const std::string &journal_path, int exit_status) {
@@ -439,8 +450,8 @@ json recover_record(const std::string &journal_path, int exit_status) {
   json &order = r["plan"]["order"];
   order = json::array();
   for (const auto &round : j.rounds) {
-    order.push_back({{"round", round.at("round")}, {"seed", round.at("seed")},
-                     {"cases", round.at("cases")}});
+    order.push_back(
+        {{"round", round.at("round")}, {"seed", round.at("seed")}, {"cases", round.at("cases")}});
     for (const auto &e : round.at("samples")) {
       auto it = by_id.find(e.at("case").get<std::string>());
       if (it == by_id.end())
@@ -461,7 +472,8 @@ json recover_record(const std::string &journal_path, int exit_status) {
     c["stats"] = secs.empty() ? json(nullptr) : stats_json(compute_stats(secs));
     if (c["gate"]["result"] == "pass" && c["stop_reason"].is_null())
       c["stop_reason"] = "interrupted";
-    c["counters"] = {{"status", "not-collected"}, {"reason", "the run was killed before its counter pass"}};
+    c["counters"] = {{"status", "not-collected"},
+                     {"reason", "the run was killed before its counter pass"}};
   }
   r["benchmarks"] = benchmarks_view(benchmark_runs(r["cases"]));
   // The lease was never verified after the last sample, nor observed past the journal.

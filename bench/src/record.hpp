@@ -25,9 +25,9 @@ struct RunOutcome {
   std::string status = "complete"; // complete | interrupted (recovered: recover_record)
   int signal = 0;                  // the signal that interrupted it
   std::vector<RoundOrder> order;
-  GpuNvmlFacts gpu_nvml;           // empty in a run without a GPU
+  GpuNvmlFacts gpu_nvml;            // empty in a run without a GPU
   nlohmann::json speed_calibration; // SpeedProbe's best rates, what delivered speed is relative to
-  nlohmann::json lease;            // the lease module's own block
+  nlohmann::json lease;             // the lease module's own block
 };
 
 nlohmann::json build_record(const Plan &plan, const RunOutcome &out);
@@ -35,8 +35,9 @@ nlohmann::json build_record(const Plan &plan, const RunOutcome &out);
 // The journal: line 1 holds the record as it stands before the first timed sample; each round's
 // line holds its order, its samples and the stopping decision of each case in it.
 nlohmann::json journal_header_json(const Plan &plan, const RunOutcome &out);
-nlohmann::json journal_round_json(const RoundOrder &order,
-                                  const std::vector<std::pair<const Case *, const Sample *>> &taken);
+nlohmann::json
+journal_round_json(const RoundOrder &order,
+                   const std::vector<std::pair<const Case *, const Sample *>> &taken);
 // The record of a run that was killed, from its journal: status "recovered", every journaled
 // round, and for each case its stopping decision or "interrupted". Throws JournalError.
 nlohmann::json recover_record(const std::string &journal_path, int exit_status);

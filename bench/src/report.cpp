@@ -118,10 +118,10 @@ std::string format_table(const std::vector<Case> &cases,
     if (!all)
       continue;
     const double chain = compute_stats(c.seconds()).best;
-    sums.push_back({{"sum(" + c.problem->stage_names.front() + ".." +
-                         c.problem->stage_names.back() + ")",
-                     std::to_string(c.problem->frames), c.arm->name(), c.staging,
-                     format_seconds(sum), format_seconds(chain), fmt("%.3f", chain / sum)}});
+    sums.push_back(
+        {{"sum(" + c.problem->stage_names.front() + ".." + c.problem->stage_names.back() + ")",
+          std::to_string(c.problem->frames), c.arm->name(), c.staging, format_seconds(sum),
+          format_seconds(chain), fmt("%.3f", chain / sum)}});
   }
   if (!sums.empty())
     out += "\nsum of the per-stage bests (the stages run alone) next to the chain's best:\n" +

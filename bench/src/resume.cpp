@@ -32,15 +32,15 @@ int resume_run(const Options &opt) {
   } catch (const JournalError &e) {
     throw UsageError(std::string("--resume: ") + e.what());
   } catch (const nlohmann::json::exception &e) {
-    throw UsageError("--resume: journal " + opt.resume + " is not a bench_conv journal: " +
-                     e.what());
+    throw UsageError("--resume: journal " + opt.resume +
+                     " is not a bench_conv journal: " + e.what());
   }
   write_atomically(out, record.dump(1) + "\n");
   std::filesystem::remove(opt.resume);
   std::cout << "result: " << out << "\n";
   std::cerr << "bench_conv: recovered " << record["recovered"]["rounds"].get<size_t>()
-            << " rounds of run " << record["run_id"].get<std::string>() << " from "
-            << opt.resume << " (status recovered)\n";
+            << " rounds of run " << record["run_id"].get<std::string>() << " from " << opt.resume
+            << " (status recovered)\n";
   return kExitOk;
 }
 

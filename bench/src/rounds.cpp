@@ -17,8 +17,8 @@ namespace convbench::bench {
 StoppingRule stopping_rule(const Case &c, const Options &opt) {
   StoppingRule r;
   const bool resident_device = c.arm->device() && c.staging == "resident";
-  r.target = opt.target_ci_percent ? *opt.target_ci_percent / 100.0
-                                   : (resident_device ? 0.005 : 0.01);
+  r.target =
+      opt.target_ci_percent ? *opt.target_ci_percent / 100.0 : (resident_device ? 0.005 : 0.01);
   r.min_rounds = opt.reps;
   r.max_rounds = r.target > 0 ? opt.max_rounds : opt.reps;
   r.time_budget_s = opt.max_time;
@@ -29,7 +29,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // What the lease's observation wants of a sample: foreign GPU processes (-1 unknown) and the
 // foreign CPU share (over the long window once it exists: the per-sample one is tick noise).
@@ -55,7 +57,8 @@ void progress(const Plan &plan, int r, size_t pos, size_t n, const Case &c, size
                      : "?");
     return;
   }
-  fprintf(stderr, "bench_conv: round %d  case %zu/%zu  %s  (%zu of %zu cases converging, %s of %s)\n",
+  fprintf(stderr,
+          "bench_conv: round %d  case %zu/%zu  %s  (%zu of %zu cases converging, %s of %s)\n",
           r + 1, pos + 1, n, c.id.c_str(), converging, plan.cases.size(),
           format_seconds(elapsed).c_str(), format_seconds(plan.opt.max_time).c_str());
 }

@@ -34,19 +34,21 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
   const bool lease_void = lease.verdict() == "void";
   out.signal = interrupt_signal();
   out.status = out.signal ? "interrupted" : "complete";
-  out.exit_status = out.signal        ? interrupt_exit_code()
-                    : !gate_passed    ? kExitGate
-                    : lease_void      ? kExitLease
-                                      : kExitOk;
+  out.exit_status = out.signal     ? interrupt_exit_code()
+                    : !gate_passed ? kExitGate
+                    : lease_void   ? kExitLease
+                                   : kExitOk;
   out.lease = lease.to_json();
   write_atomically(plan.out_path, build_record(plan, out).dump(1) + "\n");
   std::filesystem::remove(plan.journal_path);
   std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n";
   if (out.signal)
     std::cerr << "bench_conv: interrupted by "
-              << (out.signal == SIGINT ? "SIGINT" : out.signal == SIGTERM ? "SIGTERM" : "a signal")
-              << " in round " << out.order.size() << ": the samples taken are in "
-              << plan.out_path << " (status interrupted), the lease is released\n";
+              << (out.signal == SIGINT    ? "SIGINT"
+                  : out.signal == SIGTERM ? "SIGTERM"
+                                          : "a signal")
+              << " in round " << out.order.size() << ": the samples taken are in " << plan.out_path
+              << " (status interrupted), the lease is released\n";
   else if (!gate_passed)
     std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
   else if (lease_void)
@@ -73,10 +75,9 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   speed.calibrate(pool);
   out.speed_calibration = speed.to_json();
   out.lease = lease.to_json();
-  JournalWriter journal =
-      JournalWriter::create(plan.journal_path, journal_header_json(plan, out));
-  SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued",
-                    gpu ? &*gpu : nullptr, plan.gpu.sm_count, pool, speed);
+  JournalWriter journal = JournalWriter::create(plan.journal_path, journal_header_json(plan, out));
+  SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued", gpu ? &*gpu : nullptr,
+                    plan.gpu.sm_count, pool, speed);
   out.order = run_rounds(plan, taker, lease, journal).order;
   run_counter_pass(plan);
   return finish(plan, lease, out, gate_passed);

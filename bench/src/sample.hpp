@@ -40,7 +40,7 @@ private:
   const SpeedProbe &speed_;
   ForeignCpuWindow window_;
   std::deque<std::pair<double, std::vector<ProcessCpu>>> tables_; // (steady s, process table)
-  std::vector<ForeignProcess> top_; // over the latest tables
+  std::vector<ForeignProcess> top_;                               // over the latest tables
 };
 
 } // namespace convbench::bench

@@ -502,8 +502,8 @@ def t_gpu_run(bench, schema, tmp):
                   or "violation_us" in s["unavailable"], f"{c['id']}: violation_us {vu}")
         if c["staging"] == "resident":
             check(c["counters"]["status"] in ("collected", "unavailable"), f"{c['id']}: counters {c['counters']}")
-        # cuDNN's Find runs per prepared case: the record says what it picked (session 7: two
-        # cuDNN twins 1.2% apart at 0.2% CV, with nothing in the record to tell them apart).
+        # cuDNN's Find runs per prepared case: the record says what it picked (two cuDNN twins
+        # can pick different algorithms, and without this nothing in the record tells them apart).
         # Planted: CudnnPrepared::chosen() left returning null fails here.
         if c["arm"].startswith("cudnn-"):
             k = c["kernel"]

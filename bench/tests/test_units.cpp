@@ -16,6 +16,7 @@
 #include "convbench/cuda_conv.hpp"
 #include "device.hpp"
 #include "gate.hpp"
+#include "gpu_probe.hpp"
 #include "npy.hpp"
 #include "record.hpp"
 #include "shuffle.hpp"
@@ -198,7 +199,7 @@ TEST(Models, StageShapesFollowTheConfigs) {
   EXPECT_EQ(up0.padding, 4);
   EXPECT_EQ(up0.l_in, 96);
   EXPECT_EQ(up0.l_out(), 768);
-  EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9); // facts.md: 3.62 GFLOP
+  EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9); // 2 x 1536 x 768 x 16 x 96
   auto up2 = m->stage_shape(2, 96);
   EXPECT_EQ(up2.cin, 384);
   EXPECT_EQ(up2.l_in, 96 * 8 * 4);
@@ -318,6 +319,41 @@ TEST(Cli, StoppingPlacementAndResumeFlags) {
   EXPECT_THROW(parse_cli(5, rounds_below), UsageError);
   const char *hundred[] = {"bench_conv", "--target-ci", "100"};
   EXPECT_THROW(parse_cli(3, hundred), UsageError);
+}
+
+// ---- the NVML shim (lease/nvml_gpu) and the GPU probe over it ----
+
+// Clock event reasons by bit, an unknown remainder named rather than dropped. Planted: leaving
+// out the remainder fails the third name.
+TEST(Nvml, ClockEventReasonBitsAreNamed) {
+  using convbench::lease::clock_event_reason_names;
+  EXPECT_EQ(clock_event_reason_names(0x4 | 0x40 | 0x800),
+            (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown", "other_0x800"}));
+  EXPECT_TRUE(clock_event_reason_names(0).empty());
+}
+
+// Without a driver (CI) every reading is missing and says why; with one (the GPU machine) the
+// violation counters are read for every policy or named as unavailable.
+TEST(Nvml, EveryReadingIsThereOrSaysWhyNot) {
+  GpuProbe probe("");
+  GpuSnapshot s = probe.snapshot(true);
+  auto accounted = [&](const char *field, bool present) {
+    EXPECT_TRUE(present || s.unavailable.count(field)) << field << " missing without a reason";
+  };
+  accounted("sm_clock_mhz", s.sm_clock_mhz.has_value());
+  accounted("temperature_c", s.temperature_c.has_value());
+  accounted("power_w", s.power_w.has_value());
+  accounted("throttle_reasons", s.throttle_reasons.has_value());
+  accounted("processes", s.processes.has_value());
+  if (!probe.ok()) {
+    EXPECT_TRUE(s.violation_ns.empty());
+    EXPECT_TRUE(s.unavailable.count("violation_ns"));
+    return;
+  }
+  for (const auto &p : convbench::lease::kViolationPolicies)
+    EXPECT_TRUE(s.violation_ns.count(p.name) ||
+                s.unavailable.count(std::string("violation_ns.") + p.name))
+        << p.name;
 }
 
 // ---- the queue hold of --device-timing queued (GPU machine; skipped elsewhere) ----

@@ -19,7 +19,7 @@ struct ProcessInfoV2 { // nvmlProcessInfo_t as taken by the _v2/_v3 process quer
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
-struct ViolationTime { // nvmlViolationTime_t
+struct ViolationTime {              // nvmlViolationTime_t
   unsigned long long referenceTime; // CPU timestamp, microseconds
   unsigned long long violationTime; // nanoseconds
 };

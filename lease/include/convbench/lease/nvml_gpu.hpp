@@ -24,7 +24,7 @@ struct ViolationPolicy {
   const char *name; // the record's key
 };
 inline constexpr ViolationPolicy kViolationPolicies[] = {
-    {0, "power"},      {1, "thermal"},         {2, "sync_boost"},
+    {0, "power"},       {1, "thermal"},         {2, "sync_boost"},
     {3, "board_limit"}, {4, "low_utilization"}, {5, "reliability"}};
 
 // Clock event ("throttle") reason bits, nvml.h's nvmlClocksEventReason*, with the record's names.
@@ -32,16 +32,15 @@ struct ClockEventReason {
   unsigned long long bit;
   const char *name;
 };
-inline constexpr ClockEventReason kClockEventReasons[] = {
-    {0x1ull, "gpu_idle"},
-    {0x2ull, "applications_clocks_setting"},
-    {0x4ull, "sw_power_cap"},
-    {0x8ull, "hw_slowdown"},
-    {0x10ull, "sync_boost"},
-    {0x20ull, "sw_thermal_slowdown"},
-    {0x40ull, "hw_thermal_slowdown"},
-    {0x80ull, "hw_power_brake_slowdown"},
-    {0x100ull, "display_clock_setting"}};
+inline constexpr ClockEventReason kClockEventReasons[] = {{0x1ull, "gpu_idle"},
+                                                          {0x2ull, "applications_clocks_setting"},
+                                                          {0x4ull, "sw_power_cap"},
+                                                          {0x8ull, "hw_slowdown"},
+                                                          {0x10ull, "sync_boost"},
+                                                          {0x20ull, "sw_thermal_slowdown"},
+                                                          {0x40ull, "hw_thermal_slowdown"},
+                                                          {0x80ull, "hw_power_brake_slowdown"},
+                                                          {0x100ull, "display_clock_setting"}};
 // Names of the set bits; an unknown remainder as "other_0x<hex>".
 std::vector<std::string> clock_event_reason_names(unsigned long long bits);
 
