@@ -131,6 +131,7 @@ struct ThreadPool::Impl {
   int64_t n = 0;
   int chunks = 0;
   bool record = true;
+  bool busy_time = false;
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
   std::exception_ptr error;
 
@@ -143,7 +144,7 @@ struct ThreadPool::Impl {
     std::chrono::steady_clock::time_point t0;
     if (rec) {
       cpu0 = sched_getcpu();
-      busy0 = thread_cpu_s();
+      if (busy_time) busy0 = thread_cpu_s();
       t0 = std::chrono::steady_clock::now();
     }
     try {
@@ -154,7 +155,7 @@ struct ThreadPool::Impl {
     }
     if (!rec) return;
     const auto t1 = std::chrono::steady_clock::now();
-    const double busy1 = thread_cpu_s();
+    const double busy1 = busy_time ? thread_cpu_s() : 0;
     const int cpu1 = sched_getcpu();
     WorkerStats& s = slots[size_t(c)].s;
     if (s.tasks == 0)
@@ -300,6 +301,8 @@ std::vector<ThreadPool::WorkerStats> ThreadPool::stats() const {
   for (const auto& slot : impl_->slots) out.push_back(slot.s);
   return out;
 }
+
+void ThreadPool::set_busy_time(bool on) { impl_->busy_time = on; }
 
 void ThreadPool::reset_stats() {
   for (size_t i = 0; i < impl_->slots.size(); ++i) {

@@ -158,6 +158,7 @@ TEST(ThreadPool, RunOnEachRunsEveryWorkerOnceAndIsNotCounted) {
 // sleeping chunk), and the slots swapped (the sleeper's time reported as worker 0's).
 TEST(ThreadPool, StatsCountChunksBusyAndTaskTimePerWorker) {
   ThreadPool pool(2);
+  pool.set_busy_time(true);
   pool.reset_stats();
   for (int rep = 0; rep < 3; ++rep)
     pool.parallel_for(2, [&](int64_t b, int64_t) {
@@ -183,6 +184,9 @@ TEST(ThreadPool, StatsCountChunksBusyAndTaskTimePerWorker) {
   EXPECT_GT(imbalance(st), 1.2);  // the sleeper is slowest
   pool.reset_stats();
   for (const auto& s : pool.stats()) EXPECT_EQ(s.tasks, 0);
+  pool.set_busy_time(false);  // off: no clock read, busy_s stays 0
+  pool.parallel_for(2, [](int64_t, int64_t) {});
+  for (const auto& s : pool.stats()) EXPECT_EQ(s.busy_s, 0.0);
 }
 
 TEST(ThreadPool, ImbalanceIsSlowestOverMean) {
