@@ -133,10 +133,23 @@ TEST(ThreadPool, PinnedWorkersRunOnTheirCpusAndTheCallerIsRestored) {
   EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
-TEST(ThreadPool, UnpinnedKnowsNoCpu) {
+// Planted fault seen caught: the unpinned placement ignoring its list (workers left on every CPU).
+TEST(ThreadPool, UnpinnedRunsAnywhereOrWithinItsList) {
   ThreadPool pool(2);
   EXPECT_FALSE(pool.pinned());
   EXPECT_EQ(pool.cpu_of(0), -1);
+  const std::vector<int> allowed = allowed_cpus();
+  const Placement within = make_placement(3, std::to_string(allowed.back()), false);
+  EXPECT_FALSE(within.pinned);
+  EXPECT_EQ(within.cpus, std::vector<int>{allowed.back()});  // 3 threads may share one CPU
+  ThreadPool confined(3, within);
+  std::vector<cpu_set_t> masks(3);
+  confined.run_on_each([&](int w) { sched_getaffinity(0, sizeof(cpu_set_t), &masks[size_t(w)]); });
+  for (const auto& m : masks) {
+    EXPECT_EQ(CPU_COUNT(&m), 1);
+    EXPECT_TRUE(CPU_ISSET(allowed.back(), &m));
+  }
+  EXPECT_THROW(make_placement(1, "x", false), std::invalid_argument);
 }
 
 TEST(ThreadPool, RunOnEachRunsEveryWorkerOnceAndIsNotCounted) {
