@@ -27,6 +27,7 @@
 #include "probes/contention.hpp"
 #include "probes/cpu_speed.hpp"
 #include "probes/foreign.hpp"
+#include "probes/host_sample.hpp"
 #include "probes/interrupt.hpp"
 #include "probes/journal.hpp"
 #include "probes/prefault.hpp"
@@ -256,6 +257,44 @@ TEST(Contention, ReadsThisMachinesSystemCounters) {
   EXPECT_TRUE(s.procs_running.has_value());
   EXPECT_EQ(s.psi_some_us.has_value(), fs::exists("/proc/pressure/cpu"));
   EXPECT_GT(s.self_cpu_s, 0.0);
+}
+
+// ---- one host sample ----
+
+// Planted faults seen caught: reset_stats left out of before() (the earlier parallel_for counted
+// as the sample's: 2 tasks), the speed probes inside the contention window (each worker's
+// voluntary switches then included the probes' wake-ups: 3 instead of 1).
+TEST(HostSampler, TakesEveryProbeAroundOneSample) {
+  ThreadPool pool(2);
+  SpeedProbe speed;
+  speed.calibrate(pool, 3);
+  ForeignCpuWindow window;
+  HostSampler sampler(pool, speed, &window);
+  pool.parallel_for(2, [](int64_t, int64_t) {}); // before the sample: not its task
+  sampler.before();
+  pool.parallel_for(2, [](int64_t, int64_t) {
+    const auto t0 = Clock::now();
+    volatile int x = 0;
+    while (Clock::now() - t0 < std::chrono::milliseconds(3))
+      x = x + 1;
+  });
+  const HostSample s = sampler.after();
+  ASSERT_EQ(s.speed_before.size(), 2u);
+  ASSERT_EQ(s.speed_after.size(), 2u);
+  ASSERT_EQ(s.workers.size(), 2u);
+  for (const auto &w : s.workers) {
+    EXPECT_EQ(w.tasks, 1);
+    EXPECT_GE(w.task_s, 0.003);
+  }
+  EXPECT_GE(s.imbalance, 1.0);
+  ASSERT_EQ(s.contention.threads.size(), 2u);
+  EXPECT_LE(s.contention.threads[1].voluntary_cs, 2); // woken once for the sample's one task
+  EXPECT_FALSE(s.foreign.share.has_value());          // a run younger than the window
+  const json j = s.to_json();
+  for (const char *k : {"speed_before", "speed_after", "slowest_relative", "contention", "workers",
+                        "imbalance", "foreign"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["slowest_relative"].is_number());
 }
 
 // ---- foreign CPU ----
