@@ -76,33 +76,36 @@ int main(int argc, char **argv) {
   std::printf("\n");
 
   // The threaded loop: every worker runs the same add chain; a sample is one parallel_for.
-  ThreadPool unpinned(cpus);
-  std::vector<double> t_pin, t_free, imb_pin, imb_free;
-  int moves_pin = 0, moves_free = 0;
-  auto sample = [&](ThreadPool &pool, std::vector<double> &t, std::vector<double> &imb,
-                    int &moves) {
-    pool.reset_stats();
-    t.push_back(seconds_of(
-        [&] { pool.parallel_for(pool.size(), [&](int64_t, int64_t) { time_add_chain(adds); }); }));
-    const auto st = pool.stats();
-    imb.push_back(imbalance(st));
-    for (const auto &w : st)
-      moves += w.cpu_changes;
-  };
-  for (int i = 0; i < samples; ++i) { // interleaved, so drift hits both modes alike
-    sample(pinned, t_pin, imb_pin, moves_pin);
-    sample(unpinned, t_free, imb_free, moves_free);
+  std::printf("| threads | placement | median ms | CV | max/min | median imbalance | CPU "
+              "changes |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (int threads : {1, cpus}) {
+    ThreadPool pin(threads, make_placement(threads, "", true));
+    ThreadPool free(threads);
+    std::vector<double> t[2], imb[2];
+    int moves[2] = {0, 0};
+    auto sample = [&](ThreadPool &pool, int m) {
+      pool.reset_stats();
+      t[m].push_back(seconds_of([&] {
+        pool.parallel_for(pool.size(), [&](int64_t, int64_t) { time_add_chain(adds); });
+      }));
+      const auto st = pool.stats();
+      imb[m].push_back(imbalance(st));
+      for (const auto &w : st)
+        moves[m] += w.cpu_changes;
+    };
+    for (int i = 0; i < samples; ++i) { // interleaved, so drift hits both modes alike
+      sample(pin, 0);
+      sample(free, 1);
+    }
+    for (int m = 0; m < 2; ++m) {
+      const Summary s = summarize(t[m]), i = summarize(imb[m]);
+      std::printf("| %d | %s | %.2f | %.1f%% | %.2f | %.2f | %d |\n", threads,
+                  m == 0 ? "pinned" : "unpinned", 1e3 * s.median, 100 * s.cv, s.max / s.min,
+                  i.median, moves[m]);
+    }
   }
-  std::printf("| %d threads, %d samples of 2^%d adds each | median ms | CV | max/min | "
-              "median imbalance | CPU changes |\n",
-              cpus, samples, int(std::lround(std::log2(double(adds)))));
-  std::printf("| --- | --- | --- | --- | --- | --- |\n");
-  for (auto [name, t, imb, moves] : {std::tuple{"pinned", &t_pin, &imb_pin, moves_pin},
-                                     std::tuple{"unpinned", &t_free, &imb_free, moves_free}}) {
-    const Summary s = summarize(*t), i = summarize(*imb);
-    std::printf("| %s | %.2f | %.1f%% | %.2f | %.2f | %d |\n", name, 1e3 * s.median, 100 * s.cv,
-                s.max / s.min, i.median, moves);
-  }
+  std::printf("\n%d samples per row of 2^%d adds per worker, pinned and unpinned interleaved.\n",
+              samples, int(std::lround(std::log2(double(adds)))));
   std::getline(std::ifstream("/proc/loadavg"), load);
   std::printf("\n/proc/loadavg at end: %s\n", load.c_str());
   return 0;

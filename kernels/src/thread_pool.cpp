@@ -82,7 +82,8 @@ std::vector<int> parse_cpu_list(const std::string& list) {
   return {cpus.begin(), cpus.end()};
 }
 
-std::vector<int> allowed_cpus() {
+namespace {
+std::vector<int> read_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
@@ -91,6 +92,16 @@ std::vector<int> allowed_cpus() {
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;
 }
+const std::vector<int>& process_cpus() {
+  static const std::vector<int> cpus = read_affinity();
+  return cpus;
+}
+// Read at load time: a pinned pool narrows its calling thread's mask, and sched_getaffinity
+// answers for the calling thread, not the process.
+[[maybe_unused]] const bool g_process_cpus_read = !process_cpus().empty();
+}  // namespace
+
+std::vector<int> allowed_cpus() { return process_cpus(); }
 
 Placement make_placement(int threads, const std::string& cpu_list, bool pinned) {
   Placement p;

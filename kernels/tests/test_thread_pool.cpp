@@ -133,6 +133,15 @@ TEST(ThreadPool, PinnedWorkersRunOnTheirCpusAndTheCallerIsRestored) {
   EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
+// Planted fault seen caught: allowed_cpus() read from the calling thread's mask at each call (a
+// pinned pool's caller then saw one CPU).
+TEST(ThreadPool, AllowedCpusStayTheProcesssWhileAPoolIsPinned) {
+  const std::vector<int> allowed = allowed_cpus();
+  ThreadPool pool(1, make_placement(1, "", true));
+  EXPECT_EQ(allowed_cpus(), allowed);
+  EXPECT_NO_THROW(make_placement(int(allowed.size()), "", true));
+}
+
 // Planted fault seen caught: the unpinned placement ignoring its list (workers left on every CPU).
 TEST(ThreadPool, UnpinnedRunsAnywhereOrWithinItsList) {
   ThreadPool pool(2);

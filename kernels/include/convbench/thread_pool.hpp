@@ -14,7 +14,7 @@ namespace convbench {
 // numbers. Throws std::invalid_argument with one line naming the bad part.
 std::vector<int> parse_cpu_list(const std::string& list);
 
-// The CPUs this process may run on (sched_getaffinity), ascending.
+// The CPUs this process may run on (its affinity mask when the program started), ascending.
 std::vector<int> allowed_cpus();
 
 // Where the workers run. Pinned: worker i on cpus[i]. Unpinned: wherever the scheduler puts them
