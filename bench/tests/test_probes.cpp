@@ -147,8 +147,8 @@ TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
     GTEST_SKIP() << "needs 2 CPUs, this process may use " << allowed.size();
   ThreadPool pool(2, Placement{true, {allowed[0], allowed[1]}});
   // Where allowed (root), the workers and the hog run at nice -20 for the test's 0.2 s, so that
-  // other tasks of this session barely share these CPUs. (Other sessions' tasks are scheduled as
-  // groups, where nice does not reach: a machine they keep busy makes the test skip.)
+  // other tasks of this scheduler autogroup barely share these CPUs. (Other autogroups' tasks are
+  // scheduled as groups, where nice does not reach: a machine they keep busy makes the test skip.)
   const int nice_before = getpriority(PRIO_PROCESS, 0);
   std::atomic<bool> boosted{true};
   pool.run_on_each([&](int) {
