@@ -287,7 +287,7 @@ TEST(HostSampler, TakesEveryProbeAroundOneSample) {
   }
   EXPECT_GE(s.imbalance, 1.0);
   ASSERT_EQ(s.contention.threads.size(), 2u);
-  EXPECT_FALSE(s.foreign.share.has_value());          // a run younger than the window
+  EXPECT_FALSE(s.foreign.share.has_value()); // a run younger than the window
   const json j = s.to_json();
   for (const char *k : {"speed_before", "speed_after", "slowest_relative", "contention", "workers",
                         "imbalance", "foreign"})
