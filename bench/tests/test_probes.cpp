@@ -483,6 +483,10 @@ TEST(Journal, RefusesToReplaceAJournalAndNamesBadLines) {
   }
   std::ofstream(dir / "other") << "{\"a\":1}\n";
   EXPECT_THROW(read_journal((dir / "other").string()), JournalError);
+  std::ofstream(dir / "typed") << "{\"journal\":7,\"version\":\"1\",\"header\":{}}\n";
+  EXPECT_THROW(read_journal((dir / "typed").string()), JournalError); // not a type_error
+  std::ofstream(dir / "v2") << "{\"journal\":\"convbench-rounds\",\"version\":2,\"header\":{}}\n";
+  EXPECT_THROW(read_journal((dir / "v2").string()), JournalError);
   std::ofstream(dir / "empty") << "";
   EXPECT_THROW(read_journal((dir / "empty").string()), JournalError);
   EXPECT_THROW(read_journal((dir / "absent").string()), JournalError);
