@@ -463,7 +463,8 @@ TEST(Journal, ResumeCutsTheTornTailAndAppends) {
   EXPECT_EQ(j.torn_bytes, 0u);
 }
 
-// Planted fault seen caught: O_EXCL dropped (a cut-short run's journal was replaced).
+// Planted faults seen caught: O_EXCL dropped (a cut-short run's journal was replaced), the header
+// read with json::value (a wrongly typed field escaped as nlohmann's type_error).
 TEST(Journal, RefusesToReplaceAJournalAndNamesBadLines) {
   const auto dir = temp_dir();
   const auto path = (dir / "r.journal").string();
