@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "probes/contention.hpp"
 #include "probes/cpu_speed.hpp"
 #include "probes/foreign.hpp"
+#include "probes/host_sample.hpp"
 
 using namespace convbench;
 using namespace convbench::bench;
@@ -76,33 +78,75 @@ int main(int argc, char **argv) {
   std::printf("\n");
 
   // The threaded loop: every worker runs the same add chain; a sample is one parallel_for.
-  ThreadPool unpinned(cpus);
-  std::vector<double> t_pin, t_free, imb_pin, imb_free;
-  int moves_pin = 0, moves_free = 0;
-  auto sample = [&](ThreadPool &pool, std::vector<double> &t, std::vector<double> &imb,
-                    int &moves) {
-    pool.reset_stats();
-    t.push_back(seconds_of(
-        [&] { pool.parallel_for(pool.size(), [&](int64_t, int64_t) { time_add_chain(adds); }); }));
-    const auto st = pool.stats();
-    imb.push_back(imbalance(st));
-    for (const auto &w : st)
-      moves += w.cpu_changes;
+  std::printf("| threads | placement | median ms | CV | max/min | median imbalance | CPU "
+              "changes | samples with workers sharing a CPU |\n"
+              "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (int threads : {1, cpus}) {
+    ThreadPool pin(threads, make_placement(threads, "", true));
+    ThreadPool free(threads);
+    std::vector<double> t[2], imb[2];
+    int moves[2] = {0, 0}, stacked[2] = {0, 0};
+    auto sample = [&](ThreadPool &pool, int m) {
+      pool.reset_stats();
+      t[m].push_back(seconds_of([&] {
+        pool.parallel_for(pool.size(), [&](int64_t, int64_t) { time_add_chain(adds); });
+      }));
+      const auto st = pool.stats();
+      imb[m].push_back(imbalance(st));
+      std::set<int> used;
+      for (const auto &w : st) {
+        moves[m] += w.cpu_changes;
+        used.insert(w.last_cpu);
+      }
+      stacked[m] += int(used.size()) < pool.size(); // two workers ended on one CPU
+    };
+    for (int i = 0; i < samples; ++i) { // interleaved, so drift hits both modes alike
+      sample(pin, 0);
+      sample(free, 1);
+    }
+    for (int m = 0; m < 2; ++m) {
+      const Summary s = summarize(t[m]), i = summarize(imb[m]);
+      std::printf("| %d | %s | %.2f | %.1f%% | %.2f | %.2f | %d | %d |\n", threads,
+                  m == 0 ? "pinned" : "unpinned", 1e3 * s.median, 100 * s.cv, s.max / s.min,
+                  i.median, moves[m], stacked[m]);
+    }
+  }
+  std::printf("\n%d samples per row of 2^%d adds per worker, pinned and unpinned interleaved.\n",
+              samples, int(std::lround(std::log2(double(adds)))));
+  // What the probes say about each sample: the slow ones should carry their cause.
+  std::printf("\n| sample ms | task ms (per worker) | run delay ms | involuntary | speed before "
+              "| speed after | PSI some ms |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+  ForeignCpuWindow window;
+  HostSampler sampler(pinned, probe, &window);
+  auto per_worker = [&](const std::function<double(int)> &f, const char *fmt) {
+    std::string out;
+    char buf[32];
+    for (int w = 0; w < cpus; ++w) {
+      std::snprintf(buf, sizeof buf, fmt, f(w));
+      out += (w ? "/" : "") + std::string(buf);
+    }
+    return out;
   };
-  for (int i = 0; i < samples; ++i) { // interleaved, so drift hits both modes alike
-    sample(pinned, t_pin, imb_pin, moves_pin);
-    sample(unpinned, t_free, imb_free, moves_free);
+  for (int i = 0; i < 20; ++i) {
+    sampler.before();
+    const double t = seconds_of([&] {
+      pinned.parallel_for(cpus, [&](int64_t, int64_t) { time_add_chain(int64_t(1) << 23); });
+    });
+    const HostSample h = sampler.after();
+    const auto &th = h.contention.threads;
+    std::printf(
+        "| %.2f | %s | %s | %s | %s | %s | %.1f |\n", 1e3 * t,
+        per_worker([&](int w) { return 1e3 * h.workers[size_t(w)].task_s; }, "%.2f").c_str(),
+        per_worker([&](int w) { return 1e3 * th[size_t(w)].run_delay_s.value_or(-1); }, "%.2f")
+            .c_str(),
+        per_worker([&](int w) { return double(th[size_t(w)].involuntary_cs); }, "%.0f").c_str(),
+        per_worker([&](int w) { return h.speed_before[size_t(w)].relative.value_or(-1); }, "%.2f")
+            .c_str(),
+        per_worker([&](int w) { return h.speed_after[size_t(w)].relative.value_or(-1); }, "%.2f")
+            .c_str(),
+        1e-3 * h.contention.psi_some_us.value_or(-1000));
   }
-  std::printf("| %d threads, %d samples of 2^%d adds each | median ms | CV | max/min | "
-              "median imbalance | CPU changes |\n",
-              cpus, samples, int(std::lround(std::log2(double(adds)))));
-  std::printf("| --- | --- | --- | --- | --- | --- |\n");
-  for (auto [name, t, imb, moves] : {std::tuple{"pinned", &t_pin, &imb_pin, moves_pin},
-                                     std::tuple{"unpinned", &t_free, &imb_free, moves_free}}) {
-    const Summary s = summarize(*t), i = summarize(*imb);
-    std::printf("| %s | %.2f | %.1f%% | %.2f | %.2f | %d |\n", name, 1e3 * s.median, 100 * s.cv,
-                s.max / s.min, i.median, moves);
-  }
+
   std::getline(std::ifstream("/proc/loadavg"), load);
   std::printf("\n/proc/loadavg at end: %s\n", load.c_str());
   return 0;

@@ -27,6 +27,7 @@
 #include "probes/contention.hpp"
 #include "probes/cpu_speed.hpp"
 #include "probes/foreign.hpp"
+#include "probes/host_sample.hpp"
 #include "probes/interrupt.hpp"
 #include "probes/journal.hpp"
 #include "probes/prefault.hpp"
@@ -145,9 +146,9 @@ TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
   if (allowed.size() < 2)
     GTEST_SKIP() << "needs 2 CPUs, this process may use " << allowed.size();
   ThreadPool pool(2, Placement{true, {allowed[0], allowed[1]}});
-  // Where allowed (root), the workers and the hog run at nice -20 for the test's 0.2 s, so that
-  // other tasks of this session barely share these CPUs. (Other sessions' tasks are scheduled as
-  // groups, where nice does not reach: a machine they keep busy makes the test skip.)
+  // Where allowed (root), the workers and the hog run at nice -20 for the test's 0.4 s, so that
+  // other tasks of this scheduler autogroup barely share these CPUs. (Other autogroups' tasks are
+  // scheduled as groups, where nice does not reach: a machine they keep busy makes the test skip.)
   const int nice_before = getpriority(PRIO_PROCESS, 0);
   std::atomic<bool> boosted{true};
   pool.run_on_each([&](int) {
@@ -161,14 +162,21 @@ TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
       pool.run_on_each([&](int) { setpriority(PRIO_PROCESS, 0, nice); });
     }
   } restore{pool, nice_before};
-  SpeedProbe probe(int64_t(1) << 24); // 6-12 ms: longer than a scheduler slice
+  SpeedProbe probe(int64_t(1) << 26); // 25-50 ms: several scheduler slices
   probe.calibrate(pool, 3);
+  // The median of 5 probes per worker: a woken thread is sometimes let run its whole chain before
+  // the hog gets its turn back, so a single probe may read full speed.
   auto window = [&](std::vector<double> &rel) {
     const ContentionSnapshot before = snapshot_contention(&pool);
-    rel.assign(2, 0.0);
-    for (int i = 0; i < 3; ++i)
+    std::vector<std::vector<double>> runs(2);
+    for (int i = 0; i < 5; ++i)
       for (const auto &ws : probe.measure(pool))
-        rel[size_t(ws.worker)] = std::max(rel[size_t(ws.worker)], *ws.relative);
+        runs[size_t(ws.worker)].push_back(*ws.relative);
+    rel.clear();
+    for (auto &r : runs) {
+      std::sort(r.begin(), r.end());
+      rel.push_back(r[2]);
+    }
     return contention_between(before, snapshot_contention(&pool));
   };
   std::vector<double> rel;
@@ -188,7 +196,7 @@ TEST(SpeedProbe, AHoggedCpuShowsAsSlowAndPreempted) {
   }
   EXPECT_LT(rel[1], 0.75 * rel[0]) << rel[0] << " vs " << rel[1];
   const auto &w0 = hogged.threads[0], &w1 = hogged.threads[1];
-  EXPECT_GT(*w1.run_delay_s, *w0.run_delay_s + 0.2 * hogged.wall_s)
+  EXPECT_GT(*w1.run_delay_s, *w0.run_delay_s + 0.1 * hogged.wall_s)
       << *w0.run_delay_s << " vs " << *w1.run_delay_s << " of " << hogged.wall_s;
   EXPECT_GT(w1.involuntary_cs, w0.involuntary_cs);
 }
@@ -256,6 +264,42 @@ TEST(Contention, ReadsThisMachinesSystemCounters) {
   EXPECT_TRUE(s.procs_running.has_value());
   EXPECT_EQ(s.psi_some_us.has_value(), fs::exists("/proc/pressure/cpu"));
   EXPECT_GT(s.self_cpu_s, 0.0);
+}
+
+// ---- one host sample ----
+
+// Planted fault seen caught: reset_stats left out of before() (the earlier parallel_for counted
+// as the sample's: 2 tasks).
+TEST(HostSampler, TakesEveryProbeAroundOneSample) {
+  ThreadPool pool(2);
+  SpeedProbe speed;
+  speed.calibrate(pool, 3);
+  ForeignCpuWindow window;
+  HostSampler sampler(pool, speed, &window);
+  pool.parallel_for(2, [](int64_t, int64_t) {}); // before the sample: not its task
+  sampler.before();
+  pool.parallel_for(2, [](int64_t, int64_t) {
+    const auto t0 = Clock::now();
+    volatile int x = 0;
+    while (Clock::now() - t0 < std::chrono::milliseconds(3))
+      x = x + 1;
+  });
+  const HostSample s = sampler.after();
+  ASSERT_EQ(s.speed_before.size(), 2u);
+  ASSERT_EQ(s.speed_after.size(), 2u);
+  ASSERT_EQ(s.workers.size(), 2u);
+  for (const auto &w : s.workers) {
+    EXPECT_EQ(w.tasks, 1);
+    EXPECT_GE(w.task_s, 0.003);
+  }
+  EXPECT_GE(s.imbalance, 1.0);
+  ASSERT_EQ(s.contention.threads.size(), 2u);
+  EXPECT_FALSE(s.foreign.share.has_value()); // a run younger than the window
+  const json j = s.to_json();
+  for (const char *k : {"speed_before", "speed_after", "slowest_relative", "contention", "workers",
+                        "imbalance", "foreign"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["slowest_relative"].is_number());
 }
 
 // ---- foreign CPU ----
@@ -419,7 +463,8 @@ TEST(Journal, ResumeCutsTheTornTailAndAppends) {
   EXPECT_EQ(j.torn_bytes, 0u);
 }
 
-// Planted fault seen caught: O_EXCL dropped (a cut-short run's journal was replaced).
+// Planted faults seen caught: O_EXCL dropped (a cut-short run's journal was replaced), the header
+// read with json::value (a wrongly typed field escaped as nlohmann's type_error).
 TEST(Journal, RefusesToReplaceAJournalAndNamesBadLines) {
   const auto dir = temp_dir();
   const auto path = (dir / "r.journal").string();
@@ -439,6 +484,10 @@ TEST(Journal, RefusesToReplaceAJournalAndNamesBadLines) {
   }
   std::ofstream(dir / "other") << "{\"a\":1}\n";
   EXPECT_THROW(read_journal((dir / "other").string()), JournalError);
+  std::ofstream(dir / "typed") << "{\"journal\":7,\"version\":\"1\",\"header\":{}}\n";
+  EXPECT_THROW(read_journal((dir / "typed").string()), JournalError); // not a type_error
+  std::ofstream(dir / "v2") << "{\"journal\":\"convbench-rounds\",\"version\":2,\"header\":{}}\n";
+  EXPECT_THROW(read_journal((dir / "v2").string()), JournalError);
   std::ofstream(dir / "empty") << "";
   EXPECT_THROW(read_journal((dir / "empty").string()), JournalError);
   EXPECT_THROW(read_journal((dir / "absent").string()), JournalError);

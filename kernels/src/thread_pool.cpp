@@ -33,16 +33,21 @@ double thread_cpu_s() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-std::string pin_error(int worker, int cpu, int err) {
-  return "cannot pin worker " + std::to_string(worker) + " to CPU " + std::to_string(cpu) + ": " +
-         std::strerror(err);
-}
-
-int pin_self(int cpu) {
+// Pinned: worker i on cpus[i] alone. Unpinned with a CPU list: every worker may run on any CPU of
+// the list (the same CPUs as pinned, so the two modes can be compared). Returns an error or "".
+std::string place_self(const Placement& p, int worker) {
+  if (!p.pinned && p.cpus.empty()) return "";
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (p.pinned)
+    CPU_SET(p.cpus[size_t(worker)], &set);
+  else
+    for (int c : p.cpus) CPU_SET(c, &set);
+  const int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (!err) return "";
+  return "cannot place worker " + std::to_string(worker) + " on CPU" +
+         (p.pinned ? " " + std::to_string(p.cpus[size_t(worker)]) : "s of the list") + ": " +
+         std::strerror(err);
 }
 
 }  // namespace
@@ -77,7 +82,8 @@ std::vector<int> parse_cpu_list(const std::string& list) {
   return {cpus.begin(), cpus.end()};
 }
 
-std::vector<int> allowed_cpus() {
+namespace {
+std::vector<int> read_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
@@ -86,17 +92,31 @@ std::vector<int> allowed_cpus() {
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;
 }
+const std::vector<int>& process_cpus() {
+  static const std::vector<int> cpus = read_affinity();
+  return cpus;
+}
+// Read at load time: a pinned pool narrows its calling thread's mask, and sched_getaffinity
+// answers for the calling thread, not the process.
+[[maybe_unused]] const bool g_process_cpus_read = !process_cpus().empty();
+}  // namespace
+
+std::vector<int> allowed_cpus() { return process_cpus(); }
 
 Placement make_placement(int threads, const std::string& cpu_list, bool pinned) {
   Placement p;
   p.pinned = pinned;
-  if (!pinned) return p;
+  if (!pinned && cpu_list.empty()) return p;
   const std::vector<int> allowed = allowed_cpus();
   std::vector<int> cpus = cpu_list.empty() ? allowed : parse_cpu_list(cpu_list);
   for (int c : cpus)
     if (!std::binary_search(allowed.begin(), allowed.end(), c))
       throw std::invalid_argument("CPU list '" + cpu_list + "': CPU " + std::to_string(c) +
                                   " is not online or not in this process's affinity mask");
+  if (!pinned) {
+    p.cpus = cpus;
+    return p;
+  }
   if (threads < 1 || size_t(threads) > cpus.size())
     throw std::invalid_argument(std::to_string(threads) + " threads need as many CPUs; the list '" +
                                 (cpu_list.empty() ? std::string("(allowed CPUs)") : cpu_list) +
@@ -131,6 +151,7 @@ struct ThreadPool::Impl {
   int64_t n = 0;
   int chunks = 0;
   bool record = true;
+  bool busy_time = false;
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
   std::exception_ptr error;
 
@@ -143,7 +164,7 @@ struct ThreadPool::Impl {
     std::chrono::steady_clock::time_point t0;
     if (rec) {
       cpu0 = sched_getcpu();
-      busy0 = thread_cpu_s();
+      if (busy_time) busy0 = thread_cpu_s();
       t0 = std::chrono::steady_clock::now();
     }
     try {
@@ -154,7 +175,7 @@ struct ThreadPool::Impl {
     }
     if (!rec) return;
     const auto t1 = std::chrono::steady_clock::now();
-    const double busy1 = thread_cpu_s();
+    const double busy1 = busy_time ? thread_cpu_s() : 0;
     const int cpu1 = sched_getcpu();
     WorkerStats& s = slots[size_t(c)].s;
     if (s.tasks == 0)
@@ -169,11 +190,10 @@ struct ThreadPool::Impl {
   }
 
   void worker_loop(int index) {
-    if (placement.pinned) {
-      const int err = pin_self(placement.cpus[size_t(index)]);
+    if (places()) {
+      const std::string err = place_self(placement, index);
       std::lock_guard<std::mutex> lock(mu);
-      if (err && start_error.empty())
-        start_error = pin_error(index, placement.cpus[size_t(index)], err);
+      if (!err.empty() && start_error.empty()) start_error = err;
       ++started;
       done.notify_all();
     }
@@ -191,6 +211,8 @@ struct ThreadPool::Impl {
       if (--pending == 0) done.notify_one();
     }
   }
+
+  bool places() const { return placement.pinned || !placement.cpus.empty(); }
 
   void stop_workers() {
     {
@@ -224,15 +246,14 @@ ThreadPool::ThreadPool(int threads, const Placement& placement) : impl_(new Impl
   impl_->placement = placement;
   impl_->slots.resize(size_t(threads));
   reset_stats();
-  if (placement.pinned) {
+  if (impl_->places()) {
     impl_->caller_mask_saved = pthread_getaffinity_np(pthread_self(), sizeof(impl_->caller_mask),
                                                       &impl_->caller_mask) == 0;
-    if (const int err = pin_self(placement.cpus[0]))
-      impl_->start_error = pin_error(0, placement.cpus[0], err);
+    impl_->start_error = place_self(placement, 0);
   }
   for (int i = 1; i < threads; ++i)
     impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
-  if (placement.pinned) {
+  if (impl_->places()) {
     std::string err;
     {
       std::unique_lock<std::mutex> lock(impl_->mu);
@@ -300,6 +321,8 @@ std::vector<ThreadPool::WorkerStats> ThreadPool::stats() const {
   for (const auto& slot : impl_->slots) out.push_back(slot.s);
   return out;
 }
+
+void ThreadPool::set_busy_time(bool on) { impl_->busy_time = on; }
 
 void ThreadPool::reset_stats() {
   for (size_t i = 0; i < impl_->slots.size(); ++i) {

@@ -133,10 +133,32 @@ TEST(ThreadPool, PinnedWorkersRunOnTheirCpusAndTheCallerIsRestored) {
   EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
-TEST(ThreadPool, UnpinnedKnowsNoCpu) {
+// Planted fault seen caught: allowed_cpus() read from the calling thread's mask at each call (a
+// pinned pool's caller then saw one CPU).
+TEST(ThreadPool, AllowedCpusStayTheProcesssWhileAPoolIsPinned) {
+  const std::vector<int> allowed = allowed_cpus();
+  ThreadPool pool(1, make_placement(1, "", true));
+  EXPECT_EQ(allowed_cpus(), allowed);
+  EXPECT_NO_THROW(make_placement(int(allowed.size()), "", true));
+}
+
+// Planted fault seen caught: the unpinned placement ignoring its list (workers left on every CPU).
+TEST(ThreadPool, UnpinnedRunsAnywhereOrWithinItsList) {
   ThreadPool pool(2);
   EXPECT_FALSE(pool.pinned());
   EXPECT_EQ(pool.cpu_of(0), -1);
+  const std::vector<int> allowed = allowed_cpus();
+  const Placement within = make_placement(3, std::to_string(allowed.back()), false);
+  EXPECT_FALSE(within.pinned);
+  EXPECT_EQ(within.cpus, std::vector<int>{allowed.back()});  // 3 threads may share one CPU
+  ThreadPool confined(3, within);
+  std::vector<cpu_set_t> masks(3);
+  confined.run_on_each([&](int w) { sched_getaffinity(0, sizeof(cpu_set_t), &masks[size_t(w)]); });
+  for (const auto& m : masks) {
+    EXPECT_EQ(CPU_COUNT(&m), 1);
+    EXPECT_TRUE(CPU_ISSET(allowed.back(), &m));
+  }
+  EXPECT_THROW(make_placement(1, "x", false), std::invalid_argument);
 }
 
 TEST(ThreadPool, RunOnEachRunsEveryWorkerOnceAndIsNotCounted) {
@@ -158,15 +180,16 @@ TEST(ThreadPool, RunOnEachRunsEveryWorkerOnceAndIsNotCounted) {
 // sleeping chunk), and the slots swapped (the sleeper's time reported as worker 0's).
 TEST(ThreadPool, StatsCountChunksBusyAndTaskTimePerWorker) {
   ThreadPool pool(2);
+  pool.set_busy_time(true);
   pool.reset_stats();
   for (int rep = 0; rep < 3; ++rep)
     pool.parallel_for(2, [&](int64_t b, int64_t) {
       if (b == 1)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // not busy
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));  // not busy
       else {
         const auto t0 = std::chrono::steady_clock::now();
         volatile double x = 0;
-        while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(5)) x = x + 1;
+        while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2)) x = x + 1;
       }
     });
   const auto st = pool.stats();
@@ -177,12 +200,15 @@ TEST(ThreadPool, StatsCountChunksBusyAndTaskTimePerWorker) {
     EXPECT_GE(s.last_cpu, 0);
     EXPECT_GE(s.task_s, s.busy_s * 0.99);
   }
-  EXPECT_GE(st[1].task_s, 0.059);
+  EXPECT_GE(st[1].task_s, 0.119);
   EXPECT_LT(st[1].busy_s, 0.5 * st[1].task_s);  // sleeping is not busy
   EXPECT_GT(st[0].busy_s, 0.0);
   EXPECT_GT(imbalance(st), 1.2);  // the sleeper is slowest
   pool.reset_stats();
   for (const auto& s : pool.stats()) EXPECT_EQ(s.tasks, 0);
+  pool.set_busy_time(false);  // off: no clock read, busy_s stays 0
+  pool.parallel_for(2, [](int64_t, int64_t) {});
+  for (const auto& s : pool.stats()) EXPECT_EQ(s.busy_s, 0.0);
 }
 
 TEST(ThreadPool, ImbalanceIsSlowestOverMean) {

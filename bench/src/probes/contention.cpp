@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -32,7 +33,7 @@ void read_psi(SystemCounters &s) {
     const size_t at = line.find("total=");
     if (at == std::string::npos)
       continue;
-    const uint64_t total = std::stoull(line.substr(at + 6));
+    const uint64_t total = std::strtoull(line.c_str() + at + 6, nullptr, 10);
     if (line.rfind("some", 0) == 0)
       s.psi_some_us = total;
     else if (line.rfind("full", 0) == 0)
@@ -82,7 +83,7 @@ std::optional<uint64_t> read_migrations() {
     if (line.rfind("se.nr_migrations", 0) == 0) {
       const size_t colon = line.find(':');
       if (colon != std::string::npos)
-        return std::stoull(line.substr(colon + 1));
+        return std::strtoull(line.c_str() + colon + 1, nullptr, 10);
     }
   return std::nullopt;
 }

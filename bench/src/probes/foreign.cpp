@@ -103,7 +103,8 @@ std::vector<ProcessCpu> read_processes() {
       continue; // the process ended meanwhile
     // "pid (comm) state ...": comm may hold spaces and parentheses; it ends at the last ')'.
     const size_t open = line.find('('), close = line.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open)
+    if (open == std::string::npos || close == std::string::npos || close < open ||
+        close + 2 > line.size())
       continue;
     ProcessCpu p;
     p.pid = pid;
@@ -114,11 +115,11 @@ std::vector<ProcessCpu> read_processes() {
     // Fields from 3 (state) on; utime is 14, stime 15, starttime 22.
     for (int i = 3; i <= 22 && rest >> field; ++i) {
       if (i == 14)
-        utime = std::stoull(field);
+        utime = std::strtoull(field.c_str(), nullptr, 10);
       else if (i == 15)
-        stime = std::stoull(field);
+        stime = std::strtoull(field.c_str(), nullptr, 10);
       else if (i == 22)
-        p.start_ticks = std::stoull(field);
+        p.start_ticks = std::strtoull(field.c_str(), nullptr, 10);
     }
     p.cpu_ticks = utime + stime;
     out.push_back(p);

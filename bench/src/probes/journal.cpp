@@ -121,10 +121,9 @@ Journal read_journal(const std::string &path) {
                          " is complete but not JSON");
     }
     if (line_no == 1) {
-      if (!line.is_object() || line.value("journal", "") != "convbench-rounds" ||
-          !line.contains("header"))
+      if (!line.is_object() || line["journal"] != "convbench-rounds" || !line.contains("header"))
         throw JournalError("journal " + path + ": line 1 is not a convbench journal header");
-      if (line.value("version", 0) != kVersion)
+      if (line["version"] != kVersion)
         throw JournalError("journal " + path + ": version " + line["version"].dump() +
                            ", this build reads " + std::to_string(kVersion));
       j.header = line["header"];

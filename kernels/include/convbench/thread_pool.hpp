@@ -14,26 +14,28 @@ namespace convbench {
 // numbers. Throws std::invalid_argument with one line naming the bad part.
 std::vector<int> parse_cpu_list(const std::string& list);
 
-// The CPUs this process may run on (sched_getaffinity), ascending.
+// The CPUs this process may run on (its affinity mask when the program started), ascending.
 std::vector<int> allowed_cpus();
 
-// Where the workers run. Unpinned: wherever the scheduler puts them (the pool's historical
-// behaviour, kept so the effect of pinning can be measured). Pinned: worker i on cpus[i].
+// Where the workers run. Pinned: worker i on cpus[i]. Unpinned: wherever the scheduler puts them
+// (kept so the effect of pinning can be measured), within cpus when it is not empty.
 struct Placement {
   bool pinned = false;
   std::vector<int> cpus;
 };
 
 // The placement for `threads` workers: pinned to the first `threads` CPUs of `cpu_list` (empty:
-// allowed_cpus()). Throws std::invalid_argument with one line when the list does not parse,
-// names a CPU outside the affinity mask, or has fewer CPUs than threads.
+// allowed_cpus()), or unpinned within the list (empty: anywhere). Throws std::invalid_argument
+// with one line when the list does not parse, names a CPU outside the affinity mask, or (pinned)
+// has fewer CPUs than threads.
 Placement make_placement(int threads, const std::string& cpu_list, bool pinned);
 
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);  // unpinned; threads >= 1; the calling thread is worker 0
-  // Pinned when placement.pinned: worker i (the calling thread is worker 0) runs on cpus[i]; the
-  // calling thread's previous affinity is restored by the destructor. Call parallel_for from the
+  // Pinned when placement.pinned: worker i (the calling thread is worker 0) runs on cpus[i];
+  // otherwise every worker runs within placement.cpus (when given). The calling thread's previous
+  // affinity is restored by the destructor. Call parallel_for from the
   // thread that constructed the pool. Throws std::invalid_argument / std::runtime_error when a
   // worker cannot be pinned.
   ThreadPool(int threads, const Placement& placement);
@@ -66,6 +68,10 @@ class ThreadPool {
   };
   std::vector<WorkerStats> stats() const;
   void reset_stats();
+  // busy_s reads CLOCK_THREAD_CPUTIME_ID twice per chunk, a system call (about 0.7 us each on a
+  // VM) inside the timed region, so it is off unless asked for; a worker's CPU time per sample,
+  // read outside the timed region, is in the contention probe (getrusage RUSAGE_THREAD).
+  void set_busy_time(bool on);
 
  private:
   struct Impl;
