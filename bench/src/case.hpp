@@ -18,20 +18,18 @@
 #include "probes/contention.hpp"
 #include "probes/cpu_speed.hpp"
 #include "probes/foreign.hpp"
+#include "probes/host_sample.hpp"
 #include "probes/stopping.hpp"
 #include "problem.hpp"
 #include "runner.hpp"
 
 namespace convbench::bench {
 
-// The host around one sample: which CPU ran each worker and how fast it delivered (host arms),
-// how much of the machine others took, and who.
-struct HostProbes {
-  std::vector<WorkerSpeed> speed_before, speed_after; // host samples: one per worker
-  std::vector<ThreadPool::WorkerStats> workers;       // host samples: the sample's partitions
-  double imbalance = 0;                               // slowest worker's task time / mean
-  Contention contention;                   // workers' own counters (the caller's: device samples)
-  ForeignShare foreign_window;             // over a window long enough for 1% tick resolution
+// The host around one sample (probes/host_sample.hpp): for host samples each worker's CPU and
+// delivered speed before and after, its partitions' task time and the imbalance; for every sample
+// the contention counters (workers', or the calling thread's for a device sample) and the foreign
+// CPU share over a window long enough for 1% resolution; plus the processes that took it.
+struct HostProbes : HostSample {
   std::vector<ForeignProcess> top_foreign; // over about the same window
   double probe_seconds = 0;                // wall time of these probes (outside the timing)
 };

@@ -216,15 +216,18 @@ json gpu_snapshot_json(const GpuSnapshot &g) {
 
 namespace {
 
-// Per worker: its CPU, its partitions' busy and task time, its delivered speed before and after.
+// Per worker: its CPU, its partitions' wall time, its own CPU time in the sample (getrusage
+// RUSAGE_THREAD, read outside the timing), its preemptions, its delivered speed before and after.
 json workers_json(const HostProbes &p) {
   json out = json::array();
   for (size_t w = 0; w < p.workers.size(); ++w) {
     const auto &st = p.workers[w];
     json e = {{"worker", st.worker},     {"cpu", st.first_cpu},
               {"cpu_last", st.last_cpu}, {"cpu_changes", st.cpu_changes},
-              {"tasks", st.tasks},       {"busy_s", st.busy_s},
-              {"task_s", st.task_s}};
+              {"tasks", st.tasks},       {"task_s", st.task_s}};
+    const bool own = w < p.contention.threads.size();
+    e["cpu_s"] = own ? json(p.contention.threads[w].cpu_s) : json(nullptr);
+    e["involuntary_cs"] = own ? json(p.contention.threads[w].involuntary_cs) : json(nullptr);
     auto speed = [&](const std::vector<WorkerSpeed> &v) {
       return w < v.size() ? v[w].to_json() : json(nullptr);
     };
@@ -268,7 +271,7 @@ void add_probes_json(json &j, const Sample &s) {
   j["slowest_speed_before"] = s.device ? json(nullptr) : slowest(p.speed_before);
   j["slowest_speed_after"] = s.device ? json(nullptr) : slowest(p.speed_after);
   j["contention"] = p.contention.to_json();
-  j["foreign_cpu_window"] = p.foreign_window.to_json();
+  j["foreign_cpu_window"] = p.foreign.to_json();
   json top = json::array();
   for (const auto &f : p.top_foreign)
     top.push_back(f.to_json());

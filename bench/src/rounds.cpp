@@ -41,7 +41,7 @@ void observe(lease::RunLease &lease, const Case &c, const Sample &s) {
     int a = foreign_processes_of(s.gpu_before), b = foreign_processes_of(s.gpu_after);
     foreign_gpu = (a < 0 || b < 0) ? -1 : std::max(a, b);
   }
-  const auto &w = s.probes.foreign_window.share;
+  const auto &w = s.probes.foreign.share;
   const double share = w ? *w : s.foreign.share ? *s.foreign.share : -1.0;
   lease.observe_sample(c.id, s.round, foreign_gpu, share);
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "nvtx_range.hpp"
+#include "probes/host_sample.hpp"
 
 #if CONVBENCH_HAVE_CUDA
 #include "device.hpp"
@@ -39,20 +40,16 @@ SampleTaker::SampleTaker(double min_time, bool queued, const GpuProbe *gpu, int 
 
 SampleTaker::~SampleTaker() = default;
 
-// Host samples: every worker's own counters, read on the worker. Device samples: the calling
-// thread's (it launches the work), so the workers are not woken around a GPU sample.
-ContentionSnapshot SampleTaker::contention_now(bool host) const {
-  if (host)
-    return snapshot_contention(&pool_);
+// The calling thread's counters (it launches a device sample's work): the workers are not woken
+// around a GPU sample.
+ContentionSnapshot SampleTaker::contention_now() const {
   ContentionSnapshot s;
   s.threads.push_back(read_thread_counters(0));
   s.system = read_system_counters();
   return s;
 }
 
-void SampleTaker::foreign_after(Sample &s) {
-  window_.add(read_system_counters());
-  s.probes.foreign_window = window_.latest();
+void SampleTaker::top_foreign_after(Sample &s) {
   // The process table costs a /proc scan: read at most twice per window, not per sample.
   const double now = steady_s();
   if (now - tables_.back().first >= 0.5 * window_.min_window_s()) {
@@ -74,13 +71,15 @@ Sample SampleTaker::take(Case &c, int round, size_t position) {
   const bool gpu = s.device && gpu_;
   s.gpu_probed = gpu;
   const double p0 = steady_s();
-  if (!s.device)
-    s.probes.speed_before = speed_.measure(pool_);
-  const ContentionSnapshot cb = contention_now(!s.device);
+  HostSampler host(pool_, speed_, &window_);
+  ContentionSnapshot caller; // device samples: the launching thread's own counters
+  if (s.device)
+    caller = contention_now();
+  else
+    host.before();
   if (gpu)
     s.gpu_before = gpu_->snapshot(true);
   s.host_before = probe_host();
-  pool_.reset_stats();
   const double p1 = steady_s();
 #if CONVBENCH_HAVE_CUDA
   if (s.device && smclock_)
@@ -98,18 +97,19 @@ Sample SampleTaker::take(Case &c, int round, size_t position) {
   }
 #endif
   const double p2 = steady_s();
-  if (!s.device) {
-    s.probes.workers = pool_.stats();
-    s.probes.imbalance = imbalance(s.probes.workers);
-  }
   s.host_after = probe_host();
   if (gpu)
     s.gpu_after = gpu_->snapshot(true);
-  s.probes.contention = contention_between(cb, contention_now(!s.device));
-  if (!s.device)
-    s.probes.speed_after = speed_.measure(pool_);
+  if (s.device) {
+    const ContentionSnapshot after = contention_now();
+    s.probes.contention = contention_between(caller, after);
+    window_.add(after.system);
+    s.probes.foreign = window_.latest();
+  } else {
+    static_cast<HostSample &>(s.probes) = host.after();
+  }
   s.foreign = foreign_cpu(s.host_before, s.host_after);
-  foreign_after(s);
+  top_foreign_after(s);
   s.probes.probe_seconds = (p1 - p0) + (steady_s() - p2);
   return s;
 }

@@ -29,8 +29,8 @@ public:
   Sample take(Case &c, int round, size_t position);
 
 private:
-  ContentionSnapshot contention_now(bool host) const;
-  void foreign_after(Sample &s); // the long-window share and the processes behind it
+  ContentionSnapshot contention_now() const;
+  void top_foreign_after(Sample &s); // the processes behind the foreign share
 
   SampleRunner runner_;
   const GpuProbe *gpu_;
