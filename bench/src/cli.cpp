@@ -148,15 +148,12 @@ double parse_percent(const std::string &flag, const std::string &v) {
   return x;
 }
 
+// Only the spelling is checked here; the names themselves are the model's (expand_stages).
 bool is_stage_word(const std::string &s) {
-  if (s == "chain" || s == "all")
-    return true;
-  if (s.size() < 3 || s.compare(0, 2, "up") != 0)
-    return false;
-  for (size_t i = 2; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9')
+  for (char ch : s)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.'))
       return false;
-  return s.size() < 6 && !(s.size() > 3 && s[2] == '0');
+  return !s.empty() && s.size() <= 64;
 }
 
 } // namespace
@@ -243,7 +240,7 @@ Options convert(const CLI::App &app, const RawOptions &r) {
     o.stages = split_list("--stage", r.stage);
     for (const auto &s : o.stages)
       if (!is_stage_word(s))
-        throw UsageError("--stage: unknown stage '" + s + "' (up0, up1, ..., chain or all)");
+        throw UsageError("--stage: unknown stage '" + s + "' (see --help for the stage names)");
   });
   given(app, "--model", [&] { o.model = r.model; });
   given(app, "--frames", [&] {

@@ -28,6 +28,11 @@ std::vector<std::string> expand_stages(const std::vector<std::string> &words, co
       for (int i = 0; i < m.stages(); ++i)
         ups.insert(i);
     } else {
+      const bool up = w.size() >= 3 && w.size() < 6 && w.compare(0, 2, "up") == 0 &&
+                      w.find_first_not_of("0123456789", 2) == std::string::npos &&
+                      !(w.size() > 3 && w[2] == '0');
+      if (!up)
+        throw UsageError("--stage: unknown stage '" + w + "' (up0, up1, ..., chain or all)");
       int i = std::stoi(w.substr(2));
       if (i >= m.stages())
         throw UsageError("--stage: model " + m.name + " has stages up0..up" +
@@ -139,9 +144,12 @@ void plan_cases(Plan &p) {
         if (std::find(own.begin(), own.end(), staging) == own.end())
           continue;
         if (std::string why; !a->supports(*pr, &why)) {
-          // Said once the plan stands: a refused plan prints its one error line only.
-          p.skipped.push_back(a->name() + " does not run " + pr->stage + "/" +
-                              std::to_string(pr->frames) + ": " + why);
+          // Said once the plan stands (a refused plan prints its one error line only), once per
+          // (arm, problem), not per staging.
+          std::string note = a->name() + " does not run " + pr->stage + "/" +
+                             std::to_string(pr->frames) + ": " + why;
+          if (std::find(p.skipped.begin(), p.skipped.end(), note) == p.skipped.end())
+            p.skipped.push_back(std::move(note));
           continue;
         }
         Case c;

@@ -103,7 +103,8 @@ std::string format_table(const std::vector<Case> &cases,
   // Chain versus its stages run alone: the sum is what calling the stages one by one costs.
   std::vector<Row> sums;
   for (const auto &c : cases) {
-    if (c.problem->stage != "chain" || !c.gate.pass || c.samples.empty())
+    if ((c.problem->stage != "chain" && c.problem->stage != "generator") || !c.gate.pass ||
+        c.samples.empty())
       continue;
     double sum = 0;
     bool all = true;
