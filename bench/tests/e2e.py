@@ -329,6 +329,26 @@ def t_small_run(bench, schema, tmp):
     check(all(len(c["samples"]) == 2 and c["gate"]["result"] == "pass" for c in rr["cases"]),
           "A/A twins timed and gated")
 
+    # --cpus: the workers run where they were placed, and the record says so. Planted: building
+    # the pool's placement from the allowed CPUs whatever --cpus says put worker 0 on CPU 0.
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        last = cpus[-1]
+        q = small_run(bench, tmp, ["--cpus", str(last), "--threads", "1", "--reps", "2"], out="cpus.json")
+        check(q.returncode == 0, f"--cpus run: exit {q.returncode}: {q.stderr[-300:]}")
+        rc = load(os.path.join(tmp, "cpus.json"))
+        validate(v, rc, "--cpus run")
+        check(rc["plan"]["placement"] == {"pinned": True, "cpus": [last]}, f"placement {rc['plan']['placement']}")
+        ran = {w["cpu"] for c in rc["cases"] for s in c["samples"] for w in s["workers"]}
+        check(ran == {last}, f"--cpus {last}: the worker ran on {ran}")
+        q = run(bench, ["--stage", "up3", "--model", "bigvgan_base_22khz_80band", "--frames", "8", "--reps", "1",
+                        "--target-ci", "0", "--arms", "cpu-f32", "--threads", "1", "--no-pin", "--no-counters",
+                        "--no-lease", "--out", "nopin.json"], tmp)
+        check(q.returncode == 0 and load(os.path.join(tmp, "nopin.json"))["plan"]["placement"]["pinned"] is False,
+              "--no-pin: recorded unpinned")
+    else:
+        print(f"one CPU here ({cpus}): --cpus placement not checked")
+
 
 def t_adaptive(bench, schema, tmp):
     """--target-ci: past --reps, rounds go on until each case's own rule stops it. A target no
