@@ -131,6 +131,9 @@ def t_sigkill(bench, schema, tmp, env):
     finished = journal_rounds(journal)
     check(finished in (last - 1, last), f"SIGKILL: the journal holds {finished} rounds; round {last} "
           "had begun, so every finished round is there")
+    # A kill mid-write leaves a torn last line: it is ignored and counted, the rounds before it kept.
+    with open(journal, "ab") as f:
+        f.write(b'{"round": {"round": 99, "samp')
     q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True, check=False, timeout=120)
     check(q.returncode == 0, f"--resume: exit {q.returncode}: {q.stderr.strip()[-300:]}")
     check(os.path.exists(out) and not os.path.exists(journal), "--resume: record at the journal's result path, journal gone")
@@ -143,6 +146,7 @@ def t_sigkill(bench, schema, tmp, env):
               f"recovered: {r['recovered']['rounds']} rounds, order {len(r['plan']['order'])}, want {finished}")
         check(all(len(c["samples"]) == finished for c in r["cases"]), "recovered: every journaled sample")
         check(r["lease"]["verdict"] == "void", "recovered: the lease, never verified at the end, is void")
+        check(r["recovered"]["torn_bytes"] >= 29, f"recovered: torn tail counted ({r['recovered']['torn_bytes']} bytes)")
     # A second resume has nothing to read: one line, exit 2.
     q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True, check=False, timeout=60)
     check(q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1, f"--resume of nothing: exit {q.returncode}")
