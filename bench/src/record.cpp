@@ -222,9 +222,8 @@ json workers_json(const HostProbes &p) {
   json out = json::array();
   for (size_t w = 0; w < p.workers.size(); ++w) {
     const auto &st = p.workers[w];
-    json e = {{"worker", st.worker},     {"cpu", st.first_cpu},
-              {"cpu_last", st.last_cpu}, {"cpu_changes", st.cpu_changes},
-              {"tasks", st.tasks},       {"task_s", st.task_s}};
+    json e = {{"worker", st.worker},           {"cpu", st.first_cpu}, {"cpu_last", st.last_cpu},
+              {"cpu_changes", st.cpu_changes}, {"tasks", st.tasks},   {"task_s", st.task_s}};
     const bool own = w < p.contention.threads.size();
     e["cpu_s"] = own ? json(p.contention.threads[w].cpu_s) : json(nullptr);
     e["involuntary_cs"] = own ? json(p.contention.threads[w].involuntary_cs) : json(nullptr);

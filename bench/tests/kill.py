@@ -12,6 +12,7 @@ Planted faults seen failing here (then reverted):
 - sigkill: the journal's write without fflush/fsync -> the last finished round is still in the
   stdio buffer when the process is killed: "recovered every finished round" fails.
 """
+
 import json
 import os
 import re
@@ -35,6 +36,7 @@ def check(cond, msg):
 
 def validate(schema_path, record, what):
     import jsonschema  # a project dependency: missing it is a failure, not a skip
+
     with open(schema_path) as f:
         v = jsonschema.Draft202012Validator(json.load(f))
     errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in v.iter_errors(record)]
@@ -42,9 +44,25 @@ def validate(schema_path, record, what):
 
 
 # Small host-only cases, many fixed rounds: long enough to be cut mid-run on any machine.
-RUN = ["--stage", "up3", "--model", "bigvgan_base_22khz_80band", "--frames", "4", "--arms",
-       "cpu-f32,cpu-f64", "--threads", "1", "--no-counters", "--reps", "400", "--target-ci", "0",
-       "--min-time", "0.02"]
+RUN = [
+    "--stage",
+    "up3",
+    "--model",
+    "bigvgan_base_22khz_80band",
+    "--frames",
+    "4",
+    "--arms",
+    "cpu-f32,cpu-f64",
+    "--threads",
+    "1",
+    "--no-counters",
+    "--reps",
+    "400",
+    "--target-ci",
+    "0",
+    "--min-time",
+    "0.02",
+]
 
 
 def journal_rounds(path):
@@ -59,10 +77,19 @@ def journal_rounds(path):
 
 def start(bench, out, env, rounds=3, timeout=120):
     """Starts a run and waits until its journal holds `rounds` finished rounds."""
-    p = subprocess.Popen([bench, *RUN, "--out", out], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [bench, *RUN, "--out", out],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and p.poll() is None and journal_rounds(out + ".journal") < rounds:
+    while (
+        time.monotonic() < deadline
+        and p.poll() is None
+        and journal_rounds(out + ".journal") < rounds
+    ):
         time.sleep(0.02)
     check(p.poll() is None, f"the run is still under way after {rounds} journaled rounds")
     return p
@@ -71,15 +98,44 @@ def start(bench, out, env, rounds=3, timeout=120):
 def lease_is_free(bench, tmp, env, what):
     """A second run gets the lease without waiting: the first released it (or died with it)."""
     out = os.path.join(tmp, "second.json")
-    p = subprocess.run([bench, "--stage", "up3", "--model", "bigvgan_base_22khz_80band", "--frames", "4",
-                        "--arms", "cpu-f32", "--threads", "1", "--no-counters", "--reps", "1",
-                        "--target-ci", "0", "--out", out], env=env, capture_output=True, text=True, check=False,
-                       timeout=120)
-    check(p.returncode == 0, f"{what}: a second run acquires the lease at once (exit {p.returncode}: "
-          f"{p.stderr.strip().splitlines()[-1:] if p.stderr else ''})")
+    p = subprocess.run(
+        [
+            bench,
+            "--stage",
+            "up3",
+            "--model",
+            "bigvgan_base_22khz_80band",
+            "--frames",
+            "4",
+            "--arms",
+            "cpu-f32",
+            "--threads",
+            "1",
+            "--no-counters",
+            "--reps",
+            "1",
+            "--target-ci",
+            "0",
+            "--out",
+            out,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    check(
+        p.returncode == 0,
+        f"{what}: a second run acquires the lease at once (exit {p.returncode}: "
+        f"{p.stderr.strip().splitlines()[-1:] if p.stderr else ''})",
+    )
     if p.returncode == 0:
         with open(out) as f:
-            check(json.load(f)["lease"]["verdict"] == "valid", f"{what}: the second run's lease is valid")
+            check(
+                json.load(f)["lease"]["verdict"] == "valid",
+                f"{what}: the second run's lease is valid",
+            )
 
 
 def check_cut_short(r, what, status, at_least):
@@ -87,9 +143,17 @@ def check_cut_short(r, what, status, at_least):
     for c in r["cases"]:
         n = len(c["samples"])
         check(n >= at_least, f"{what}: {c['id']} kept {n} samples, want >= {at_least}")
-        check([s["round"] for s in c["samples"]] == list(range(n)), f"{what}: {c['id']} rounds 0..{n - 1}")
-        check(c["stop_reason"] == "interrupted", f"{what}: {c['id']} stop_reason {c['stop_reason']}")
-        check(c["stats"] is not None and c["stats"]["n"] == n, f"{what}: {c['id']} stats over its samples")
+        check(
+            [s["round"] for s in c["samples"]] == list(range(n)),
+            f"{what}: {c['id']} rounds 0..{n - 1}",
+        )
+        check(
+            c["stop_reason"] == "interrupted", f"{what}: {c['id']} stop_reason {c['stop_reason']}"
+        )
+        check(
+            c["stats"] is not None and c["stats"]["n"] == n,
+            f"{what}: {c['id']} stats over its samples",
+        )
 
 
 def t_signal(bench, schema, tmp, env, sig, code):
@@ -101,18 +165,28 @@ def t_signal(bench, schema, tmp, env, sig, code):
     _, stderr = p.communicate(timeout=120)
     check(p.returncode == code, f"{name}: exit {p.returncode}, want {code}")
     last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
-    check(f"interrupted by {name}" in last and out in last,
-          f"{name}: the last stderr line says so: {last!r}")
+    check(
+        f"interrupted by {name}" in last and out in last,
+        f"{name}: the last stderr line says so: {last!r}",
+    )
     check(os.path.exists(out), f"{name}: record written")
-    check(not os.path.exists(out + ".journal"), f"{name}: the journal is gone once the record holds it")
+    check(
+        not os.path.exists(out + ".journal"),
+        f"{name}: the journal is gone once the record holds it",
+    )
     if os.path.exists(out):
         with open(out) as f:
             r = json.load(f)
         validate(schema, r, name)
         check_cut_short(r, name, "interrupted", journaled)
-        check(r["exit_status"] == code and r["interrupted"]["signal"] == name,
-              f"{name}: exit_status {r['exit_status']}, interrupted {r.get('interrupted')}")
-        check(all(c["counters"]["status"] == "not-collected" for c in r["cases"]), f"{name}: no counter pass")
+        check(
+            r["exit_status"] == code and r["interrupted"]["signal"] == name,
+            f"{name}: exit_status {r['exit_status']}, interrupted {r.get('interrupted')}",
+        )
+        check(
+            all(c["counters"]["status"] == "not-collected" for c in r["cases"]),
+            f"{name}: no counter pass",
+        )
     lease_is_free(bench, tmp, env, name)
 
 
@@ -129,27 +203,62 @@ def t_sigkill(bench, schema, tmp, env):
     started = [int(m) for m in re.findall(r"round (\d+)/", stderr)]
     last = max(started) if started else 0
     finished = journal_rounds(journal)
-    check(finished in (last - 1, last), f"SIGKILL: the journal holds {finished} rounds; round {last} "
-          "had begun, so every finished round is there")
-    # A kill mid-write leaves a torn last line: it is ignored and counted, the rounds before it kept.
+    check(
+        finished in (last - 1, last),
+        f"SIGKILL: the journal holds {finished} rounds; round {last} "
+        "had begun, so every finished round is there",
+    )
+    # A kill mid-write leaves a torn last line: ignored and counted, the rounds before it kept.
     with open(journal, "ab") as f:
         f.write(b'{"round": {"round": 99, "samp')
-    q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True, check=False, timeout=120)
+    q = subprocess.run(
+        [bench, "--resume", journal],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     check(q.returncode == 0, f"--resume: exit {q.returncode}: {q.stderr.strip()[-300:]}")
-    check(os.path.exists(out) and not os.path.exists(journal), "--resume: record at the journal's result path, journal gone")
+    check(
+        os.path.exists(out) and not os.path.exists(journal),
+        "--resume: record at the journal's result path, journal gone",
+    )
     if os.path.exists(out):
         with open(out) as f:
             r = json.load(f)
         validate(schema, r, "recovered")
         check_cut_short(r, "recovered", "recovered", finished)
-        check(r["recovered"]["rounds"] == finished and len(r["plan"]["order"]) == finished,
-              f"recovered: {r['recovered']['rounds']} rounds, order {len(r['plan']['order'])}, want {finished}")
-        check(all(len(c["samples"]) == finished for c in r["cases"]), "recovered: every journaled sample")
-        check(r["lease"]["verdict"] == "void", "recovered: the lease, never verified at the end, is void")
-        check(r["recovered"]["torn_bytes"] >= 29, f"recovered: torn tail counted ({r['recovered']['torn_bytes']} bytes)")
+        check(
+            r["recovered"]["rounds"] == finished and len(r["plan"]["order"]) == finished,
+            f"recovered: {r['recovered']['rounds']} rounds, "
+            f"order {len(r['plan']['order'])}, want {finished}",
+        )
+        check(
+            all(len(c["samples"]) == finished for c in r["cases"]),
+            "recovered: every journaled sample",
+        )
+        check(
+            r["lease"]["verdict"] == "void",
+            "recovered: the lease, never verified at the end, is void",
+        )
+        check(
+            r["recovered"]["torn_bytes"] >= 29,
+            f"recovered: torn tail counted ({r['recovered']['torn_bytes']} bytes)",
+        )
     # A second resume has nothing to read: one line, exit 2.
-    q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True, check=False, timeout=60)
-    check(q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1, f"--resume of nothing: exit {q.returncode}")
+    q = subprocess.run(
+        [bench, "--resume", journal],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    check(
+        q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1,
+        f"--resume of nothing: exit {q.returncode}",
+    )
     lease_is_free(bench, tmp, env, "SIGKILL")
 
 
