@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <set>
 
+#include <CLI/CLI.hpp>
+
 namespace convbench::bench {
 
 std::string help_text() {
@@ -41,21 +43,36 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     cuda-tf32, cuda-f64-dmma, cudnn-f32, cudnn-tf32, cudnn-f64, and for the
                     causal op cuda-causal-register, cuda-causal-tiled and their -bf16 output
                     twins (cpu-f64 and cpu-f32 run it too) (those this build has; an arm runs
-                    the cases it computes and says which it leaves out). Default: every arm
+                    the cases it computes and says which it leaves out; a pattern such as
+                    cuda-f32@* names every block-shape variant of an arm). Default: every arm
                     available on this machine. A device arm without a GPU is an error. An arm
                     named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.
   --staging MODE    device arms: per-call, resident or both. Default: both
-  --reps N          interleaved rounds (samples per case; best = min over rounds). Default: 3
+  --reps N          the fewest interleaved rounds (samples per case; best = min over rounds);
+                    with --target-ci 0, exactly N. Default: 3
+  --target-ci P     keep adding interleaved rounds until the 95% interval of each case's median
+                    is within P percent of it (a case that reached it stops being scheduled; the
+                    others go on interleaved), or --max-time or --max-rounds is reached. 0: the
+                    fixed count of --reps. Default: 0.5 for resident device cases, 1 for host and
+                    per-call cases (an interval needs 6 rounds at least)
+  --max-time S      seconds the timed rounds may take in all when --target-ci is on; the round
+                    under way finishes. Default: 20
+  --max-rounds N    the most rounds a case takes. Default: 1000
   --seed S          seed of the inputs and of each round's case order (unsigned 64-bit). Default: 1
-  --threads N       threads of the host arms. Default: the number of online CPUs
+  --threads N       threads of the host arms. Default: the number of CPUs this process may use
+  --cpus LIST       CPUs the host arms' workers are pinned to, one worker per CPU, in the
+                    kernel's list form (0-7,12); at least --threads of them. Default: the CPUs
+                    this process may use
+  --no-pin          leave the workers where the scheduler puts them (to measure what pinning
+                    does); the record still says where each ran
   --min-time S      Google Benchmark minimum time per sample, in seconds; iterations are
                     calibrated to reach it (at least one). Default: 0.05
   --device-timing MODE
                     resident device arms: launched (CUDA events around each call as the host
                     launches it: the host's launch latency and any gap between a provider's
                     kernels count) or queued (the stream is held while the call is enqueued, as
-                    nvbench does, so the events time the GPU's work only). Default: queued (on the
-                    H200: CV 0.07-0.29% against launched's 0.25-4.6%, cuDNN's the widest)
+                    nvbench does, so the events time the GPU's work only). Default: queued (its
+                    spread is several times smaller, most of all for cuDNN's multi-kernel calls)
   --out PATH        result file. Default: results/<utc>-<host>-<model>-<stages>.json
   --dump DIR        write each case's shape/parameters (JSON) and its input, weights, bias and
                     every arm's output (.npy, float32) under DIR
@@ -64,8 +81,11 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --profile NAME    counter profile (name in profiles/ or a path). Default: fp-throughput when a
                     GPU is present
   --no-counters     skip the counter pass
-  --plugin PATH     load a plugin's arms (a shared library built against convbench/arm_plugin.h;
-                    repeatable; also $CONVBENCH_PLUGIN_PATH, colon-separated); see docs/plugins.md
+  --resume JOURNAL  write the result of a run that was killed from its journal (<result>.journal,
+                    one line per finished round): status "recovered", the rounds it has. With
+                    --out PATH; default: the journal's result path
+  --plugin PATH     load arms from a shared library (repeatable); its arms join the registry
+                    before the plan is made, and are gated and timed as built-in arms are
   -h, --help        this text
 
 Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
@@ -73,7 +93,10 @@ NVTX: domain "convbench"; each timed sample is the nested push/pop ranges stage 
 staging > r<round>, so ncu --nvtx --nvtx-include "convbench@up0/96/cuda-f32/" selects one case.
 Exit status: 0 ok; 1 runtime error (CUDA failure, result not written); 2 bad usage (nothing run,
 no result); 3 lease refused (no result) or lease void (result written); 4 correctness gate failed
-(result written; the failing arm is not timed).
+(result written; the failing arm is not timed); 130 / 143 interrupted by SIGINT / SIGTERM (the
+result is written with status "interrupted" and the samples taken, the lease released).
+Every finished round is appended to <result>.journal first, so a run killed outright (SIGKILL)
+loses at most the round under way: bench_conv --resume <result>.journal writes its result.
 )";
 }
 
@@ -135,6 +158,15 @@ double parse_seconds(const std::string &flag, const std::string &v, bool zero_ok
   return x;
 }
 
+double parse_percent(const std::string &flag, const std::string &v) {
+  errno = 0;
+  char *end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x) || x < 0 || x >= 100)
+    throw UsageError(flag + ": expected a percentage in [0, 100), got '" + v + "'");
+  return x;
+}
+
 // Only the spelling is checked here; the names themselves are the model's (expand_stages).
 bool is_stage_word(const std::string &s) {
   for (char ch : s)
@@ -145,97 +177,161 @@ bool is_stage_word(const std::string &s) {
 
 } // namespace
 
-Options parse_cli(int argc, const char *const *argv) {
-  Options o;
-  std::set<std::string> given;
-  const std::set<std::string> with_value{
-      "--stage",   "--model",    "--frames", "--arms", "--staging",    "--reps",   "--seed",
-      "--threads", "--min-time", "--device-timing", "--out",    "--dump", "--lease-wait", "--profile",
-      "--plugin"};
-  const std::set<std::string> switches{"--no-lease", "--no-counters", "--help", "-h"};
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string flag = arg, value;
-    bool has_value = false;
-    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    if (switches.count(flag)) {
-      if (has_value)
-        throw UsageError(flag + " takes no value");
-      if (flag == "-h" || flag == "--help") {
-        o.help = true;
-        continue;
-      }
-    } else if (with_value.count(flag)) {
-      if (!has_value) {
-        // "--reps --model x" is a forgotten value, not a value "--model".
-        if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
-          throw UsageError(flag + " needs a value");
-        value = argv[++i];
-      }
-      if (value.empty())
-        throw UsageError(flag + ": empty value");
-    } else if (arg.rfind("-", 0) == 0) {
-      throw UsageError("unknown flag '" + arg + "' (see --help)");
-    } else {
-      throw UsageError("unexpected argument '" + arg + "' (see --help)");
-    }
-    if (flag == "--plugin")
-      continue; // repeatable; loaded before parsing (plugin/plugin_args.hpp)
-    if (!given.insert(flag).second)
-      throw UsageError(flag + " given twice");
+namespace {
 
-    if (flag == "--stage") {
-      o.stages = split_list(flag, value);
-      for (const auto &s : o.stages)
-        if (!is_stage_word(s))
-          throw UsageError("--stage: unknown stage '" + s + "' (see --help for the stage names)");
-    } else if (flag == "--model") {
-      o.model = value;
-    } else if (flag == "--frames") {
-      o.frames.clear();
-      for (const auto &f : split_list(flag, value))
-        o.frames.push_back(parse_int(flag, f, 1, 1000000000));
-    } else if (flag == "--arms") {
-      o.arms = split_list(flag, value, true);
-    } else if (flag == "--staging") {
-      if (value != "per-call" && value != "resident" && value != "both")
-        throw UsageError("--staging: expected per-call, resident or both, got '" + value + "'");
-      o.staging = value;
-    } else if (flag == "--reps") {
-      o.reps = int(parse_int(flag, value, 1, 10000));
-    } else if (flag == "--seed") {
-      o.seed = parse_u64(flag, value);
-    } else if (flag == "--threads") {
-      o.threads = int(parse_int(flag, value, 1, 4096));
-    } else if (flag == "--min-time") {
-      o.min_time = parse_seconds(flag, value, false, 3600);
-    } else if (flag == "--device-timing") {
-      if (value != "launched" && value != "queued")
-        throw UsageError("--device-timing: expected launched or queued, got '" + value + "'");
-      o.device_timing = value;
-    } else if (flag == "--out") {
-      o.out = value;
-    } else if (flag == "--dump") {
-      o.dump = value;
-    } else if (flag == "--no-lease") {
-      o.no_lease = true;
-    } else if (flag == "--lease-wait") {
-      o.lease_wait = parse_seconds(flag, value, true, 86400);
-    } else if (flag == "--profile") {
-      o.profile = value;
-    } else if (flag == "--no-counters") {
-      o.no_counters = true;
+// CLI11 parses; the values are checked here so each bad one gets the same one-line message.
+struct RawOptions {
+  std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
+      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume;
+  std::vector<std::string> plugins;
+  bool help = false, no_lease = false, no_counters = false, no_pin = false;
+};
+
+void add_options(CLI::App &app, RawOptions &r) {
+  app.set_help_flag(); // help_text() is ours: it says more than a list of flags
+  app.allow_extras();  // reported below in our words
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("-h,--help", r.help)->disable_flag_override();
+  app.add_flag("--no-lease", r.no_lease)->disable_flag_override();
+  app.add_flag("--no-counters", r.no_counters)->disable_flag_override();
+  app.add_flag("--no-pin", r.no_pin)->disable_flag_override();
+  for (auto [name, field] : std::initializer_list<std::pair<const char *, std::string *>>{
+           {"--stage", &r.stage},
+           {"--model", &r.model},
+           {"--frames", &r.frames},
+           {"--arms", &r.arms},
+           {"--staging", &r.staging},
+           {"--reps", &r.reps},
+           {"--seed", &r.seed},
+           {"--threads", &r.threads},
+           {"--min-time", &r.min_time},
+           {"--device-timing", &r.device_timing},
+           {"--out", &r.out},
+           {"--dump", &r.dump},
+           {"--lease-wait", &r.lease_wait},
+           {"--profile", &r.profile},
+           {"--target-ci", &r.target_ci},
+           {"--max-time", &r.max_time},
+           {"--max-rounds", &r.max_rounds},
+           {"--cpus", &r.cpus},
+           {"--resume", &r.resume}})
+    app.add_option(name, *field);
+  app.add_option("--plugin", r.plugins)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
+}
+
+// Each option given at most once (--plugin: any number), with a value that is not the next flag.
+void check_given(const CLI::App &app) {
+  for (const CLI::Option *o : app.get_options()) {
+    if (o->count() == 0)
+      continue;
+    const std::string name = o->get_name();
+    if (o->count() > 1 && name != "--plugin")
+      throw UsageError(name + " given twice");
+    for (const auto &v : o->results()) {
+      // "--reps --model x" is a forgotten value, not a value "--model".
+      if (v.rfind("--", 0) == 0)
+        throw UsageError(name + " needs a value");
+      if (v.empty())
+        throw UsageError(name + ": empty value");
     }
   }
+  for (const auto &extra : app.remaining())
+    throw UsageError((extra.rfind("-", 0) == 0 ? "unknown flag '" : "unexpected argument '") +
+                     extra + "' (see --help)");
+}
+
+template <class T> bool given(const CLI::App &app, const char *name, T &&use) {
+  if (app.count(name) == 0)
+    return false;
+  use();
+  return true;
+}
+
+Options convert(const CLI::App &app, const RawOptions &r) {
+  Options o;
+  o.help = r.help;
+  o.no_lease = r.no_lease;
+  o.no_counters = r.no_counters;
+  o.plugins = r.plugins;
+  given(app, "--stage", [&] {
+    o.stages = split_list("--stage", r.stage);
+    for (const auto &s : o.stages)
+      if (!is_stage_word(s))
+        throw UsageError("--stage: unknown stage '" + s + "' (see --help for the stage names)");
+  });
+  given(app, "--model", [&] { o.model = r.model; });
+  given(app, "--frames", [&] {
+    o.frames.clear();
+    for (const auto &f : split_list("--frames", r.frames))
+      o.frames.push_back(parse_int("--frames", f, 1, 1000000000));
+  });
+  given(app, "--arms", [&] { o.arms = split_list("--arms", r.arms, true); });
+  given(app, "--staging", [&] {
+    if (r.staging != "per-call" && r.staging != "resident" && r.staging != "both")
+      throw UsageError("--staging: expected per-call, resident or both, got '" + r.staging + "'");
+    o.staging = r.staging;
+  });
+  given(app, "--reps", [&] { o.reps = int(parse_int("--reps", r.reps, 1, 10000)); });
+  given(app, "--seed", [&] { o.seed = parse_u64("--seed", r.seed); });
+  given(app, "--threads", [&] { o.threads = int(parse_int("--threads", r.threads, 1, 4096)); });
+  given(app, "--min-time",
+        [&] { o.min_time = parse_seconds("--min-time", r.min_time, false, 3600); });
+  given(app, "--device-timing", [&] {
+    if (r.device_timing != "launched" && r.device_timing != "queued")
+      throw UsageError("--device-timing: expected launched or queued, got '" + r.device_timing +
+                       "'");
+    o.device_timing = r.device_timing;
+  });
+  given(app, "--out", [&] { o.out = r.out; });
+  given(app, "--dump", [&] { o.dump = r.dump; });
+  given(app, "--lease-wait",
+        [&] { o.lease_wait = parse_seconds("--lease-wait", r.lease_wait, true, 86400); });
+  given(app, "--profile", [&] { o.profile = r.profile; });
+  given(app, "--target-ci",
+        [&] { o.target_ci_percent = parse_percent("--target-ci", r.target_ci); });
+  given(app, "--max-time",
+        [&] { o.max_time = parse_seconds("--max-time", r.max_time, false, 86400); });
+  given(app, "--max-rounds",
+        [&] { o.max_rounds = int(parse_int("--max-rounds", r.max_rounds, 1, 1000000)); });
+  given(app, "--cpus", [&] { o.cpus = r.cpus; });
+  o.no_pin = r.no_pin;
+  given(app, "--resume", [&] { o.resume = r.resume; });
+  if (o.no_pin && !o.cpus.empty())
+    throw UsageError("--cpus and --no-pin exclude each other");
+  if (o.max_rounds < o.reps)
+    throw UsageError("--max-rounds " + std::to_string(o.max_rounds) + " is below --reps " +
+                     std::to_string(o.reps));
+  if (!o.resume.empty())
+    for (const CLI::Option *opt : app.get_options())
+      if (opt->count() && opt->get_name() != "--resume" && opt->get_name() != "--out")
+        throw UsageError("--resume takes only --out: the journal holds the plan (" +
+                         opt->get_name() + " given)");
   if (o.no_counters && o.profile)
     throw UsageError("--profile and --no-counters exclude each other");
-  if (o.no_lease && given.count("--lease-wait"))
+  if (o.no_lease && app.count("--lease-wait"))
     throw UsageError("--lease-wait and --no-lease exclude each other");
   return o;
+}
+
+} // namespace
+
+Options parse_cli(int argc, const char *const *argv) {
+  CLI::App app{"", "bench_conv"};
+  RawOptions raw;
+  add_options(app, raw);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    std::string what = e.what();
+    // CLI11's "help was given a disallowed flag override": say it as the flag's rule.
+    if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos)
+      what = "--" + what.substr(0, at) + " takes no value";
+    throw UsageError(what);
+  }
+  check_given(app);
+  return convert(app, raw);
 }
 
 } // namespace convbench::bench

@@ -23,17 +23,26 @@ struct Options {
   std::vector<int64_t> frames{96};
   std::vector<std::string> arms; // empty: every arm available here
   std::string staging = "both";  // per-call | resident | both
-  int reps = 3;
+  int reps = 3;                  // the fewest rounds; exactly this many with target_ci_percent 0
+  // Relative half-width asked of each case's 95% interval, in percent; unset: 0.5 for resident
+  // device cases, 1 for host and per-call cases; 0: the fixed count of --reps.
+  std::optional<double> target_ci_percent;
+  double max_time = 20; // seconds for the timed rounds when a target is on
+  int max_rounds = 1000;
+  std::string cpus; // --cpus LIST; empty: every CPU this process may use
+  bool no_pin = false;
+  std::string resume; // --resume JOURNAL
   uint64_t seed = 1;
-  int threads = 0;        // 0: hardware concurrency
-  double min_time = 0.05; // Google Benchmark's minimum time per sample
+  int threads = 0;                      // 0: hardware concurrency
+  double min_time = 0.05;               // Google Benchmark's minimum time per sample
   std::string device_timing = "queued"; // queued | launched (resident device arms)
-  std::string out;        // empty: results/<utc>-<host>-<model>-<stages>.json
-  std::string dump;       // empty: no dump
+  std::string out;                      // empty: results/<utc>-<host>-<model>-<stages>.json
+  std::string dump;                     // empty: no dump
   bool no_lease = false;
   double lease_wait = 0;
   std::optional<std::string> profile; // unset: fp-throughput when a GPU is present
   bool no_counters = false;
+  std::vector<std::string> plugins; // --plugin PATH, repeatable, in order (main.cpp loads them)
 };
 
 Options parse_cli(int argc, const char *const *argv); // throws UsageError

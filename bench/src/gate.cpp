@@ -67,23 +67,4 @@ GateResult gate_output(GateKind kind, double tolerance, const std::vector<float>
   return g;
 }
 
-nlohmann::json GateResult::to_json() const {
-  auto num = [](double x) {
-    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
-  };
-  char crc[16];
-  snprintf(crc, sizeof crc, "%08x", output_crc32);
-  nlohmann::json j = {{"kind", to_string(kind)},
-                      {"result", pass ? "pass" : "fail"},
-                      {"mismatches", mismatches},
-                      {"max_abs_err", num(max_abs_err)},
-                      {"rel_l2_err", num(rel_l2_err)},
-                      {"tolerance", kind == GateKind::tolerance ? nlohmann::json(tolerance)
-                                                                : nlohmann::json(nullptr)},
-                      {"output_crc32", crc}};
-  if (!std::isfinite(max_abs_err) || !std::isfinite(rel_l2_err))
-    j["unavailable"] = {{"max_abs_err", "the output holds NaN or infinity"}};
-  return j;
-}
-
 } // namespace convbench::bench

@@ -18,7 +18,6 @@ struct GateResult {
   double rel_l2_err = 0;     // ||y - ref|| / ||ref||
   double tolerance = 0;      // rel L2 bound (tolerance gates)
   uint32_t output_crc32 = 0; // zlib CRC-32 of the output's bytes: ties a --dump file to the run
-  nlohmann::json to_json() const;
 };
 
 // bitwise: pass iff no cell differs (memcmp). tolerance: pass iff rel_l2_err <= tolerance and

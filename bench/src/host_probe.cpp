@@ -13,16 +13,6 @@ int online_cpus() {
   return n > 0 ? int(n) : 1;
 }
 
-nlohmann::json HostSnapshot::to_json() const {
-  nlohmann::json j;
-  j["loadavg_1m"] = loadavg_1m ? nlohmann::json(*loadavg_1m) : nlohmann::json(nullptr);
-  j["runnable"] = runnable ? nlohmann::json(*runnable) : nlohmann::json(nullptr);
-  j["governor"] = governor ? nlohmann::json(*governor) : nlohmann::json(nullptr);
-  j["cpu_mhz"] = cpu_mhz ? nlohmann::json(*cpu_mhz) : nlohmann::json(nullptr);
-  j["unavailable"] = unavailable;
-  return j;
-}
-
 HostSnapshot probe_host() {
   HostSnapshot h;
   h.wall_s =

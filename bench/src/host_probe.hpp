@@ -18,7 +18,6 @@ struct HostSnapshot {
   double self_cpu_s = 0;            // this process, all threads (getrusage)
   double wall_s = 0;                // steady clock
   nlohmann::json unavailable = nlohmann::json::object();
-  nlohmann::json to_json() const; // {loadavg_1m, runnable, governor, cpu_mhz, unavailable}
 };
 
 HostSnapshot probe_host();

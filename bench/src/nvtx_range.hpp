@@ -2,8 +2,9 @@
 // the kernels of one stage. ncu reads '/' in an include expression as nesting of push/pop ranges,
 // so a case id "up0/96/cuda-f32/resident/r0" is pushed as five nested ranges (up0 > 96 >
 // cuda-f32 > resident > r0): "convbench@up0/96/cuda-f32/" selects one arm of one stage (a single
-// range named with slashes matched nothing under ncu 2025.3 on the H200). Compiled out in builds without the CUDA toolkit (header only: NVTX3
-// finds a tool's injection library at run time and costs nothing without one).
+// range named with slashes matches nothing in ncu). Compiled out in builds without the CUDA
+// toolkit (header only: NVTX3 finds a tool's injection library at run time and costs nothing
+// without one).
 #pragma once
 
 #include <string>

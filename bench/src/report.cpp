@@ -1,5 +1,8 @@
 #include "report.hpp"
 
+#include "floors.hpp"
+#include "stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -61,61 +64,52 @@ std::string fmt(const char *f, double v) {
 }
 } // namespace
 
-std::string format_table(const nlohmann::json &cases) {
+std::string format_table(const std::vector<Case> &cases,
+                         const std::optional<DeviceFloors> &floors) {
   std::vector<std::string> head{"stage",  "frames",   "arm",     "staging",   "best",
                                 "median", "spread %", "GFLOP/s", "% of floor"};
   std::vector<Row> rows;
-  // best per (stage, frames, arm, staging), for the chain sums
-  std::map<std::string, double> best;
+  std::map<std::string, double> best; // per stage/frames/arm/staging, for the chain sums
+  auto key = [](const std::string &stage, const Case &c) {
+    return stage + "/" + std::to_string(c.problem->frames) + "/" + c.arm->name() + "/" + c.staging;
+  };
   for (const auto &c : cases) {
     Row r;
-    r.cells = {c["stage"].get<std::string>(), std::to_string(c["frames"].get<long long>()),
-               c["arm"].get<std::string>(), c["staging"].get<std::string>()};
-    if (c["gate"]["result"] != "pass") {
-      std::string why = "GATE FAILED: " + std::to_string(c["gate"]["mismatches"].get<long long>()) +
-                        " cells differ, max abs err ";
-      why += c["gate"]["max_abs_err"].is_number()
-                 ? fmt("%.3g", c["gate"]["max_abs_err"].get<double>())
-                 : std::string("non-finite");
-      r.cells.push_back(why);
+    r.cells = {c.problem->stage, std::to_string(c.problem->frames), c.arm->name(), c.staging};
+    if (!c.gate.pass) {
+      r.cells.push_back("GATE FAILED: " + std::to_string(c.gate.mismatches) +
+                        " cells differ, max abs err " +
+                        (std::isfinite(c.gate.max_abs_err) ? fmt("%.3g", c.gate.max_abs_err)
+                                                           : std::string("non-finite")));
       rows.push_back(r);
       continue;
     }
-    const auto &st = c["stats"];
-    double b = st["best"].get<double>();
-    best[c["stage"].get<std::string>() + "/" + std::to_string(c["frames"].get<long long>()) + "/" +
-         c["arm"].get<std::string>() + "/" + c["staging"].get<std::string>()] = b;
-    r.cells.push_back(format_seconds(b));
-    r.cells.push_back(format_seconds(st["median"].get<double>()));
-    r.cells.push_back(fmt("%.1f", (st["spread"].get<double>() - 1.0) * 100.0));
-    r.cells.push_back(fmt("%.1f", c["flops"].get<double>() / b / 1e9));
-    if (c["floor_s"].is_object())
-      r.cells.push_back(fmt("%.1f", c["floor_s"]["arm"].get<double>() / b * 100.0));
-    else
-      r.cells.push_back("-");
+    if (c.samples.empty()) {
+      r.cells.push_back("no sample taken");
+      rows.push_back(r);
+      continue;
+    }
+    const Stats st = compute_stats(c.seconds());
+    best[key(c.problem->stage, c)] = st.best;
+    r.cells.push_back(format_seconds(st.best));
+    r.cells.push_back(format_seconds(st.median));
+    r.cells.push_back(fmt("%.1f", (st.spread - 1.0) * 100.0));
+    r.cells.push_back(fmt("%.1f", c.problem->flops() / st.best / 1e9));
+    const auto floor = case_floor(c, floors);
+    r.cells.push_back(floor ? fmt("%.1f", floor->arm / st.best * 100.0) : "-");
     rows.push_back(r);
   }
   std::string out = render(head, rows);
   // Chain versus its stages run alone: the sum is what calling the stages one by one costs.
   std::vector<Row> sums;
   for (const auto &c : cases) {
-    if ((c["stage"] != "chain" && c["stage"] != "generator") || c["gate"]["result"] != "pass")
+    if ((c.problem->stage != "chain" && c.problem->stage != "generator") || !c.gate.pass ||
+        c.samples.empty())
       continue;
-    std::string tail = "/"; // appended, not "/" + ...: GCC 12 -Wrestrict false positive (105329)
-    tail.append(std::to_string(c["frames"].get<long long>()))
-        .append("/")
-        .append(c["arm"].get<std::string>())
-        .append("/")
-        .append(c["staging"].get<std::string>());
     double sum = 0;
     bool all = true;
-    std::string first, last;
-    for (const auto &s : c["shape"]["stages"]) {
-      std::string name = s["stage"].get<std::string>();
-      if (first.empty())
-        first = name;
-      last = name;
-      auto it = best.find(name + tail);
+    for (const auto &name : c.problem->stage_names) {
+      auto it = best.find(key(name, c));
       if (it == best.end()) {
         all = false;
         break;
@@ -124,71 +118,16 @@ std::string format_table(const nlohmann::json &cases) {
     }
     if (!all)
       continue;
-    double chain = c["stats"]["best"].get<double>();
+    const double chain = compute_stats(c.seconds()).best;
     sums.push_back(
-        {{"sum(" + first + ".." + last + ")", std::to_string(c["frames"].get<long long>()),
-          c["arm"].get<std::string>(), c["staging"].get<std::string>(), format_seconds(sum),
+        {{"sum(" + c.problem->stage_names.front() + ".." + c.problem->stage_names.back() + ")",
+          std::to_string(c.problem->frames), c.arm->name(), c.staging, format_seconds(sum),
           format_seconds(chain), fmt("%.3f", chain / sum)}});
   }
   if (!sums.empty())
     out += "\nsum of the per-stage bests (the stages run alone) next to the chain's best:\n" +
            render({"stages", "frames", "arm", "staging", "sum of bests", "chain best", "chain/sum"},
                   sums);
-  return out;
-}
-
-nlohmann::json benchmarks_view(const nlohmann::json &cases, int reps) {
-  nlohmann::json out = nlohmann::json::array();
-  int family = 0;
-  for (const auto &c : cases) {
-    if (c["samples"].empty())
-      continue;
-    std::string id = c["id"].get<std::string>();
-    auto base = [&](const std::string &name) {
-      return nlohmann::json{
-          {"name", name},     {"family_index", family}, {"per_family_instance_index", 0},
-          {"run_name", id},   {"repetitions", reps},    {"threads", 1},
-          {"time_unit", "us"}};
-    };
-    std::vector<double> us;
-    for (const auto &s : c["samples"]) {
-      auto e = base(id);
-      e["run_type"] = "iteration";
-      e["repetition_index"] = s["round"];
-      e["iterations"] = s["iterations"];
-      double t = s["seconds"].get<double>() * 1e6;
-      e["real_time"] = t;
-      e["cpu_time"] = t;
-      us.push_back(t);
-      out.push_back(e);
-    }
-    double n = double(us.size()), mean = 0;
-    for (double t : us)
-      mean += t / n;
-    std::vector<double> sorted = us;
-    std::sort(sorted.begin(), sorted.end());
-    size_t m = sorted.size() / 2;
-    double median = sorted.size() % 2 ? sorted[m] : 0.5 * (sorted[m - 1] + sorted[m]);
-    double ss = 0;
-    for (double t : us)
-      ss += (t - mean) * (t - mean);
-    double sd = us.size() > 1 ? std::sqrt(ss / (n - 1)) : 0.0;
-    auto agg = [&](const char *name, double v, const char *unit) {
-      auto e = base(id + "_" + name);
-      e["run_type"] = "aggregate";
-      e["aggregate_name"] = name;
-      e["aggregate_unit"] = unit;
-      e["iterations"] = us.size();
-      e["real_time"] = v;
-      e["cpu_time"] = v;
-      out.push_back(e);
-    };
-    agg("mean", mean, "time");
-    agg("median", median, "time");
-    agg("stddev", sd, "time");
-    agg("cv", mean > 0 ? sd / mean : 0.0, "percentage");
-    ++family;
-  }
   return out;
 }
 

@@ -78,8 +78,8 @@ SampleTiming SampleRunner::run(const std::string &name, PreparedArm &arm, bool d
     if (held && !hold_)
       hold_ = std::make_unique<Hold>();
     // `held` by value: the benchmark runs after this block has ended (RunSpecifiedBenchmarks
-    // below), so a reference to it would dangle -- on the H200 that read garbage as `true` in
-    // launched mode and dereferenced the absent hold (segfault in e2e gpu_run).
+    // below), so a reference to it would dangle (read as garbage `true` in launched mode, it
+    // dereferences the absent hold).
     b = benchmark::RegisterBenchmark(name.c_str(), [&, held](benchmark::State &st) {
       try {
         device::EventTimer timer;

@@ -29,9 +29,6 @@ Stats compute_stats(std::vector<double> x) {
   return s;
 }
 
-nlohmann::json Stats::to_json() const {
-  return {{"best", best}, {"median", median}, {"min", min},       {"max", max},
-          {"mean", mean}, {"cv", cv},         {"spread", spread}, {"n", n}};
-}
+double median(std::vector<double> x) { return compute_stats(std::move(x)).median; }
 
 } // namespace convbench::bench

@@ -3,8 +3,6 @@
 
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace convbench::bench {
 
 struct Stats {
@@ -13,9 +11,10 @@ struct Stats {
   double cv = 0;     // stdev / mean
   double spread = 1; // max / min
   int n = 0;
-  nlohmann::json to_json() const; // best, median, min, max, mean, cv, spread, n
 };
 
-Stats compute_stats(std::vector<double> seconds); // seconds non-empty
+// The one median (and mean, stdev, ...) of the C++ code. `x` non-empty.
+Stats compute_stats(std::vector<double> x);
+double median(std::vector<double> x);
 
 } // namespace convbench::bench

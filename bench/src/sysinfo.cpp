@@ -19,20 +19,6 @@ std::string first_line(const std::string &path) {
 }
 } // namespace
 
-std::string utc_now_iso() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  snprintf(out, sizeof out, "%s.%03dZ", buf, int(ms));
-  return out;
-}
-
 std::string utc_now_compact() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

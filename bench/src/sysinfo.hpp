@@ -7,8 +7,8 @@
 
 namespace convbench::bench {
 
-std::string utc_now_iso();     // 2026-11-29T12:34:56.789Z
-std::string utc_now_compact(); // 20261129T123456Z, for file names
+// 20261129T123456Z, for file names (the record's times: lease::utc_now)
+std::string utc_now_compact();
 std::string host_name();
 std::string new_run_id();    // 32 hex digits
 nlohmann::json host_block(); // name, machine_id, boot_id, cpu_model, cores, governor, unavailable

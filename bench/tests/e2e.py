@@ -122,6 +122,9 @@ def t_cli_errors(bench, schema, tmp):
         ["--stage", "chain", "--frames", "10000000", "--model", "bigvgan_v2_44khz_128band_512x"],
         ["up0"],
         ["--help=yes"],
+        ["--no-lease=1"],
+        ["--plugin"],
+        ["--plugin", "--reps", "2"],
     ]
     if not gpu_present():
         cases.append(["--arms", "cpu-f64,cuda-f64"])
@@ -154,39 +157,71 @@ def t_cli_errors(bench, schema, tmp):
     p = run(bench, ["--help"], tmp)
     check(p.returncode == 0, "--help exit status")
     for flag in ["--stage", "--model", "--frames", "--arms", "--staging", "--reps", "--seed", "--threads",
-                 "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters"]:
+                 "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters",
+                 "--plugin"]:
         check(flag in p.stdout, f"--help does not document {flag}")
 
 
 def small_run(bench, tmp, extra, out="r.json"):
     """The issue's small run; `extra` flags (pairs) replace the defaults of the same name."""
     flags = {"--stage": "up3", "--model": "bigvgan_base_22khz_80band", "--frames": "8", "--reps": "3",
-             "--arms": "cpu-f64,cpu-f32", "--out": out}
+             "--arms": "cpu-f64,cpu-f32", "--out": out, "--target-ci": "0"}
     flags.update(dict(zip(extra[::2], extra[1::2])))
     args = [x for kv in flags.items() for x in kv] + ["--no-counters", "--no-lease"]
     return run(bench, args, tmp)
 
 
 def check_result_invariants(r, reps, what):
-    """What every result must hold beyond the schema."""
+    """What every result must hold beyond the schema. `reps` is --reps: the exact count when the
+    run had no target (--target-ci 0), the fewest rounds of every timed case otherwise."""
     timed = [c for c in r["cases"] if c["gate"]["result"] == "pass"]
-    check(len(r["plan"]["order"]) == reps, f"{what}: {len(r['plan']['order'])} rounds in order, want {reps}")
+    fixed = r["plan"]["stopping"]["target_ci_percent"] == 0
+    order = r["plan"]["order"]
+    if fixed:
+        check(len(order) == reps, f"{what}: {len(order)} rounds in order, want {reps}")
+    else:
+        check(len(order) >= reps, f"{what}: {len(order)} rounds in order, want >= {reps}")
+    check(r["status"] == "complete", f"{what}: status {r.get('status')}")
     seeds = set()
-    for o in r["plan"]["order"]:
+    # A round samples exactly the cases still converging; a case that stopped never comes back
+    # (its stopping decision saw every sample it has: interval.n below). Planted: sampling every
+    # gated case in every round (ignoring the stops) failed interval.n on a run where cpu-f64 met
+    # a 5% target rounds before cpu-f32.
+    sizes = []
+    for o in order:
         seeds.add(o["seed"])
-        check(sorted(o["cases"]) == sorted(c["id"] for c in timed),
-              f"{what}: round {o['round']} order is not a permutation of the timed cases")
-    check(len(seeds) == reps, f"{what}: per-round seeds repeat: {seeds}")
+        in_round = sorted(c["id"] for c in timed if any(s["round"] == o["round"] for s in c["samples"]))
+        check(sorted(o["cases"]) == in_round,
+              f"{what}: round {o['round']} order is not a permutation of the cases sampled in it")
+        if o["round"] < reps:
+            check(sorted(o["cases"]) == sorted(c["id"] for c in timed),
+                  f"{what}: round {o['round']} < --reps does not sample every timed case")
+        sizes.append(len(o["cases"]))
+    check(sizes == sorted(sizes, reverse=True), f"{what}: cases per round grew: {sizes}")
+    check(len(seeds) == len(order), f"{what}: per-round seeds repeat: {seeds}")
     for c in r["cases"]:
         cid = c["id"]
         check(cid == f"{c['stage']}/{c['frames']}/{c['arm']}/{c['staging']}", f"{what}: id {cid}")
         if c["gate"]["result"] != "pass":
             check(c["samples"] == [] and c["stats"] is None, f"{what}: {cid} failed its gate but was timed")
             continue
-        check(len(c["samples"]) == reps, f"{what}: {cid} has {len(c['samples'])} samples, want {reps}")
+        n = len(c["samples"])
+        if fixed:
+            check(n == reps and c["stop_reason"] == "fixed-count",
+                  f"{what}: {cid} has {n} samples ({c['stop_reason']}), want {reps} (fixed-count)")
+        else:
+            check(n >= reps, f"{what}: {cid} has {n} samples, want >= {reps}")
+            check(c["stop_reason"] in ("target-met", "time-budget", "max-rounds"),
+                  f"{what}: {cid} stop_reason {c['stop_reason']}")
+            iv = c["interval"]
+            if c["stop_reason"] == "target-met":
+                check(iv["half_width"] is not None and iv["half_width"] <= iv["target"],
+                      f"{what}: {cid} target met with interval {iv}")
+        check([s["round"] for s in c["samples"]] == list(range(n)), f"{what}: {cid} rounds not 0..{n - 1}")
+        check(c["interval"]["n"] == n, f"{what}: {cid} stopped at {c['interval']['n']} samples, has {n}")
         for s in c["samples"]:
-            order = r["plan"]["order"][s["round"]]["cases"]
-            check(order[s["position"]] == cid, f"{what}: {cid} round {s['round']} position mismatch")
+            order_r = order[s["round"]]["cases"]
+            check(order_r[s["position"]] == cid, f"{what}: {cid} round {s['round']} position mismatch")
             check(s["seconds"] > 0 and s["iterations"] >= 1, f"{what}: {cid} sample time/iterations")
             check(abs(s["seconds"] * s["iterations"] - s["total_seconds"]) <= 1e-9 + 1e-6 * s["total_seconds"],
                   f"{what}: {cid} seconds x iterations != total_seconds")
@@ -201,6 +236,27 @@ def check_result_invariants(r, reps, what):
                 for key in ("governor", "cpu_mhz"):
                     if h.get(key) is None:
                         check(key in h["unavailable"], f"{what}: {cid} {k}.{key} null without a reason")
+            # Delivered speed and placement per worker (host samples), contention around every
+            # sample. Planted: measuring speed_after on the calling thread only (one entry) fails
+            # the per-worker count; pinning worker i to cpus[i + 1] fails the placement check.
+            if not c["device"]:
+                w = s["workers"]
+                check(isinstance(w, list) and len(w) == r["plan"]["threads"],
+                      f"{what}: {cid} workers {w if not isinstance(w, list) else len(w)}, want {r['plan']['threads']}")
+                pl = r["plan"]["placement"]
+                for i, x in enumerate(w or []):
+                    for k in ("speed_before", "speed_after"):
+                        sp = x[k]
+                        check(isinstance(sp, dict) and sp["adds_per_s"] > 0 and sp["cpu"] >= 0,
+                              f"{what}: {cid} worker {i} {k} {sp}")
+                    if pl["pinned"] and x["tasks"] > 0:
+                        check(x["cpu"] == pl["cpus"][i] and x["cpu_changes"] == 0,
+                              f"{what}: {cid} pinned worker {i} ran on {x['cpu']}, placed on {pl['cpus'][i]}")
+                check(s["imbalance"] is None or s["imbalance"] >= 1.0, f"{what}: {cid} imbalance {s['imbalance']}")
+            ct = s["contention"]
+            check(isinstance(ct, dict) and len(ct["threads"]) >= 1, f"{what}: {cid} contention {ct}")
+            check(isinstance(s["foreign_cpu_window"], dict) and isinstance(s["top_foreign"], list),
+                  f"{what}: {cid} foreign window / processes")
             check(isinstance(s["foreign_cpu_share"], (int, float)) and s["foreign_cpu_share"] >= 0,
                   f"{what}: {cid} foreign_cpu_share")
             check(isinstance(s["foreign_cpu_s"], (int, float)), f"{what}: {cid} foreign_cpu_s")
@@ -209,10 +265,10 @@ def check_result_invariants(r, reps, what):
                       f"{what}: {cid} host arm with GPU state")
         secs = [s["seconds"] for s in c["samples"]]
         check(c["stats"]["best"] == min(secs), f"{what}: {cid} best is not the minimum over rounds")
-        check(c["stats"]["n"] == reps, f"{what}: {cid} stats.n")
+        check(c["stats"]["n"] == len(secs), f"{what}: {cid} stats.n")
         check(c["counters"]["status"] in ("not-collected", "unavailable", "collected"), f"{what}: {cid} counters")
     iters = [b for b in r["benchmarks"] if b["run_type"] == "iteration"]
-    check(len(iters) == reps * len(timed), f"{what}: {len(iters)} benchmark iteration entries")
+    check(len(iters) == sum(len(c["samples"]) for c in timed), f"{what}: {len(iters)} benchmark iteration entries")
     check(r["lease"].get("status") in ("not-collected", "unavailable", "collected"), f"{what}: lease status")
 
 
@@ -273,6 +329,60 @@ def t_small_run(bench, schema, tmp):
     check(all(len(c["samples"]) == 2 and c["gate"]["result"] == "pass" for c in rr["cases"]),
           "A/A twins timed and gated")
 
+    # --cpus: the workers run where they were placed, and the record says so. Planted: building
+    # the pool's placement from the allowed CPUs whatever --cpus says put worker 0 on CPU 0.
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        last = cpus[-1]
+        q = small_run(bench, tmp, ["--cpus", str(last), "--threads", "1", "--reps", "2"], out="cpus.json")
+        check(q.returncode == 0, f"--cpus run: exit {q.returncode}: {q.stderr[-300:]}")
+        rc = load(os.path.join(tmp, "cpus.json"))
+        validate(v, rc, "--cpus run")
+        check(rc["plan"]["placement"] == {"pinned": True, "cpus": [last]}, f"placement {rc['plan']['placement']}")
+        ran = {w["cpu"] for c in rc["cases"] for s in c["samples"] for w in s["workers"]}
+        check(ran == {last}, f"--cpus {last}: the worker ran on {ran}")
+        q = run(bench, ["--stage", "up3", "--model", "bigvgan_base_22khz_80band", "--frames", "8", "--reps", "1",
+                        "--target-ci", "0", "--arms", "cpu-f32", "--threads", "1", "--no-pin", "--no-counters",
+                        "--no-lease", "--out", "nopin.json"], tmp)
+        check(q.returncode == 0 and load(os.path.join(tmp, "nopin.json"))["plan"]["placement"]["pinned"] is False,
+              "--no-pin: recorded unpinned")
+    else:
+        print(f"one CPU here ({cpus}): --cpus placement not checked")
+
+
+def t_adaptive(bench, schema, tmp):
+    """--target-ci: past --reps, rounds go on until each case's own rule stops it. A target no
+    CPU arm can meet (0.001%) ends at --max-rounds, or at --max-time. Planted: stopping_rule()
+    giving max_rounds + 1 failed the first half; ignoring --max-time (infinite budget) made the
+    second end at max-rounds and fail it."""
+    v = validator(schema)
+    p = small_run(bench, tmp, ["--reps", "2", "--target-ci", "0.001", "--max-rounds", "7",
+                               "--max-time", "600"], out="max_rounds.json")
+    check(p.returncode == 0, f"max-rounds: exit {p.returncode}: {p.stderr[-300:]}")
+    r = load(os.path.join(tmp, "max_rounds.json"))
+    validate(v, r, "max-rounds run")
+    check_result_invariants(r, 2, "max-rounds run")
+    check(r["plan"]["stopping"]["target_ci_percent"] == 0.001 and r["plan"]["stopping"]["max_rounds"] == 7,
+          f"max-rounds: plan.stopping {r['plan']['stopping']}")
+    for c in r["cases"]:
+        check(c["stop_reason"] == "max-rounds" and len(c["samples"]) == 7,
+              f"max-rounds: {c['id']} {c['stop_reason']} after {len(c['samples'])} samples")
+        check(c["interval"]["lo"] is not None and c["interval"]["target"] == 0.001 / 100,
+              f"max-rounds: {c['id']} interval {c['interval']}")
+    check("still converging" in p.stderr, "progress names the cases still converging")
+    t0 = time.monotonic()
+    p = small_run(bench, tmp, ["--reps", "2", "--target-ci", "0.001", "--max-rounds", "1000",
+                               "--max-time", "1"], out="budget.json")
+    wall = time.monotonic() - t0
+    check(p.returncode == 0, f"time-budget: exit {p.returncode}: {p.stderr[-300:]}")
+    r = load(os.path.join(tmp, "budget.json"))
+    validate(v, r, "time-budget run")
+    check_result_invariants(r, 2, "time-budget run")
+    for c in r["cases"]:
+        check(c["stop_reason"] == "time-budget" and 2 <= len(c["samples"]) < 1000,
+              f"time-budget: {c['id']} {c['stop_reason']} after {len(c['samples'])} samples")
+    check(wall < 120, f"time-budget: the run took {wall:.1f} s for a 1 s budget")
+
 
 def t_atomic_out(bench, schema, tmp):
     """The result appears whole or not at all. Planted: writing the result in place (no temp +
@@ -322,7 +432,7 @@ def t_dump(bench, schema, tmp):
         skip("python module numpy is not installed")
     v = validator(schema)
     d = os.path.join(tmp, "dump")
-    p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "2", "--reps", "1",
+    p = run(bench, ["--stage", "up3,chain", "--model", "bigvgan_base_22khz_80band", "--frames", "2", "--reps", "1", "--target-ci", "0",
                     "--arms", "cpu-f64,cpu-f32", "--no-counters", "--no-lease", "--out", "r.json", "--dump", d], tmp)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]}")
     r = load(os.path.join(tmp, "r.json"))
@@ -406,10 +516,14 @@ def t_gpu_run(bench, schema, tmp):
             check(sm is not None or "sm_clock_mhz" in s["gpu_after"]["unavailable"], f"{c['id']}: NVML sm clock")
             m = s["measured_sm_clock_mhz"]
             check(m is not None and 100 < m < 5000, f"{c['id']}: measured SM clock {m}")
+            # NVML's violation time next to the measured clock: a share of the sample per policy.
+            vu, vs = s["violation_us"], s["violation_share"]
+            check((isinstance(vu, dict) and vu and all(0 <= x <= 1 for x in vs.values()))
+                  or "violation_us" in s["unavailable"], f"{c['id']}: violation_us {vu}")
         if c["staging"] == "resident":
             check(c["counters"]["status"] in ("collected", "unavailable"), f"{c['id']}: counters {c['counters']}")
-        # cuDNN's Find runs per prepared case: the record says what it picked (session 7: two
-        # cuDNN twins 1.2% apart at 0.2% CV, with nothing in the record to tell them apart).
+        # cuDNN's Find runs per prepared case: the record says what it picked (two cuDNN twins
+        # can pick different algorithms, and without this nothing in the record tells them apart).
         # Planted: CudnnPrepared::chosen() left returning null fails here.
         if c["arm"].startswith("cudnn-"):
             k = c["kernel"]
@@ -438,6 +552,7 @@ def t_gpu_run(bench, schema, tmp):
 
 
 TESTS = {"cli_errors": t_cli_errors, "small_run": t_small_run, "atomic_out": t_atomic_out, "dump": t_dump,
+         "adaptive": t_adaptive,
          "default_up0": t_default_up0, "gpu_run": t_gpu_run}
 
 if __name__ == "__main__":

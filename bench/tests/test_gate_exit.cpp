@@ -63,6 +63,8 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
                         "4",
                         "--reps",
                         "2",
+                        "--target-ci", // the fixed count: two samples per gated case
+                        "0",
                         "--arms",
                         "cpu-f64,cpu-f32,test-onebit,test-nobias",
                         "--no-counters",

@@ -16,7 +16,9 @@
 #include "convbench/cuda_conv.hpp"
 #include "device.hpp"
 #include "gate.hpp"
+#include "gpu_probe.hpp"
 #include "npy.hpp"
+#include "record.hpp"
 #include "shuffle.hpp"
 #include "stats.hpp"
 
@@ -145,7 +147,7 @@ TEST(Gate, ToleranceUsesRelativeL2AndRejectsNaN) {
   y[5] = NAN;
   auto g = gate_output(GateKind::tolerance, 1.0, y, ref);
   EXPECT_FALSE(g.pass);
-  EXPECT_TRUE(g.to_json()["max_abs_err"].is_null());
+  EXPECT_TRUE(gate_json(g)["max_abs_err"].is_null());
 }
 
 TEST(Gate, Crc32IsZlibs) {
@@ -197,7 +199,7 @@ TEST(Models, StageShapesFollowTheConfigs) {
   EXPECT_EQ(up0.padding, 4);
   EXPECT_EQ(up0.l_in, 96);
   EXPECT_EQ(up0.l_out(), 768);
-  EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9); // facts.md: 3.62 GFLOP
+  EXPECT_NEAR(up0.flops(), 3.62e9, 0.01e9); // 2 x 1536 x 768 x 16 x 96
   auto up2 = m->stage_shape(2, 96);
   EXPECT_EQ(up2.cin, 384);
   EXPECT_EQ(up2.l_in, 96 * 8 * 4);
@@ -281,6 +283,81 @@ TEST(Cli, ParsesEveryFlagBothSpellings) {
   EXPECT_EQ(o.profile.value_or(""), "memory");
   EXPECT_EQ(o.device_timing, "launched");
   EXPECT_EQ(Options{}.device_timing, "queued");
+}
+
+// --plugin is repeatable and keeps its order (the plugin loader reads Options::plugins); every
+// other option given twice is refused. Planted: skipping --plugin in the given-twice exemption
+// made the first case throw "--plugin given twice".
+TEST(Cli, PluginIsRepeatableInOrderOthersAreNot) {
+  const char *argv[] = {"bench_conv", "--plugin", "liba.so", "--plugin=libb.so", "--reps", "2"};
+  Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
+  EXPECT_EQ(o.plugins, (std::vector<std::string>{"liba.so", "libb.so"}));
+  EXPECT_TRUE(Options{}.plugins.empty());
+  const char *twice[] = {"bench_conv", "--seed", "1", "--seed", "2"};
+  EXPECT_THROW(parse_cli(5, twice), UsageError);
+  const char *flag_as_value[] = {"bench_conv", "--plugin", "--reps", "2"};
+  EXPECT_THROW(parse_cli(4, flag_as_value), UsageError);
+}
+
+// The stopping and placement flags: values parsed, defaults kept, exclusions refused. Planted:
+// parse_percent accepting 100 (a target no interval can miss) fails the last throw.
+TEST(Cli, StoppingPlacementAndResumeFlags) {
+  const char *argv[] = {"bench_conv", "--target-ci", "0.25", "--max-time", "12.5",
+                        "--max-rounds", "40", "--cpus", "0-1", "--reps", "4"};
+  Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
+  EXPECT_DOUBLE_EQ(o.target_ci_percent.value_or(-1), 0.25);
+  EXPECT_DOUBLE_EQ(o.max_time, 12.5);
+  EXPECT_EQ(o.max_rounds, 40);
+  EXPECT_EQ(o.cpus, "0-1");
+  EXPECT_FALSE(o.no_pin);
+  EXPECT_FALSE(Options{}.target_ci_percent.has_value()) << "default: the per-kind targets";
+  const char *fixed[] = {"bench_conv", "--target-ci", "0"};
+  EXPECT_DOUBLE_EQ(parse_cli(3, fixed).target_ci_percent.value_or(-1), 0.0);
+  const char *resume[] = {"bench_conv", "--resume", "r.json.journal", "--out", "x.json"};
+  EXPECT_EQ(parse_cli(5, resume).resume, "r.json.journal");
+  const char *pin_both[] = {"bench_conv", "--cpus", "0", "--no-pin"};
+  EXPECT_THROW(parse_cli(4, pin_both), UsageError);
+  const char *resume_more[] = {"bench_conv", "--resume", "j", "--reps", "3"};
+  EXPECT_THROW(parse_cli(5, resume_more), UsageError);
+  const char *rounds_below[] = {"bench_conv", "--reps", "5", "--max-rounds", "4"};
+  EXPECT_THROW(parse_cli(5, rounds_below), UsageError);
+  const char *hundred[] = {"bench_conv", "--target-ci", "100"};
+  EXPECT_THROW(parse_cli(3, hundred), UsageError);
+}
+
+// ---- the NVML shim (lease/nvml_gpu) and the GPU probe over it ----
+
+// Clock event reasons by bit, an unknown remainder named rather than dropped. Planted: leaving
+// out the remainder fails the third name.
+TEST(Nvml, ClockEventReasonBitsAreNamed) {
+  using convbench::lease::clock_event_reason_names;
+  EXPECT_EQ(clock_event_reason_names(0x4 | 0x40 | 0x800),
+            (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown", "other_0x800"}));
+  EXPECT_TRUE(clock_event_reason_names(0).empty());
+}
+
+// Without a driver (CI) every reading is missing and says why; with one (the GPU machine) the
+// violation counters are read for every policy or named as unavailable.
+TEST(Nvml, EveryReadingIsThereOrSaysWhyNot) {
+  GpuProbe probe("");
+  GpuSnapshot s = probe.snapshot(true);
+  auto accounted = [&](const char *field, bool present) {
+    EXPECT_TRUE(present || s.unavailable.count(field)) << field << " missing without a reason";
+  };
+  accounted("sm_clock_mhz", s.sm_clock_mhz.has_value());
+  accounted("temperature_c", s.temperature_c.has_value());
+  accounted("power_w", s.power_w.has_value());
+  accounted("throttle_reasons", s.throttle_reasons.has_value());
+  accounted("processes", s.processes.has_value());
+  if (!probe.ok()) {
+    EXPECT_TRUE(s.violation_ns.empty());
+    EXPECT_TRUE(s.unavailable.count("violation_ns"));
+    return;
+  }
+  for (const auto &p : convbench::lease::kViolationPolicies)
+    EXPECT_TRUE(s.violation_ns.count(p.name) ||
+                s.unavailable.count(std::string("violation_ns.") + p.name))
+        << p.name;
 }
 
 // ---- the queue hold of --device-timing queued (GPU machine; skipped elsewhere) ----

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "convbench/lease/keeper.hpp"
 #include "convbench/lease/lease.hpp"
 #include "convbench/lease/nvml_gpu.hpp"
@@ -34,48 +36,31 @@ void forward(int sig) {
     ::kill(g_child, sig);
 }
 
+constexpr const char *kUsage =
+    "usage: convlease run [--gpu N | --gpu-uuid U] [--ttl S] [--wait S] [--run-id R] "
+    "-- CMD ARGS...\n       convlease status [--json]\n";
+
 int usage(const std::string &msg) {
   if (!msg.empty())
     std::cerr << "convlease: " << msg << "\n";
-  std::cerr << "usage: convlease run [--gpu N | --gpu-uuid U] [--ttl S] [--wait S] [--run-id R] "
-               "-- CMD ARGS...\n       convlease status [--json]\n";
+  std::cerr << kUsage;
   return kExitUsage;
 }
 
-int cmd_run(std::vector<std::string> args) {
-  std::string gpu_uuid, run_id;
+struct RunArgs {
   int gpu_index = -1;
-  double ttl = 0, wait = 0;
-  size_t i = 0;
-  for (; i < args.size() && args[i] != "--"; ++i) {
-    const std::string &a = args[i];
-    auto value = [&](const char *what) -> std::string {
-      if (i + 1 >= args.size())
-        throw std::invalid_argument(std::string(what) + " needs a value");
-      return args[++i];
-    };
-    if (a == "--gpu") {
-      std::string v = value("--gpu");
-      char *end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 0 || n > 1024)
-        throw std::invalid_argument("--gpu needs a GPU index, got '" + v + "'");
-      gpu_index = static_cast<int>(n);
-    } else if (a == "--gpu-uuid") {
-      gpu_uuid = value("--gpu-uuid");
-    } else if (a == "--ttl") {
-      ttl = parse_seconds(value("--ttl"), "--ttl");
-    } else if (a == "--wait") {
-      wait = parse_seconds(value("--wait"), "--wait");
-    } else if (a == "--run-id") {
-      run_id = value("--run-id");
-    } else {
-      throw std::invalid_argument("unknown option '" + a + "'");
-    }
-  }
-  if (i >= args.size() || i + 1 >= args.size())
+  std::string gpu_uuid, run_id, ttl, wait;
+  std::vector<std::string> cmd;
+};
+
+int cmd_run(RunArgs a) {
+  double ttl = a.ttl.empty() ? 0 : parse_seconds(a.ttl, "--ttl");
+  double wait = a.wait.empty() ? 0 : parse_seconds(a.wait, "--wait");
+  std::string gpu_uuid = a.gpu_uuid, run_id = a.run_id;
+  const int gpu_index = a.gpu_index;
+  if (a.cmd.empty())
     throw std::invalid_argument("no command: put it after --");
-  std::vector<std::string> cmd(args.begin() + static_cast<long>(i) + 1, args.end());
+  std::vector<std::string> cmd = a.cmd;
   if (gpu_index >= 0 && !gpu_uuid.empty())
     throw std::invalid_argument("give --gpu or --gpu-uuid, not both");
   if (gpu_index >= 0) {
@@ -146,14 +131,7 @@ int cmd_run(std::vector<std::string> args) {
   return 1;
 }
 
-int cmd_status(const std::vector<std::string> &args) {
-  bool as_json = false;
-  for (auto &a : args) {
-    if (a == "--json")
-      as_json = true;
-    else
-      throw std::invalid_argument("unknown option '" + a + "'");
-  }
+int cmd_status(bool as_json) {
   Policy policy = Policy::load();
   json st = make_backend(policy.backend, policy)->status();
   if (as_json) {
@@ -180,21 +158,43 @@ int cmd_status(const std::vector<std::string> &args) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty())
+  CLI::App app{"Runs a command under a lease, or shows who holds what.", "convlease"};
+  app.set_help_flag("-h,--help", "this text");
+  app.require_subcommand(1);
+  RunArgs ra;
+  CLI::App *run = app.add_subcommand(
+      "run", "acquire through the site policy's backend, export the lease to the command "
+             "(CONVBENCH_LEASE), keep it renewed, run it, verify, release; exit with the "
+             "command's status, or 3 when the lease was refused or lost");
+  run->add_option("--gpu", ra.gpu_index, "GPU index (its UUID from NVML)")
+      ->check(CLI::Range(0, 1024));
+  run->add_option("--gpu-uuid", ra.gpu_uuid, "GPU UUID (GPU-...)")->excludes("--gpu");
+  run->add_option("--ttl", ra.ttl, "seconds the lease lives between renewals");
+  run->add_option("--wait", ra.wait, "seconds to wait for a busy resource");
+  run->add_option("--run-id", ra.run_id, "recorded in the holder");
+  run->add_option("cmd", ra.cmd, "the command, after --");
+  bool as_json = false;
+  CLI::App *status = app.add_subcommand("status", "every lease this host's backend knows");
+  status->add_flag("--json", as_json, "as JSON");
+  if (argc < 2)
     return usage("");
-  std::string sub = args[0];
-  args.erase(args.begin());
-  try {
-    if (sub == "run")
-      return cmd_run(args);
-    if (sub == "status")
-      return cmd_status(args);
-    if (sub == "-h" || sub == "--help") {
-      usage("");
-      return 0;
-    }
+  if (const std::string sub = argv[1]; sub != "run" && sub != "status" && sub[0] != '-')
     return usage("unknown command '" + sub + "'");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError &e) {
+    std::string what = e.what();
+    if (what.find("--gpu") != std::string::npos && what.find("exclude") != std::string::npos)
+      what = "give --gpu or --gpu-uuid, not both";
+    return usage(what);
+  }
+  try {
+    if (*run)
+      return cmd_run(ra);
+    return cmd_status(as_json);
   } catch (const std::invalid_argument &e) {
     return usage(e.what());
   } catch (const LeaseRefused &e) {

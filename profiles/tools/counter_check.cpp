@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "convbench/profiles/counters.hpp"
 #include "convbench/shape.hpp"
 
@@ -70,17 +72,27 @@ cp::CountCheck check_fp64_fma(const json& m, double issued, double dadd) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: counter_check <result.json>\n";
+  CLI::App app{"Checks the counters of a bench_conv result against the instruction counts its "
+               "shapes imply (cuda-f64: no FMA, one DMUL + DADD per MAC; cuda-f64-fma: one DFMA "
+               "per MAC; cuda-f32: no fp64). Exit 0 all ok, 1 a count differs, 2 bad input.",
+               "counter_check"};
+  std::string path;
+  app.add_option("result", path, "a bench_conv result file (.json)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "counter_check: " << e.what() << " (usage: counter_check <result.json>)\n";
     return 2;
   }
   json run;
   try {
-    std::ifstream in(argv[1]);
+    std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read");
     run = json::parse(in);
   } catch (const std::exception& e) {
-    std::cerr << "counter_check: " << argv[1] << ": " << e.what() << "\n";
+    std::cerr << "counter_check: " << path << ": " << e.what() << "\n";
     return 2;
   }
   int checked = 0, failed = 0;
@@ -106,7 +118,7 @@ int main(int argc, char** argv) {
       std::printf("%-40s %s\n", id.c_str(), r.ok ? "ok" : ("FAIL: " + r.summary()).c_str());
     }
   } catch (const std::exception& e) {
-    std::cerr << "counter_check: " << argv[1] << ": malformed case: " << e.what() << "\n";
+    std::cerr << "counter_check: " << path << ": malformed case: " << e.what() << "\n";
     return 2;
   }
   std::printf("%d case(s) checked, %d failed\n", checked, failed);

@@ -1,0 +1,246 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "atomic_write.hpp"
+#include "convbench/cuda_conv.hpp"
+#include "host_probe.hpp"
+#include "probes/journal.hpp"
+#include "sysinfo.hpp"
+
+#if CONVBENCH_HAVE_CUDA
+#include "device.hpp"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace convbench::bench {
+
+namespace {
+
+std::string join(const std::vector<std::string> &v, const std::string &sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? sep : "") + v[i];
+  return s;
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.2f GiB", bytes / double(1ull << 30));
+  return buf;
+}
+
+// Every available arm, or the ones named (an arm named again is its A/A twin, cuda-f32#2: the
+// instrument's noise, measured).
+std::vector<const Arm *> choose_arms(const std::vector<std::string> &names) {
+  std::vector<const Arm *> arms;
+  if (names.empty()) {
+    for (const Arm *a : registered_arms())
+      if (std::string why; a->available(&why))
+        arms.push_back(a);
+    return arms;
+  }
+  std::vector<std::string> known;
+  for (const Arm *a : registered_arms())
+    known.push_back(a->name());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Arm *a = find_arm(names[i]);
+    if (!a)
+      throw UsageError("--arms: unknown arm '" + names[i] +
+                       "' (this build has: " + join(known, ", ") + ")");
+    if (std::string why; !a->available(&why))
+      throw UsageError("--arms: arm " + names[i] + " is not available here: " + why);
+    const int seen = int(std::count(names.begin(), names.begin() + long(i), names[i]));
+    arms.push_back(seen == 0 ? a : twin_arm(*a, seen + 1));
+  }
+  return arms;
+}
+
+// The counter profile is loaded before anything runs, so a bad one costs nothing.
+void plan_counters(Plan &p) {
+  if (p.opt.no_counters) {
+    p.counters_off_reason = "--no-counters";
+    return;
+  }
+  if (!p.gpu.present)
+    p.counters_off_reason = "no GPU: " + p.gpu.why_not;
+  if (!p.gpu.present && !p.opt.profile)
+    return;
+  try {
+    p.profile = profiles::load_profile(p.opt.profile.value_or("fp-throughput"), profiles_dir());
+  } catch (const profiles::ProfileError &e) {
+    throw UsageError(std::string("--profile: ") + e.what());
+  }
+}
+
+// Problems (shapes only: no data yet), then one case per (problem, arm, staging) it supports.
+void plan_cases(Plan &p) {
+  for (const auto &stage : p.stages)
+    for (int64_t frames : p.opt.frames) {
+      p.problems.push_back(std::make_unique<Problem>(plan_stage(stage, frames, p.model)));
+      if (p.problems.back()->causal) // a causal case has its own length: built once
+        break;
+    }
+  const std::vector<std::string> device_stagings =
+      p.opt.staging == "both" ? std::vector<std::string>{"per-call", "resident"}
+                              : std::vector<std::string>{p.opt.staging};
+  for (auto &pr : p.problems)
+    for (const Arm *a : p.arms)
+      for (const auto &staging : a->device() ? device_stagings : std::vector<std::string>{"host"}) {
+        const auto own = a->stagings();
+        if (std::find(own.begin(), own.end(), staging) == own.end())
+          continue;
+        if (std::string why; !a->supports(*pr, &why)) {
+          // Said once the plan stands (a refused plan prints its one error line only), once per
+          // (arm, problem), not per staging.
+          std::string note = a->name() + " does not run " + pr->stage + "/" +
+                             std::to_string(pr->frames) + ": " + why;
+          if (std::find(p.skipped.begin(), p.skipped.end(), note) == p.skipped.end())
+            p.skipped.push_back(std::move(note));
+          continue;
+        }
+        Case c;
+        c.problem = pr.get();
+        c.arm = a;
+        c.staging = staging;
+        c.id = pr->stage + "/" + std::to_string(pr->frames) + "/" + a->name() + "/" + staging;
+        p.cases.push_back(std::move(c));
+      }
+}
+
+// The host arms' workers: one per CPU of --cpus (default: every CPU this process may use),
+// pinned unless --no-pin.
+void plan_threads(Plan &p) {
+  try {
+    const size_t listed =
+        p.opt.cpus.empty() ? allowed_cpus().size() : parse_cpu_list(p.opt.cpus).size();
+    p.threads = p.opt.threads > 0 ? p.opt.threads : int(std::max<size_t>(listed, 1));
+    p.placement = make_placement(p.threads, p.opt.cpus, !p.opt.no_pin);
+  } catch (const std::invalid_argument &e) {
+    throw UsageError(std::string(p.opt.cpus.empty() ? "--threads: " : "--cpus: ") + e.what() +
+                     " (--no-pin runs more threads than CPUs)");
+  }
+}
+
+// CUDA device 0's facts, read once for the whole run.
+GpuFacts gpu_facts() {
+  GpuFacts g;
+  g.present = cuda::device_available(&g.why_not);
+#if CONVBENCH_HAVE_CUDA
+  if (g.present) {
+    auto f = device::facts(0);
+    g.name = f.name;
+    g.uuid = f.uuid;
+    g.pci_bus_id = f.pci_bus_id;
+    g.sm_count = f.sm_count;
+    g.l2_bytes = f.l2_bytes;
+    g.runtime_version = f.runtime_version;
+    g.driver_version = f.driver_version;
+    g.sm_clock_max_khz = f.sm_clock_max_khz;
+  }
+#endif
+  return g;
+}
+
+// Refuse what would not fit rather than die half-way (host: half of RAM; device: 90% of what is
+// free now). Counted in doubles, before any allocation.
+void check_memory(const Plan &p) {
+  double host_need = 0, device_need = 0;
+  for (auto &pr : p.problems)
+    host_need += pr->host_bytes() + 2.0 * 4.0 * double(pr->output_elems());
+  for (auto &c : p.cases) {
+    if (c.problem->causal) // y and the final state
+      host_need += 4.0 * double(c.problem->output_elems());
+    for (auto &s : c.problem->shapes)
+      host_need += 4.0 * double(s.output_elems());
+    device_need += c.arm->device_bytes(*c.problem, c.staging);
+  }
+  double ram = physical_memory_bytes();
+  if (ram > 0 && host_need > 0.5 * ram)
+    throw UsageError("the planned cases need " + gib(host_need) +
+                     " of host memory, more than half of " + gib(ram) +
+                     " RAM: fewer frames or stages");
+#if CONVBENCH_HAVE_CUDA
+  if (p.gpu.present && p.any_device) {
+    size_t free_b = 0, total_b = 0;
+    device::free_memory(&free_b, &total_b);
+    if (device_need > 0.9 * double(free_b))
+      throw UsageError("the planned device cases need " + gib(device_need) +
+                       " of device memory, more than 90% of the " + gib(double(free_b)) +
+                       " free: fewer frames or stages, or --staging per-call");
+  }
+#else
+  (void)device_need;
+#endif
+}
+
+// The result path and the dump directory: checked writable now, not after minutes of measuring.
+void check_outputs(Plan &p) {
+  if (p.opt.out.empty()) {
+    p.out_path = "results/" + utc_now_compact() + "-" + host_name() + "-" + p.model.name + "-" +
+                 join(p.opt.stages, "+") + ".json";
+    std::error_code ec;
+    fs::create_directories("results", ec);
+  } else {
+    p.out_path = p.opt.out;
+  }
+  try {
+    check_writable(p.out_path);
+  } catch (const WriteError &e) {
+    throw UsageError(std::string("--out: ") + e.what());
+  }
+  // A journal left there is the only copy of a cut-short run's rounds: never replaced.
+  p.journal_path = bench::journal_path(p.out_path);
+  if (fs::exists(p.journal_path))
+    throw UsageError("--out: " + p.journal_path + " holds the rounds of a run that did not " +
+                     "finish: bench_conv --resume " + p.journal_path + ", or move it away");
+  if (p.opt.dump.empty())
+    return;
+  std::error_code ec;
+  fs::create_directories(p.opt.dump, ec);
+  if (ec || !fs::is_directory(p.opt.dump))
+    throw UsageError("--dump: cannot create directory " + p.opt.dump +
+                     (ec ? ": " + ec.message() : ""));
+  try {
+    check_writable(p.opt.dump + "/probe");
+  } catch (const WriteError &e) {
+    throw UsageError(std::string("--dump: ") + e.what());
+  }
+}
+
+} // namespace
+
+Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc) {
+  Plan p;
+  p.opt = opt;
+  p.argv = std::move(argv);
+  p.started_utc = std::move(started_utc);
+  const std::string dir = data_dir();
+  ModelCatalog models = load_models(dir + "/models.json");
+  DeviceCatalog devices = load_devices(dir + "/devices.json");
+  const std::string model_name = opt.model.empty() ? models.default_model : opt.model;
+  const Model *model = models.find(model_name);
+  if (!model)
+    throw UsageError("--model: unknown model '" + model_name +
+                     "' (known: " + join(models.names(), ", ") + ")");
+  p.model = *model;
+  p.stages = expand_stages(opt.stages, p.model);
+  p.gpu = gpu_facts();
+  p.arms = choose_arms(expand_arm_patterns(opt.arms)); // "cuda-f32@*": every block shape
+  p.any_device =
+      std::any_of(p.arms.begin(), p.arms.end(), [](const Arm *a) { return a->device(); });
+  plan_counters(p);
+  plan_threads(p);
+  plan_cases(p);
+  check_memory(p);
+  if (p.gpu.present)
+    p.floors = devices.find(p.gpu.name);
+  check_outputs(p);
+  return p;
+}
+
+} // namespace convbench::bench

@@ -1,0 +1,55 @@
+// The plan: the request parsed, checked and expanded into cases, before anything runs. Every
+// way the request can be wrong fails here (UsageError / DataError: exit 2, nothing written).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arm.hpp"
+#include "case.hpp"
+#include "catalog.hpp"
+#include "cli.hpp"
+#include "convbench/profiles/counters.hpp"
+#include "convbench/thread_pool.hpp"
+#include "problem.hpp"
+
+namespace convbench::bench {
+
+// The GPU this run sees, read once (CUDA device 0; NVML facts are added by the record builder).
+struct GpuFacts {
+  bool present = false;
+  std::string why_not; // when !present
+  std::string name, uuid, pci_bus_id;
+  int sm_count = 0;
+  long long l2_bytes = 0;
+  int runtime_version = 0, driver_version = 0; // CUDA's integers, e.g. 13000
+  int sm_clock_max_khz = 0;
+};
+
+struct Plan {
+  Options opt;
+  std::vector<std::string> argv;
+  std::string started_utc;
+  Model model;
+  std::vector<std::string> stages;
+  std::vector<const Arm *> arms;
+  bool any_device = false;          // some planned arm runs on the GPU
+  std::vector<std::string> skipped; // (arm, problem) pairs an arm does not run, and why
+  std::vector<std::unique_ptr<Problem>> problems;
+  std::vector<Case> cases;
+  GpuFacts gpu;
+  std::optional<DeviceFloors> floors;
+  std::optional<profiles::Profile> profile;
+  std::string counters_off_reason; // empty: counters will be collected
+  std::string out_path;
+  std::string journal_path; // <out_path>.journal: every finished round, flushed
+  int threads = 1;
+  Placement placement; // where the host arms' workers run
+};
+
+// Throws UsageError or DataError for a request that cannot run; --help is the caller's.
+Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc);
+
+} // namespace convbench::bench

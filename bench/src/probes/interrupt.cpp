@@ -1,0 +1,50 @@
+#include "probes/interrupt.hpp"
+
+#include <atomic>
+#include <stdexcept>
+
+namespace convbench::bench {
+
+namespace {
+
+std::atomic<int> g_signal{0};
+std::atomic<bool> g_installed{false};
+static_assert(std::atomic<int>::is_always_lock_free, "the handler needs a lock-free atomic");
+
+extern "C" void on_signal(int sig) {
+  const int before = g_signal.exchange(sig);
+  if (sig == SIGINT && before == SIGINT) {
+    // Ctrl-C twice: the user wants out now. signal() and raise() are async-signal-safe.
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
+
+} // namespace
+
+InterruptGuard::InterruptGuard() {
+  if (g_installed.exchange(true))
+    throw std::logic_error("InterruptGuard: handlers are already installed");
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART; // the rest of the program never sees EINTR from a read or write
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+InterruptGuard::~InterruptGuard() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+  g_installed = false;
+}
+
+bool interrupted() { return g_signal.load() != 0; }
+int interrupt_signal() { return g_signal.load(); }
+int interrupt_exit_code() {
+  const int s = g_signal.load();
+  return s ? 128 + s : 0;
+}
+void clear_interrupt() { g_signal = 0; }
+
+} // namespace convbench::bench

@@ -1,0 +1,47 @@
+#include "resume.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include "atomic_write.hpp"
+#include "cli.hpp"
+#include "probes/journal.hpp"
+#include "record.hpp"
+#include "run.hpp"
+
+namespace convbench::bench {
+
+int resume_run(const Options &opt) {
+  const std::string suffix = ".journal";
+  std::string out = opt.out;
+  if (out.empty()) {
+    if (opt.resume.size() <= suffix.size() ||
+        opt.resume.compare(opt.resume.size() - suffix.size(), suffix.size(), suffix) != 0)
+      throw UsageError("--resume: " + opt.resume +
+                       " does not end in .journal, so its result path is unknown: give --out");
+    out = opt.resume.substr(0, opt.resume.size() - suffix.size());
+  }
+  try {
+    check_writable(out);
+  } catch (const WriteError &e) {
+    throw UsageError(std::string("--out: ") + e.what());
+  }
+  nlohmann::json record;
+  try {
+    record = recover_record(opt.resume, kExitOk);
+  } catch (const JournalError &e) {
+    throw UsageError(std::string("--resume: ") + e.what());
+  } catch (const nlohmann::json::exception &e) {
+    throw UsageError("--resume: journal " + opt.resume +
+                     " is not a bench_conv journal: " + e.what());
+  }
+  write_atomically(out, record.dump(1) + "\n");
+  std::filesystem::remove(opt.resume);
+  std::cout << "result: " << out << "\n";
+  std::cerr << "bench_conv: recovered " << record["recovered"]["rounds"].get<size_t>()
+            << " rounds of run " << record["run_id"].get<std::string>() << " from " << opt.resume
+            << " (status recovered)\n";
+  return kExitOk;
+}
+
+} // namespace convbench::bench

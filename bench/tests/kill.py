@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""bench_conv cut short: SIGTERM and SIGINT mid-run give an "interrupted" record with the rounds
+that finished and exit 143 / 130; SIGKILL then `bench_conv --resume JOURNAL` gives a "recovered"
+record with every journaled round; in all three the lease is free afterwards (a second run
+acquires it at once). Usage: kill.py sigterm|sigint|sigkill BENCH_CONV SCHEMA
+
+Planted faults seen failing here (then reverted):
+- sigterm: no InterruptGuard in run_bench_conv -> the process dies of the signal (returncode
+  -15), no record: "exit 143" and "record written" fail.
+- sigint: finish() returning kExitError instead of interrupt_exit_code() -> exit 1: "exit 130"
+  fails.
+- sigkill: the journal's write without fflush/fsync -> the last finished round is still in the
+  stdio buffer when the process is killed: "recovered every finished round" fails.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+checks = 0
+failures = []
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    print(("ok   " if cond else "FAIL ") + msg, flush=True)
+    if not cond:
+        failures.append(msg)
+
+
+def validate(schema_path, record, what):
+    import jsonschema  # a project dependency: missing it is a failure, not a skip
+
+    with open(schema_path) as f:
+        v = jsonschema.Draft202012Validator(json.load(f))
+    errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in v.iter_errors(record)]
+    check(not errors, f"{what}: validates against the schema " + "; ".join(errors[:3]))
+
+
+# Small host-only cases, many fixed rounds: long enough to be cut mid-run on any machine.
+RUN = [
+    "--stage",
+    "up3",
+    "--model",
+    "bigvgan_base_22khz_80band",
+    "--frames",
+    "4",
+    "--arms",
+    "cpu-f32,cpu-f64",
+    "--threads",
+    "1",
+    "--no-counters",
+    "--reps",
+    "400",
+    "--target-ci",
+    "0",
+    "--min-time",
+    "0.02",
+]
+
+
+def journal_rounds(path):
+    """Complete round lines in the journal (line 1 is the header)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return 0
+    return max(0, data.count(b"\n") - 1)
+
+
+def start(bench, out, env, rounds=3, timeout=120):
+    """Starts a run and waits until its journal holds `rounds` finished rounds."""
+    p = subprocess.Popen(
+        [bench, *RUN, "--out", out],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while (
+        time.monotonic() < deadline
+        and p.poll() is None
+        and journal_rounds(out + ".journal") < rounds
+    ):
+        time.sleep(0.02)
+    check(p.poll() is None, f"the run is still under way after {rounds} journaled rounds")
+    return p
+
+
+def lease_is_free(bench, tmp, env, what):
+    """A second run gets the lease without waiting: the first released it (or died with it)."""
+    out = os.path.join(tmp, "second.json")
+    p = subprocess.run(
+        [
+            bench,
+            "--stage",
+            "up3",
+            "--model",
+            "bigvgan_base_22khz_80band",
+            "--frames",
+            "4",
+            "--arms",
+            "cpu-f32",
+            "--threads",
+            "1",
+            "--no-counters",
+            "--reps",
+            "1",
+            "--target-ci",
+            "0",
+            "--out",
+            out,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    check(
+        p.returncode == 0,
+        f"{what}: a second run acquires the lease at once (exit {p.returncode}: "
+        f"{p.stderr.strip().splitlines()[-1:] if p.stderr else ''})",
+    )
+    if p.returncode == 0:
+        with open(out) as f:
+            check(
+                json.load(f)["lease"]["verdict"] == "valid",
+                f"{what}: the second run's lease is valid",
+            )
+
+
+def check_cut_short(r, what, status, at_least):
+    check(r.get("status") == status, f"{what}: status {r.get('status')}, want {status}")
+    for c in r["cases"]:
+        n = len(c["samples"])
+        check(n >= at_least, f"{what}: {c['id']} kept {n} samples, want >= {at_least}")
+        check(
+            [s["round"] for s in c["samples"]] == list(range(n)),
+            f"{what}: {c['id']} rounds 0..{n - 1}",
+        )
+        check(
+            c["stop_reason"] == "interrupted", f"{what}: {c['id']} stop_reason {c['stop_reason']}"
+        )
+        check(
+            c["stats"] is not None and c["stats"]["n"] == n,
+            f"{what}: {c['id']} stats over its samples",
+        )
+
+
+def t_signal(bench, schema, tmp, env, sig, code):
+    name = signal.Signals(sig).name
+    out = os.path.join(tmp, "r.json")
+    p = start(bench, out, env)
+    journaled = journal_rounds(out + ".journal")
+    p.send_signal(sig)
+    _, stderr = p.communicate(timeout=120)
+    check(p.returncode == code, f"{name}: exit {p.returncode}, want {code}")
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    check(
+        f"interrupted by {name}" in last and out in last,
+        f"{name}: the last stderr line says so: {last!r}",
+    )
+    check(os.path.exists(out), f"{name}: record written")
+    check(
+        not os.path.exists(out + ".journal"),
+        f"{name}: the journal is gone once the record holds it",
+    )
+    if os.path.exists(out):
+        with open(out) as f:
+            r = json.load(f)
+        validate(schema, r, name)
+        check_cut_short(r, name, "interrupted", journaled)
+        check(
+            r["exit_status"] == code and r["interrupted"]["signal"] == name,
+            f"{name}: exit_status {r['exit_status']}, interrupted {r.get('interrupted')}",
+        )
+        check(
+            all(c["counters"]["status"] == "not-collected" for c in r["cases"]),
+            f"{name}: no counter pass",
+        )
+    lease_is_free(bench, tmp, env, name)
+
+
+def t_sigkill(bench, schema, tmp, env):
+    out = os.path.join(tmp, "r.json")
+    journal = out + ".journal"
+    p = start(bench, out, env)
+    p.send_signal(signal.SIGKILL)
+    _, stderr = p.communicate(timeout=60)
+    check(p.returncode == -signal.SIGKILL, f"SIGKILL: returncode {p.returncode}")
+    check(not os.path.exists(out), "SIGKILL: no record (it is written only at the end, atomically)")
+    # The last round that began (1-based, from the progress); every round before it finished, and
+    # a finished round is on disk before the next begins.
+    started = [int(m) for m in re.findall(r"round (\d+)/", stderr)]
+    last = max(started) if started else 0
+    finished = journal_rounds(journal)
+    check(
+        finished in (last - 1, last),
+        f"SIGKILL: the journal holds {finished} rounds; round {last} "
+        "had begun, so every finished round is there",
+    )
+    # A kill mid-write leaves a torn last line: ignored and counted, the rounds before it kept.
+    with open(journal, "ab") as f:
+        f.write(b'{"round": {"round": 99, "samp')
+    q = subprocess.run(
+        [bench, "--resume", journal],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    check(q.returncode == 0, f"--resume: exit {q.returncode}: {q.stderr.strip()[-300:]}")
+    check(
+        os.path.exists(out) and not os.path.exists(journal),
+        "--resume: record at the journal's result path, journal gone",
+    )
+    if os.path.exists(out):
+        with open(out) as f:
+            r = json.load(f)
+        validate(schema, r, "recovered")
+        check_cut_short(r, "recovered", "recovered", finished)
+        check(
+            r["recovered"]["rounds"] == finished and len(r["plan"]["order"]) == finished,
+            f"recovered: {r['recovered']['rounds']} rounds, "
+            f"order {len(r['plan']['order'])}, want {finished}",
+        )
+        check(
+            all(len(c["samples"]) == finished for c in r["cases"]),
+            "recovered: every journaled sample",
+        )
+        check(
+            r["lease"]["verdict"] == "void",
+            "recovered: the lease, never verified at the end, is void",
+        )
+        check(
+            r["recovered"]["torn_bytes"] >= 29,
+            f"recovered: torn tail counted ({r['recovered']['torn_bytes']} bytes)",
+        )
+    # A second resume has nothing to read: one line, exit 2.
+    q = subprocess.run(
+        [bench, "--resume", journal],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    check(
+        q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1,
+        f"--resume of nothing: exit {q.returncode}",
+    )
+    lease_is_free(bench, tmp, env, "SIGKILL")
+
+
+def main():
+    name, bench, schema = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory(prefix=f"bench_kill_{name}_") as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONVBENCH_LEASE")}
+        env.update(CONVBENCH_LEASE_DIR=os.path.join(tmp, "locks"), CONVBENCH_LEASE_POLICY="none")
+        if name == "sigterm":
+            t_signal(bench, schema, tmp, env, signal.SIGTERM, 143)
+        elif name == "sigint":
+            t_signal(bench, schema, tmp, env, signal.SIGINT, 130)
+        elif name == "sigkill":
+            t_sigkill(bench, schema, tmp, env)
+        else:
+            print(f"kill.py: unknown test {name}", file=sys.stderr)
+            return 2
+    print(f"{name}: {checks} checks, {len(failures)} failed")
+    if checks == 0:
+        print("FAIL: no check ran")
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
