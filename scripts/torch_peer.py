@@ -66,7 +66,9 @@ def load_models() -> tuple[str, dict]:
     table = json.loads((DATA / "models.json").read_text())
     models = {}
     for m in table["models"]:
-        for name in [m["name"], *m.get("aliases", [])]:
+        # An alias is a name, or {"name", "num_mels"} (a model that differs only in conv_pre).
+        aliases = [a if isinstance(a, str) else a["name"] for a in m.get("aliases", [])]
+        for name in [m["name"], *aliases]:
             models[name] = m
     return table["default"], models
 

@@ -144,6 +144,8 @@ TEST(ArmVariants, APatternRunWritesOneRecordOfEveryVariant) {
                         "2",
                         "--reps",
                         "1",
+                        "--target-ci",
+                        "0",
                         "--arms",
                         "test-variant@*",
                         "--no-counters",

@@ -151,6 +151,8 @@ TEST(PluginRun, BadArmsAreRefusedRecordedNotTimedAndTheRunGoesOn) {
                         "4",
                         "--reps",
                         "2",
+                        "--target-ci",
+                        "0",
                         "--arms",
                         arms.c_str(),
                         "--no-counters",
