@@ -1,5 +1,5 @@
 // The counter capture: CUDA 13 Range Profiler + Profiler Host API, user range + user replay
-// (facts.md, CUPTI section). Compiled only when the build has CUDA; links libcupti and libcudart,
+// (each pass re-runs the range, so the work must be idempotent). Compiled only when the build has CUDA; links libcupti and libcudart,
 // never libcuda (the driver is reached through cudaGetDriverEntryPointByVersion, so the binaries
 // still load on a machine without a driver and answer "unavailable").
 //

@@ -40,7 +40,7 @@ class InstructionMix : public ::testing::Test {
     session_ = cp::CounterSession::open(profile_, 0);
     const json d = session_->describe();
     std::cout << "session: " << d.dump() << "\n";
-    // On the H200 CUPTI works (facts.md); a refusal here is a failure, not a skip.
+    // CUPTI works on the H200; a refusal there is a failure, not a skip.
     ASSERT_EQ(d.at("status"), "ready") << d.dump();
   }
   void TearDown() override { mix::release(buf_); }

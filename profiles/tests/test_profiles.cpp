@@ -238,7 +238,7 @@ TEST(KnownMetricsList, MalformedLineIsAnError) {
   EXPECT_THROW(cp::KnownMetrics::parse("# nothing\n", "x.txt"), cp::ProfileError);
 }
 
-// The 14 metrics verified on the H200 (facts.md, CUPTI section), exactly.
+// The 14 metrics verified on the H200 with a user-range probe, exactly.
 TEST(ShippedProfiles, FpThroughputIsTheVerifiedSet) {
   const cp::Profile p = cp::load_profile("fp-throughput", kDir);
   const std::vector<std::string> facts = {
