@@ -11,6 +11,7 @@
 #include "probes/journal.hpp"
 #include "runner.hpp"
 #include "sysinfo.hpp"
+#include "plugin/plugin_loader.hpp"
 
 namespace convbench::bench {
 
@@ -392,7 +393,8 @@ json build_record(const Plan &plan, const RunOutcome &out) {
             {"cases", cases},
             {"benchmarks", benchmarks_view(benchmark_runs(plan.cases))},
             {"context", context},
-            {"journal", plan.journal_path}};
+            {"journal", plan.journal_path},
+            {"plugins", plugin::plugins_json()}};
   if (out.status == "interrupted")
     r["interrupted"] = {{"signal", signal_name(out.signal)},
                         {"rounds_started", out.order.size()},
