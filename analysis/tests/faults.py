@@ -23,33 +23,38 @@ def foreign_gpu(run: dict, cid: str, rnd: int = 1, pid: int = 991) -> None:
 
 
 def cpu_hog(run: dict, cid: str, rounds=(1, 3), pid: int = 4321, comm="stress-ng") -> None:
-    """A busy loop on every core: the arm's threads wait (PSI) and are preempted, and the
-    rounds it ran in are slower."""
+    """A busy loop on every core: the arm's threads wait (PSI) and are preempted, the foreign
+    window and the process table see the hog, and the rounds it ran in are slower."""
     c = synth.case(run, cid)
     for s in c["samples"]:
         if s["round"] in rounds:
-            window_us = s["total_seconds"] * 1e6
-            s["contention"].update(
-                {
-                    "psi_some_us": 0.45 * window_us,
-                    "nivcsw": int(120 * synth.THREADS * s["total_seconds"]) + 50,
-                    "foreign_share": 0.85,
-                    "top_foreign": [{"pid": pid, "comm": comm, "share": 0.85}],
-                }
-            )
-            s["foreign_cpu_share"] = 0.85
+            ct = s["contention"]
+            ct["psi_some_us"] = 0.45 * ct["wall_s"] * 1e6
+            ct["psi_some_share"] = 0.45
+            ct["procs_running"] = 2 * synth.THREADS + 1
+            per_thread = int(120 * s["total_seconds"]) + 4  # 120 switches per thread-second
+            for t, w in zip(ct["threads"], s["workers"], strict=True):
+                t["involuntary_cs"] = w["involuntary_cs"] = per_thread
+                t["run_delay_s"] = 0.45 * w["task_s"]
+            synth.set_foreign(s, 0.85, top=[(pid, comm, 0.85)])
     _rescale(c, {r: 1.3 for r in rounds})
 
 
 def slow_cpu(run: dict, cid: str, rnd: int = 2, cpu: int = 7, relative: float = 0.38) -> None:
     """One of the arm's CPUs delivered a fraction of its speed in one round (a busy loop pinned
-    to it, or a slow vCPU): the threaded arm ran at its slowest thread's speed."""
+    to it, or a slow vCPU): the speed probe reads it slow before and after the sample, its
+    partitions take longer, and the threaded arm ran at its slowest thread's speed."""
     c = synth.case(run, cid)
     for s in c["samples"]:
         if s["round"] == rnd:
-            w = next(w for w in s["host_speed"]["workers"] if w["cpu"] == cpu)
-            w["relative"], w["adds_per_s"] = relative, relative * synth.CPU_ADDS_PER_S
-            s["host_speed"]["slowest_relative"] = relative
+            w = next(w for w in s["workers"] if w["cpu"] == cpu)
+            w["speed_before"] = synth.speed(w["worker"], cpu, relative)
+            w["speed_after"] = synth.speed(w["worker"], cpu, relative * 1.02)
+            w["task_s"] /= relative
+            tasks = [x["task_s"] for x in s["workers"]]
+            s["imbalance"] = max(tasks) / (sum(tasks) / len(tasks))
+            s["slowest_speed_before"] = relative
+            s["slowest_speed_after"] = relative * 1.02
     _rescale(c, {rnd: 1.35})
 
 
@@ -69,5 +74,5 @@ def power_capped_arm(run: dict, arm: str = "cuda-f32") -> None:
         if c["arm"] == arm and c["device"]:
             for s in c["samples"]:
                 s["gpu_after"]["throttle_reasons"] = ["SwPowerCap"]
-                s["gpu_violation_us"]["power"] = 0.8 * s["total_seconds"] * 1e6
+                synth.set_violation(s, "power", 0.8 * s["total_seconds"] * 1e6)
                 s["measured_sm_clock_mhz"] = 1785.0

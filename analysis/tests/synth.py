@@ -1,6 +1,6 @@
 """Builds realistic, valid result records per docs/record.md, for tests that need a run with
-known properties (and mutations of one), including the per-sample probes (host speed,
-contention, GPU violation time) and the run status.
+known properties (and mutations of one), in the layout bench_conv writes (schema_version 2),
+including the per-sample probes, the stopping rule and the run status.
 
 Times follow time = a + flops / rate per arm, with multiplicative noise per round, so the fit
 and the signature call have a known answer. Counters follow the H200's published figures; the
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 from pathlib import Path
 
@@ -40,6 +41,7 @@ SM_CLOCK_MAX = 1980.0
 CLOCK_HZ = 1.97e9
 DFMA_PEAK = 8448.0  # inst/cycle over the whole H200
 FFMA_PEAK = 16896.0
+LN2 = math.log(2.0)
 
 
 def stage_shape(stage: str, frames: int) -> dict:
@@ -123,47 +125,189 @@ def _counters(arm: str, flops: float, best: float) -> dict:
 
 THREADS = 16
 CPU_ADDS_PER_S = 2.9e9  # a full-speed vCPU of the GPU machine: dependent adds per second
+# NVML's performance policies, the keys of violation_ns / violation_us / violation_share
+POLICIES = ("power", "thermal", "sync_boost", "board_limit", "low_utilization", "reliability")
+FOREIGN_WINDOW_S = 1.0  # the bench's foreign-CPU window: 10 ms ticks at 1% resolution
+TICK_S = 0.010
+# NVML's cumulative violation counters (ns) when the run starts: a GPU that ran capped before
+VIOLATION_NS_AT_START = {k: 10_000_000_000 * (i + 1) for i, k in enumerate(POLICIES)}
 
 
-def _probes(rng, device: bool, window_s: float, share: float) -> dict:
-    """A clean sample's probes: every worker CPU near full speed, no stall, no foreign process."""
+def speed(worker: int, cpu: int, relative: float) -> dict:
+    """One delivered-speed reading of a worker, as the bench's speed probe writes it."""
+    return {
+        "worker": worker,
+        "cpu": cpu,
+        "adds_per_s": relative * CPU_ADDS_PER_S,
+        "relative": relative,
+    }
+
+
+def _thread(rng, worker: int, cpu: int, cpu_s: float) -> dict:
+    return {
+        "worker": worker,
+        "tid": 31000 + worker,
+        "cpu_before": cpu,
+        "cpu_after": cpu,
+        "voluntary_cs": rng.randint(0, 2),
+        "involuntary_cs": int(rng.random() < 0.1),  # pinned, idle machine: almost never
+        "cpu_s": cpu_s,
+        "run_delay_s": rng.uniform(0.0, 2e-5),
+        "migrations": 0,
+    }
+
+
+def _contention(rng, wall_s: float, threads: list[dict]) -> dict:
+    psi = rng.uniform(0.0, 0.01) * wall_s * 1e6
+    return {
+        "wall_s": wall_s,
+        "psi_some_us": psi,
+        "psi_full_us": 0.0,
+        "psi_some_share": psi / (wall_s * 1e6),
+        "steal_share": 0.0,
+        "procs_running": len(threads) + 1,
+        "minor_faults": rng.randint(0, 4),
+        "major_faults": 0,
+        "threads": threads,
+        "unavailable": {},
+    }
+
+
+def foreign_window(share: float | None, window_s: float) -> dict:
+    """The foreign share over the window ending with a sample; share None while the run is
+    younger than the window the resolution needs (as the bench writes it then)."""
+    short = window_s < FOREIGN_WINDOW_S
+    return {
+        "share": None if short else share,
+        "cpu_s": None if short else share * window_s * THREADS,
+        "window_s": window_s,
+        "resolution": TICK_S / window_s,
+        "unavailable": (
+            f"window {window_s:.2f} s is under the {FOREIGN_WINDOW_S:.2f} s its 10 ms ticks "
+            "need for 1% resolution"
+            if short
+            else None
+        ),
+    }
+
+
+def set_foreign(s: dict, share: float, resolution: float | None = None, top=None) -> None:
+    """A foreign CPU share over a sample, everywhere the bench records it: the sample's own
+    share, the window ending with it (its resolution: one tick over the window) and the top
+    foreign processes."""
+    window_s = max(FOREIGN_WINDOW_S, (s.get("foreign_cpu_window") or {}).get("window_s") or 0)
+    s["foreign_cpu_share"] = share
+    s["foreign_cpu_s"] = share * s["total_seconds"]
+    s["foreign_cpu_window"] = foreign_window(share, window_s)
+    if resolution is not None:
+        s["foreign_cpu_window"]["resolution"] = resolution
+    if top is not None:
+        s["top_foreign"] = [
+            {"pid": pid, "comm": comm, "cpu_s": sh * window_s * THREADS, "share": sh}
+            for pid, comm, sh in top
+        ] + list(s.get("top_foreign") or [])
+
+
+def set_violation(s: dict, policy: str, us: float) -> None:
+    """The GPU held its clocks down under `policy` for `us` µs of a device sample: the NVML
+    counter after it grew by that much, and the differenced fields follow."""
+    s["gpu_after"]["violation_ns"][policy] = s["gpu_before"]["violation_ns"][policy] + int(us * 1e3)
+    s["violation_us"][policy] = us
+    s["violation_share"][policy] = min(1.0, us / (s["total_seconds"] * 1e6))
+
+
+def _probes(rng, device: bool, window_s: float, share: float, age_s: float) -> dict:
+    """A clean sample's probes: every worker CPU near full speed, no stall, no foreign process
+    beyond tick noise. age_s: how long the run had been sampling (the foreign window)."""
+    fw = foreign_window(rng.uniform(0.0, 0.004), min(age_s, FOREIGN_WINDOW_S + window_s))
+    top = [{"pid": 611, "comm": "systemd-journal", "cpu_s": 0.002, "share": 0.0001}]
+    common = {"foreign_cpu_window": fw, "top_foreign": top, "probe_seconds": 0.0009}
     if device:
         return {
-            "host_speed": None,
-            "contention": None,
-            "gpu_violation_us": {
-                k: 0.0
-                for k in (
-                    "power",
-                    "thermal",
-                    "sync_boost",
-                    "board_limit",
-                    "low_util",
-                    "reliability",
-                )
-            },
+            "workers": None,
+            "imbalance": None,
+            "slowest_speed_before": None,
+            "slowest_speed_after": None,
+            # the launching thread's own counters: the workers are not woken around a GPU sample
+            "contention": _contention(rng, window_s, [_thread(rng, 0, 0, 0.3 * window_s)]),
+            "violation_us": {k: 0.0 for k in POLICIES},
+            "violation_share": {k: 0.0 for k in POLICIES},
+            **common,
         }
-    workers = []
+    workers, threads = [], []
     for w in range(THREADS):
-        rel = rng.uniform(0.92, 1.0)
-        workers.append({"worker": w, "cpu": w, "adds_per_s": rel * CPU_ADDS_PER_S, "relative": rel})
+        task_s = window_s * rng.uniform(0.9, 1.0)
+        t = _thread(rng, w, w, task_s)
+        threads.append(t)
+        workers.append(
+            {
+                "worker": w,
+                "cpu": w,
+                "cpu_last": w,
+                "cpu_changes": 0,
+                "tasks": 4,
+                "task_s": task_s,
+                "cpu_s": task_s,
+                "involuntary_cs": t["involuntary_cs"],
+                "speed_before": speed(w, w, rng.uniform(0.92, 1.0)),
+                "speed_after": speed(w, w, rng.uniform(0.92, 1.0)),
+            }
+        )
+    tasks = [w["task_s"] for w in workers]
     return {
-        "host_speed": {
-            "workers": workers,
-            "slowest_relative": min(w["relative"] for w in workers),
-        },
-        "contention": {
-            "psi_some_us": rng.uniform(0.0, 0.01) * window_s * 1e6,
-            "psi_full_us": 0.0,
-            "nivcsw": rng.randint(0, 3),
-            "migrations": rng.randint(0, 2),
-            "steal_s": 0.0,
-            "foreign_share": share,
-            "foreign_share_resolution": min(1.0, 0.010 / window_s),
-            "top_foreign": [],
-        },
-        "gpu_violation_us": None,
+        "workers": workers,
+        "imbalance": max(tasks) / (sum(tasks) / len(tasks)),
+        "slowest_speed_before": min(w["speed_before"]["relative"] for w in workers),
+        "slowest_speed_after": min(w["speed_after"]["relative"] for w in workers),
+        "contention": _contention(rng, window_s, threads),
+        "violation_us": None,
+        "violation_share": None,
+        **common,
     }
+
+
+def interval(secs: list[float], target: float) -> dict:
+    """The order-statistic 95% interval of the median, as the bench's stopping rule writes it
+    (lo/hi null below 6 samples)."""
+    n, srt = len(secs), sorted(secs)
+    med = srt[n // 2] if n % 2 else 0.5 * (srt[n // 2 - 1] + srt[n // 2])
+
+    def below(k):  # P(Binomial(n, 1/2) <= k)
+        return sum(
+            math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * LN2)
+            for i in range(k + 1)
+        )
+
+    best_k, cov = 0, None
+    for k in range(1, n // 2 + 1):
+        c = 1 - 2 * below(k - 1)
+        if c < 0.95:
+            break
+        best_k, cov = k, c
+    lo, hi = (srt[best_k - 1], srt[n - best_k]) if best_k else (None, None)
+    hw = max(med - lo, hi - med) / med if best_k and med > 0 else None
+    return {
+        "n": n,
+        "median": med,
+        "lo": lo,
+        "hi": hi,
+        "coverage": cov,
+        "half_width": hw,
+        "target": target,
+    }
+
+
+def set_stopping(c: dict, target: float) -> None:
+    """The case's target, its interval and why it stopped (the rule's order: the fixed count,
+    the target, else the rounds ran out)."""
+    secs = [s["seconds"] for s in c["samples"]]
+    c["target_ci"] = target
+    c["interval"] = interval(secs, target) if secs else None
+    hw = (c["interval"] or {}).get("half_width")
+    if target <= 0:
+        c["stop_reason"] = "fixed-count"
+    else:
+        c["stop_reason"] = "target-met" if hw is not None and hw <= target else "max-rounds"
 
 
 def make_run(
@@ -178,10 +322,13 @@ def make_run(
     git_sha="3f1c2d4e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d",
     probes=True,
     cvs=None,
+    target_ci=0.0,
 ) -> dict:
     """One clean run: lease collected and valid, counters collected for device arms.
-    probes: the per-sample host speed, contention and GPU violation fields (False: a record of
-    the older schema without them). cvs: {arm: relative noise per round}, overriding ARMS."""
+    probes: schema_version 2, with the run's status, the stopping rule and the per-sample probes
+    (workers' delivered speed, contention, the foreign CPU window, GPU violation time); False: a
+    schema_version 1 record without them. cvs: {arm: relative noise per round}, overriding ARMS.
+    target_ci: each case's interval target (a fraction; 0: the fixed count of reps rounds)."""
     rng = random.Random(seed)
     cvs = cvs or {}
     run_id = f"{rng.getrandbits(128):032x}"
@@ -257,6 +404,11 @@ def make_run(
                     "throttle_reasons": [],
                     "foreign_processes": 0,
                     "unavailable": {},
+                    **(
+                        {"processes": 1, "violation_ns": dict(VIOLATION_NS_AT_START)}
+                        if probes
+                        else {}
+                    ),
                 }
                 if c["device"]
                 else None
@@ -286,7 +438,9 @@ def make_run(
                 }
             )
             if probes:
-                c["samples"][-1].update(_probes(rng, c["device"], secs * iters, share))
+                age = t + secs * iters - (start + 2.0)
+                c["samples"][-1]["unavailable"] = {}
+                c["samples"][-1].update(_probes(rng, c["device"], secs * iters, share, age))
             bench.append(
                 {
                     "name": cid,
@@ -304,14 +458,14 @@ def make_run(
             t += secs * iters
     for c in cases:
         del c["_model"]
-        if probes:
-            c.update({"stop_reason": "rounds", "ci_target": None, "ci_reached": None})
         c["stats"] = _stats([s["seconds"] for s in c["samples"]])
+        if probes:
+            set_stopping(c, target_ci)
         if c["device"]:
             c["counters"] = _counters(c["arm"], c["flops"], c["stats"]["best"])
     end = t + 1.0
     return {
-        "schema_version": 1,
+        "schema_version": 2 if probes else 1,
         "run_id": run_id,
         "tool": {
             "name": "convbench",
@@ -323,7 +477,6 @@ def make_run(
             "cuda_flags": "-O3 -arch=sm_90",
             "cuda_version": "13.0.88",
             "benchmark_version": "1.8.3",
-            **({"binary_sha": "b" * 64} if probes else {}),
         },
         "argv": ["bench_conv", "--stage", ",".join(stages), "--reps", str(reps)],
         "started_utc": _iso(start),
@@ -363,6 +516,7 @@ def make_run(
             "seed": seed,
             "threads": 16,
             "order": order,
+            **(_plan_v2(reps, target_ci) if probes else {}),
         },
         "lease": {
             "status": "collected",
@@ -386,7 +540,7 @@ def make_run(
             "verdict": "valid",
             "reasons": [],
         },
-        **({"status": "complete"} if probes else {}),
+        **({"status": "complete", "journal": "results/run.json.journal"} if probes else {}),
         "cases": cases,
         "benchmarks": bench,
         "context": {
@@ -394,6 +548,26 @@ def make_run(
             "host_name": host,
             "num_cpus": 16,
             "library_build_type": "release",
+        },
+    }
+
+
+def _plan_v2(reps: int, target_ci: float) -> dict:
+    return {
+        "stopping": {
+            "target_ci_percent": 100.0 * target_ci,
+            "min_rounds": reps,
+            "max_rounds": reps,
+            "max_time_s": 600.0,
+            "estimator": "median",
+            "interval": "order-statistic 95% interval of the median",
+        },
+        "placement": {"pinned": True, "cpus": list(range(THREADS))},
+        "speed_calibration": {
+            "adds": 131072,
+            "runs": 9,
+            "best_adds_per_s": CPU_ADDS_PER_S,
+            "best_per_cpu": {str(c): CPU_ADDS_PER_S for c in range(THREADS)},
         },
     }
 
@@ -414,3 +588,5 @@ def set_seconds(c: dict, secs: list[float]) -> None:
         s["total_seconds"] = x * s["iterations"]
     c["samples"] = c["samples"][: len(secs)]
     c["stats"] = _stats(secs)
+    if "target_ci" in c:
+        set_stopping(c, c["target_ci"])

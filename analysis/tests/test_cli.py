@@ -125,7 +125,8 @@ def test_refused_baseline_refuses_every_ratio(clean, write):
     # only the baseline case is bad: every ratio over it must carry its reason
     host = "up0/96/cpu-f64/host"
     s = synth.case(clean, host)["samples"][0]
-    s["contention"].update({"foreign_share": 0.4, "psi_some_us": 0.3 * s["total_seconds"] * 1e6})
+    synth.set_foreign(s, 0.4)
+    s["contention"]["psi_some_us"] = 0.3 * s["total_seconds"] * 1e6
     rc, out, _ = cli("report", write(clean), "--json")
     rep = json.loads(out)
     g = next(g for g in rep["groups"] if g["stage"] == "up0" and g["frames"] == 96)

@@ -15,7 +15,14 @@ Planted faults seen failing (then reverted):
   test_foreign_cpu_share_without_lost_time_is_a_note failed;
 - throttle refusing on any reason (the effect test removed): test_throttle_without_effect_is_a_
   note failed;
-- timing-mode with its test inverted (tripping on equal modes): both timing-mode tests failed.
+- timing-mode with its test inverted (tripping on equal modes): both timing-mode tests failed;
+- record.host_speed reading speed_before only: test_slow_cpu_read_after_the_sample_is_still_named
+  failed;
+- record.foreign_share judging the sample's share at the short window's resolution:
+  test_short_window_falls_back_to_the_sample_share_and_its_tick failed;
+- record.ci_reached true whatever stop_reason says: test_ci_not_reached_is_a_note failed;
+- record.run_status reading a field the bench does not write: test_incomplete_run_is_stated
+  failed.
 """
 
 import faults
@@ -98,16 +105,15 @@ def test_lease_overlap_ignores_runs_not_accepted(clean, write):
 # ---- host and GPU observation ---------------------------------------------------------------
 
 
-def _contention(run, cid, rnd):
-    return next(s for s in synth.case(run, cid)["samples"] if s["round"] == rnd)["contention"]
+def _sample(run, cid, rnd):
+    return next(s for s in synth.case(run, cid)["samples"] if s["round"] == rnd)
 
 
 @pytest.mark.parametrize("psi,expect", [(0.45, True), (0.11, True), (0.05, False)])
 def test_foreign_cpu_refused_when_the_arm_waited(clean, write, psi, expect):
-    c = _contention(clean, HOST, 2)
-    window = synth.case(clean, HOST)["samples"][2]["total_seconds"] * 1e6
-    c.update({"foreign_share": 0.6, "psi_some_us": psi * window})
-    c["top_foreign"] = [{"pid": 1234, "comm": "python3", "share": 0.6}]
+    s = _sample(clean, HOST, 2)
+    synth.set_foreign(s, 0.6, top=[(1234, "python3", 0.6)])
+    s["contention"]["psi_some_us"] = psi * s["total_seconds"] * 1e6
     a = assess_files([write(clean)])
     assert tripped(a) == ({(0, HOST, "foreign-cpu")} if expect else set())
     if expect:
@@ -118,23 +124,42 @@ def test_foreign_cpu_refused_when_the_arm_waited(clean, write, psi, expect):
 
 
 def test_foreign_cpu_refused_when_its_threads_were_preempted(clean, write):
-    _contention(clean, HOST, 2).update({"foreign_share": 0.5, "nivcsw": 5000})
+    # 8 involuntary switches in each of 16 threads over ~50 ms: ~180 per thread-second, over
+    # the limit only summed over the arm's threads (one thread's alone reads ~11). Planted fault
+    # seen failing: record.contention summing the first thread only.
+    s = _sample(clean, HOST, 2)
+    synth.set_foreign(s, 0.5)
+    for t in s["contention"]["threads"]:
+        t["involuntary_cs"] = 8
     assert tripped(assess_files([write(clean)])) == {(0, HOST, "foreign-cpu")}
 
 
 def test_foreign_cpu_share_without_lost_time_is_a_note(clean, write):
-    _contention(clean, HOST, 2)["foreign_share"] = 0.5  # no stall, no preemption, not slower
+    synth.set_foreign(_sample(clean, HOST, 2), 0.5)  # no stall, no preemption, not slower
     a = assess_files([write(clean)])
     assert tripped(a) == set()
     assert a.case_notes[(0, HOST)][0].code == "foreign-cpu-noise"
 
 
 def test_tick_noise_below_resolution_never_refuses(clean, write):
-    # the idle H200: 0.10-0.12 of foreign share on 68 ms samples, one 10 ms tick = 0.15
-    c = _contention(clean, HOST, 2)
-    window = synth.case(clean, HOST)["samples"][2]["total_seconds"] * 1e6
-    c.update({"foreign_share": 0.12, "foreign_share_resolution": 0.15, "psi_some_us": window})
+    # the idle H200: 0.10-0.12 of foreign share over a 68 ms window, one 10 ms tick = 0.15
+    s = _sample(clean, HOST, 2)
+    synth.set_foreign(s, 0.12, resolution=0.15)
+    s["contention"]["psi_some_us"] = s["total_seconds"] * 1e6
     assert tripped(assess_files([write(clean)])) == set()
+
+
+def test_short_window_falls_back_to_the_sample_share_and_its_tick(clean, write):
+    # the run's first second: the window has no share yet, so the sample's own share is judged
+    # at one tick over the sample (0.010 / ~0.05 s = 0.2): 0.15 is noise, 0.6 with a stall is not
+    s = _sample(clean, HOST, 2)
+    s["foreign_cpu_window"] = synth.foreign_window(None, 0.4)
+    s["foreign_cpu_share"] = 0.15
+    s["contention"]["psi_some_us"] = s["total_seconds"] * 1e6
+    a = assess_files([write(clean, "noise.json")])
+    assert tripped(a) == set() and "tick resolution" in a.case_notes[(0, HOST)][0].detail
+    s["foreign_cpu_share"] = 0.6
+    assert tripped(assess_files([write(clean, "hog.json")])) == {(0, HOST, "foreign-cpu")}
 
 
 def test_older_record_without_contention_refuses_only_a_slower_round(write):
@@ -162,8 +187,18 @@ def test_slow_cpu_in_a_slow_round_is_named(clean, write):
 
 def test_slow_cpu_without_a_slow_sample_is_not_refused(clean, write):
     s = synth.case(clean, HOST)["samples"][3]
-    s["host_speed"]["workers"][7]["relative"] = 0.38  # slow CPU, but the sample was not slower
+    s["workers"][7]["speed_after"] = synth.speed(7, 7, 0.38)  # slow CPU, the sample not slower
     assert tripped(assess_files([write(clean)])) == set()
+
+
+def test_slow_cpu_read_after_the_sample_is_still_named(clean, write):
+    # the slower of the readings before and after counts: a CPU slowed during the sample
+    c = synth.case(clean, HOST)
+    c["samples"][3]["workers"][7]["speed_after"] = synth.speed(7, 7, 0.38)
+    synth.set_seconds(c, [s["seconds"] * (1.35 if s["round"] == 3 else 1) for s in c["samples"]])
+    a = assess_files([write(clean)])
+    assert tripped(a) == {(0, HOST, "host-speed")}
+    assert a.case_findings[(0, HOST)][0].detail.startswith("round 3: cpu 7 delivered 1.1 G/s")
 
 
 def test_foreign_gpu(clean, write):
@@ -263,6 +298,53 @@ def test_too_few_rounds(clean, write, n, expect):
     synth.set_seconds(c, [s["seconds"] for s in c["samples"]][:n])
     want = {(0, DEV, "too-few-rounds")} if expect else set()
     assert tripped(assess_files([write(clean)])) == want
+
+
+def test_ci_not_reached_is_a_note(write):
+    # an adaptive run: the quiet cases met 0.5%, the noisy one ran out of rounds first
+    run = synth.make_run(reps=40, target_ci=0.005, cvs={"cuda-f64": 0.05})
+    assert synth.case(run, DEV)["stop_reason"] == "max-rounds"
+    assert {c["stop_reason"] for c in run["cases"] if c["arm"] != "cuda-f64"} == {"target-met"}
+    a = assess_files([write(run)], device_cv_max=1, device_spread_max=10)
+    assert tripped(a) == set()
+    notes = {cid: [f.code for f in fs] for (_, cid), fs in a.case_notes.items()}
+    noisy = {c["id"] for c in run["cases"] if c["arm"] == "cuda-f64"}
+    assert {cid for cid, codes in notes.items() if "ci-not-reached" in codes} == noisy
+    f = next(f for f in a.case_notes[(0, DEV)] if f.code == "ci-not-reached")
+    assert "max-rounds after 40 rounds before the 0.50% interval target" in f.detail
+
+
+def test_fixed_count_has_no_target_to_miss(write):
+    run = synth.make_run(reps=6, cvs={"cuda-f64": 0.05})
+    assert {c["stop_reason"] for c in run["cases"]} == {"fixed-count"}
+    a = assess_files([write(run)], device_cv_max=1, device_spread_max=10)
+    assert not any(f.code == "ci-not-reached" for fs in a.case_notes.values() for f in fs)
+
+
+@pytest.mark.parametrize("status", ["interrupted", "recovered"])
+def test_incomplete_run_is_stated(clean, write, status):
+    # an incomplete run's finished cases stand (their samples are real); the report says so
+    clean["status"] = status
+    if status == "interrupted":
+        clean["interrupted"] = {
+            "signal": "SIGINT",
+            "rounds_started": 5,
+            "at_utc": clean["ended_utc"],
+        }
+        synth.case(clean, DEV)["stop_reason"] = "interrupted"
+    else:
+        clean["recovered"] = {"journal": clean["journal"], "rounds": 5, "torn_bytes": 112}
+    a = assess_files([write(clean)])
+    # The case the interrupt cut short is refused (its stopping rule never decided); the cases
+    # that had finished stand. Planted: the cut-short check removed, this failed (set() != ...).
+    want = {(0, DEV, "cut-short")} if status == "interrupted" else set()
+    assert tripped(a) == want and [f.code for f in a.run_notes[0]] == ["run-incomplete"]
+    cut = "; 1 case(s) cut short" if status == "interrupted" else ""
+    assert a.run_notes[0][0].detail == f"status {status}{cut}"
+
+
+def test_complete_run_states_nothing(clean, write):
+    assert assess_files([write(clean)]).run_notes.get(0, []) == []
 
 
 def test_gate_failed_exact(clean, write):

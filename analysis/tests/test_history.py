@@ -112,8 +112,8 @@ def test_host_speed_changed_is_named(tmp_path):
         synth.case(b, HOST), [s["seconds"] * 1.7 for s in synth.case(b, HOST)["samples"]]
     )
     for s in synth.case(b, HOST)["samples"]:
-        for w in s["host_speed"]["workers"]:
-            w["relative"], w["adds_per_s"] = 0.55, 0.55 * synth.CPU_ADDS_PER_S
+        for w in s["workers"]:
+            w["speed_before"] = w["speed_after"] = synth.speed(w["worker"], w["cpu"], 0.55)
     paths = []
     for name, run in (("a.json", a), ("b.json", b)):
         (tmp_path / name).write_text(json.dumps(run))
@@ -121,6 +121,25 @@ def test_host_speed_changed_is_named(tmp_path):
     got = gates.assess([load.load_run(p) for p in paths])
     (f,) = got.case_findings[(1, HOST)]
     assert f.code == "host-speed-changed" and "delivered 1.6 vs 2.7 G/s" in f.detail
+
+
+def test_host_placement_changed_is_named(tmp_path):
+    # the same delivered speed, but the later run's workers were pinned elsewhere. Planted fault
+    # seen failing: record.pinned_cpus reading plan.cpus (absent: both None, plain drift).
+    a = synth.make_run(seed=1, token="31")
+    b = synth.make_run(seed=2, start=1_795_000_900.0, token="32")
+    synth.set_seconds(
+        synth.case(b, HOST), [s["seconds"] * 1.7 for s in synth.case(b, HOST)["samples"]]
+    )
+    b["plan"]["placement"]["cpus"] = list(range(16, 32))
+    paths = []
+    for name, run in (("a.json", a), ("b.json", b)):
+        (tmp_path / name).write_text(json.dumps(run))
+        paths.append(tmp_path / name)
+    got = gates.assess([load.load_run(p) for p in paths])
+    (f,) = got.case_findings[(1, HOST)]
+    assert f.code == "host-speed-changed" and "ran on cpus [16, 17," in f.detail
+    assert "vs [0, 1," in f.detail
 
 
 def test_history_marks_the_step(tmp_path):

@@ -80,6 +80,11 @@ def test_missing_top_level_key(clean, write, key):
     assert f"'{key}' is a required property" in _err(write(clean))
 
 
+def test_schema_version_2_requires_status(clean, write):
+    del clean["status"]
+    assert "'status' is a required property" in _err(write(clean))
+
+
 @pytest.mark.parametrize("key", REQUIRED_CASE)
 def test_missing_case_key(clean, write, key):
     del clean["cases"][4][key]
@@ -98,6 +103,9 @@ def test_missing_case_key(clean, write, key):
         (("lease", "status"), "maybe", "$.lease.status"),
         (("run_id",), "not-hex", "$.run_id"),
         (("started_utc",), "2026-11-29 12:00", "$.started_utc"),
+        (("status",), "partial", "$.status"),
+        (("cases", 0, "stop_reason"), "rounds", "$.cases[0].stop_reason"),
+        (("cases", 0, "target_ci"), -0.01, "$.cases[0].target_ci"),
     ],
 )
 def test_wrong_types(clean, write, path, value, field):
@@ -133,10 +141,18 @@ def test_non_finite_rejected(clean, write, tmp_path, token):
     assert "$.cases[3].samples[2].seconds" in msg and "not a finite number" in msg
 
 
-def test_truncated_file(clean, tmp_path):
+@pytest.mark.parametrize(
+    "mark,into",
+    [(", ", 0), ('"seconds": ', 2), ('"comm": "', 2)],
+    ids=["between", "number", "string"],
+)
+def test_truncated_file(clean, tmp_path, mark, into):
+    # a write cut short ends anywhere: between tokens, inside a number (0.|0123) or inside a
+    # string (a comm, a reason); each is truncated, not malformed
     text = json.dumps(clean)
+    cut = text.index(mark, len(text) // 2) + len(mark) + into
     p = tmp_path / "cut.json"
-    p.write_text(text[: len(text) // 2])
+    p.write_text(text[:cut])
     assert "truncated JSON" in _err(p)
 
 
@@ -304,9 +320,10 @@ def test_lying_record_exits_2_with_one_line(clean, write):
 @pytest.mark.parametrize(
     "where,value,field",
     [
-        (("host_speed", "workers", 0, "relative"), "fast", "host_speed.workers[0].relative"),
-        (("contention", "nivcsw"), -1, "contention.nivcsw"),
-        (("contention", "top_foreign"), {"pid": 1}, "contention.top_foreign"),
+        (("workers", 0, "speed_after"), "fast", "workers[0].speed_after"),
+        (("workers", 0, "involuntary_cs"), -1, "workers[0].involuntary_cs"),
+        (("top_foreign",), {"pid": 1}, "top_foreign"),
+        (("top_foreign", 0, "pid"), "1187", "top_foreign[0].pid"),
     ],
 )
 def test_probe_fields_are_typed(clean, write, where, value, field):
@@ -320,5 +337,6 @@ def test_probe_fields_are_typed(clean, write, where, value, field):
 
 def test_older_record_without_probe_fields_loads(write):
     run = synth.make_run(probes=False)
-    assert "status" not in run and "host_speed" not in run["cases"][0]["samples"][0]
+    assert run["schema_version"] == 1 and "status" not in run
+    assert "workers" not in run["cases"][0]["samples"][0]
     load.load_run(write(run))

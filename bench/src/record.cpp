@@ -395,6 +395,7 @@ json build_record(const Plan &plan, const RunOutcome &out) {
             {"context", context},
             {"journal", plan.journal_path},
             {"plugins", plugin::plugins_json()}};
+  r["tool"]["binary_sha"] = binary_sha();
   if (out.status == "interrupted")
     r["interrupted"] = {{"signal", signal_name(out.signal)},
                         {"rounds_started", out.order.size()},

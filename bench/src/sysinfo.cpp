@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "host_probe.hpp"
+#include "plugin/file_sha256.hpp"
 
 namespace convbench::bench {
 
@@ -98,6 +99,16 @@ nlohmann::json tool_block() {
       "benchmark_version", CONVBENCH_BENCHMARK_VERSION
     }
   };
+}
+
+nlohmann::json binary_sha() {
+  // Two builds of one git sha can differ (flags, toolchain, local edits): the analysis names a
+  // changed binary before it blames the instrument.
+  try {
+    return plugin::file_sha256("/proc/self/exe");
+  } catch (const std::exception &) {
+    return nullptr;
+  }
 }
 
 double physical_memory_bytes() {

@@ -106,7 +106,7 @@ def cause(rx: Run, cx: dict, ry: Run, cy: dict, th) -> tuple[str, str]:
                 f"the arm's slowest CPU delivered {sx / 1e9:.2g} vs {sy / 1e9:.2g} G/s "
                 "(median over rounds)",
             )
-        ux, uy = rx.data["plan"].get("cpus"), ry.data["plan"].get("cpus")
+        ux, uy = record.pinned_cpus(rx), record.pinned_cpus(ry)
         if ux != uy:
             return "host-speed-changed", f"the arm ran on cpus {ux} vs {uy}"
     return "drift", "nothing recorded differs"

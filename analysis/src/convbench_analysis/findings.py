@@ -74,6 +74,12 @@ _ALL = (
         ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
     ),
     _g(
+        "cut-short",
+        "the run was interrupted while this case was still taking rounds: its stopping rule "
+        "never decided",
+        "re-run the case (or `bench_conv --resume JOURNAL` of a killed run, then re-run)",
+    ),
+    _g(
         "ci-not-reached",
         "the case stopped at its time budget before its interval reached the target",
         "give the run a longer budget, or accept the wider interval the report states",

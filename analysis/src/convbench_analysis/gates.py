@@ -163,8 +163,17 @@ def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
                 cid,
             )
         )
-    if case.get("ci_reached") is False:
-        target = case.get("ci_target")
+    if case.get("stop_reason") == "interrupted":
+        out.append(
+            Finding(
+                "cut-short",
+                f"interrupted after {len(x)} rounds, before its stopping rule decided",
+                p,
+                cid,
+            )
+        )
+    elif record.ci_reached(case) is False:
+        target = record.ci_target(case)
         out.append(
             Finding(
                 "ci-not-reached",

@@ -85,7 +85,13 @@ def parse(text: bytes, where: str) -> object:
     try:
         data = json.loads(s, parse_constant=_NonFinite, parse_float=_parse_float)
     except json.JSONDecodeError as e:
-        what = "truncated JSON" if e.pos >= len(s.rstrip()) else "malformed JSON"
+        end = s.rstrip()
+        cut = (
+            e.pos >= len(end)
+            or e.msg.startswith("Unterminated string")
+            or (e.pos == len(end) - 1 and end[-1] in ".eE+-")
+        )
+        what = "truncated JSON" if cut else "malformed JSON"
         at = f"line {e.lineno} column {e.colno}"
         raise InputError(where, "", f"{what}: {e.msg} at {at}") from None
     except RecursionError:

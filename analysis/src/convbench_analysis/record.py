@@ -93,8 +93,8 @@ def throttle_reasons(sample: dict) -> list[str]:
 
 def capped_us(sample: dict) -> float | None:
     """µs of the sample the GPU spent clock-capped (power, thermal, board, reliability), from the
-    recorded violation counters; None when the record has no violation counters."""
-    v = sample.get("gpu_violation_us")
+    NVML violation counters differenced around it; None when the record has none."""
+    v = sample.get("violation_us")
     if not isinstance(v, dict):
         return None
     return float(sum(v.get(k) or 0.0 for k in CAPPING))
@@ -123,8 +123,28 @@ def measured_clock(sample: dict) -> float | None:
 
 
 def host_speed(sample: dict) -> dict | None:
-    hs = sample.get("host_speed")
-    return hs if isinstance(hs, dict) and hs.get("workers") else None
+    """Each worker's delivered CPU speed during a host sample: the slower of the probe's readings
+    just before and just after it, {"workers": [{worker, cpu, adds_per_s, relative}],
+    "slowest_relative"}; None for device samples and records without the probe."""
+    workers = []
+    for w in sample.get("workers") or []:
+        readings = [r for r in (w.get("speed_before"), w.get("speed_after")) if r]
+        readings = [r for r in readings if r.get("adds_per_s")]
+        if not readings:
+            continue
+        r = min(readings, key=lambda r: r["adds_per_s"])
+        rel = r.get("relative")
+        workers.append(
+            {
+                "worker": w.get("worker"),
+                "cpu": r.get("cpu", w.get("cpu")),
+                "adds_per_s": float(r["adds_per_s"]),
+                "relative": float(rel) if rel is not None else 1.0,
+            }
+        )
+    if not workers:
+        return None
+    return {"workers": workers, "slowest_relative": min(w["relative"] for w in workers)}
 
 
 def slowest_worker(sample: dict) -> dict | None:
@@ -135,32 +155,66 @@ def slowest_worker(sample: dict) -> dict | None:
 
 
 def contention(sample: dict) -> dict | None:
+    """The sample's contention signals: PSI (µs, after - before), the arm's own threads'
+    involuntary switches and migrations (summed over its threads), steal share."""
     c = sample.get("contention")
-    return c if isinstance(c, dict) else None
+    if not isinstance(c, dict):
+        return None
+    threads = c.get("threads") or []
+
+    def total(key):
+        vals = [t.get(key) for t in threads if t.get(key) is not None]
+        return sum(vals) if vals else None
+
+    return {
+        "psi_some_us": c.get("psi_some_us"),
+        "psi_full_us": c.get("psi_full_us"),
+        "nivcsw": total("involuntary_cs"),
+        "migrations": total("migrations"),
+        "steal_share": c.get("steal_share"),
+    }
 
 
 def foreign_share(sample: dict) -> tuple[float, float]:
-    """(foreign CPU share of the sample, the share one scheduler tick per CPU makes): shares
-    at or below the resolution are tick noise. Older records carry only foreign_cpu_share; their
-    resolution is one 10 ms tick over the sample's window."""
-    c = contention(sample) or {}
-    share = c.get("foreign_share")
+    """(foreign CPU share, the share one scheduler tick per CPU makes over its window): shares at
+    or below the resolution are tick noise. The share is measured over a window long enough for
+    1% resolution (foreign_cpu_window); records without it carry only the per-sample
+    foreign_cpu_share, whose resolution is one 10 ms tick over the sample."""
+    w = sample.get("foreign_cpu_window") or {}
+    share, res = w.get("share"), w.get("resolution")
     if share is None:
         share = sample.get("foreign_cpu_share") or 0.0
-    res = c.get("foreign_share_resolution")
-    if res is None:
         window = sample.get("total_seconds") or sample.get("seconds") or 0.0
         res = min(1.0, 0.010 / window) if window > 0 else 1.0
-    return float(share), float(res)
+    return float(share), float(res if res is not None else 1.0)
 
 
 def top_foreign(sample: dict) -> str | None:
-    """The foreign process that took most CPU during the sample: 'pid 1234 (python3)'."""
-    top = (contention(sample) or {}).get("top_foreign") or []
+    """The foreign process that took most CPU in the window: 'pid 1234 (python3)'."""
+    top = sample.get("top_foreign") or []
     if not top:
         return None
     t = max(top, key=lambda p: p.get("share") or 0.0)
     return f"pid {t.get('pid')} ({t.get('comm') or '?'})"
+
+
+def pinned_cpus(run: Run) -> list | None:
+    """The CPUs the host workers were pinned to; None when not pinned (or not recorded)."""
+    pl = run.data["plan"].get("placement") or {}
+    return pl.get("cpus") if pl.get("pinned") else None
+
+
+def ci_target(case: dict) -> float | None:
+    """The half-width (a fraction) the adaptive rule aimed at; None for a fixed count."""
+    t = case.get("target_ci")
+    return float(t) if t else None
+
+
+def ci_reached(case: dict) -> bool | None:
+    """Whether the case's interval met its target; None when there was no target."""
+    if not ci_target(case):
+        return None
+    return case.get("stop_reason") == "target-met"
 
 
 def kernel_choice(case: dict) -> dict:
