@@ -141,7 +141,7 @@ def recompute_conv(np, ops, d, meta):
     files = meta.get("stage_files") or [{"weight": "weight.npy", "bias": "bias.npy"}]
     y = np.load(d / "input.npy")
     y64 = None
-    for s, f in zip(stages, files):
+    for s, f in zip(stages, files, strict=True):
         w = np.load(d / f["weight"])
         b = np.load(d / f["bias"]) if f.get("bias") and s.get("bias", True) else None
         y64 = ops.conv(y, w, b, s)
