@@ -17,6 +17,11 @@ fi
 
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -e analysis/ pytest ruff 2>&1 | grep -v "^WARNING: Running pip as" || true
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${CONVBENCH_CMAKE_ARGS:-} >/dev/null
+# ccache, where installed, makes a rebuild of an unchanged tree (a second checkout) nearly free.
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" ${CONVBENCH_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
 echo "bootstrap: built into build/ (binaries in build/bin)" >&2
