@@ -1,5 +1,6 @@
 #include "cudnn_algo.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 #include "cli.hpp"
@@ -107,10 +108,16 @@ CudnnAlgoSpec parse_cudnn_algo_spec(const std::string &spec) {
     bad("empty value");
   if (spec[0] == '@') {
     s.record = spec.substr(1);
+    std::error_code ec;
     std::ifstream in(s.record);
-    if (!in)
-      bad("cannot read the record " + s.record);
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!std::filesystem::is_regular_file(s.record, ec) || !in)
+      bad("cannot read the record " + s.record + " (not a readable file)");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in, nullptr, false);
+    } catch (const std::exception &e) { // a read error, not a syntax one
+      bad("cannot read the record " + s.record + ": " + e.what());
+    }
     if (j.is_discarded())
       bad(s.record + ": not JSON");
     s.by_case = cudnn_algos_of_record(j, s.record);
