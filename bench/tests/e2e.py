@@ -87,8 +87,8 @@ def gpu_present():
 def t_cli_errors(bench, schema, tmp):
     """Every bad request: exit 2, exactly one line on stderr, nothing on stdout, no file written.
     Planted: making --reps accept 0 fails the '--reps 0' case; printing the usage text on errors
-    fails the one-line check; letting a record without cuDNN cases replay nothing (Find for all)
-    fails the '--cudnn-algo @no-cudnn.json' case."""
+    fails the one-line check; not passing --cudnn-algo on to the plan fails its cases (they run);
+    reading a record without checking it is a file fails '--cudnn-algo @DIR' (exit 1)."""
     no_cudnn = os.path.join(tmp, "no-cudnn.json")
     with open(no_cudnn, "w") as f:
         json.dump({"cases": [{"id": "up0/8/cpu-f64/host", "arm": "cpu-f64", "kernel": {}}]}, f)
