@@ -5,6 +5,7 @@
 
 #if CONVBENCH_HAVE_CUDA && CONVBENCH_HAVE_CUDNN
 
+#include <algorithm>
 #include <iostream>
 #include <limits>
 
@@ -15,7 +16,9 @@
 
 namespace convbench::bench {
 
-static_assert(cudnn::kFwdAlgoCount == kCudnnFwdAlgos && cudnn::kBwdDataAlgoCount == kCudnnBwdDataAlgos);
+// --cudnn-algo checks names against the same counts (cudnn_algo.hpp, which has no cuDNN header).
+static_assert(cudnn::kFwdAlgoCount == kCudnnFwdAlgos &&
+              cudnn::kBwdDataAlgoCount == kCudnnBwdDataAlgos);
 
 class CudnnPrepared final : public PreparedArm {
 public:
