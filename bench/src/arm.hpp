@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cudnn_algo.hpp"
 #include "problem.hpp"
 
 namespace convbench {
@@ -21,9 +22,12 @@ namespace convbench::bench {
 enum class GateKind { reference, bitwise, tolerance };
 std::string to_string(GateKind g);
 
-// What a prepared case needs from the run: the host threads.
+// What a prepared case needs from the run: the host threads; for the cuDNN arms, the case's id
+// and the algorithms --cudnn-algo pins, by case id.
 struct ArmContext {
   ThreadPool *pool = nullptr;
+  const std::map<std::string, CudnnAlgo> *cudnn_algos = nullptr;
+  std::string case_id; // set by the gate for each case it prepares
 };
 
 // One arm prepared for one problem and one staging: buffers allocated, weights in place.

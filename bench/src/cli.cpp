@@ -84,6 +84,15 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --resume JOURNAL  write the result of a run that was killed from its journal (<result>.journal,
                     one line per finished round): status "recovered", the rounds it has. With
                     --out PATH; default: the journal's result path
+  --cudnn-algo SPEC run this cuDNN algorithm instead of the one cuDNN's Find picks (Find skipped;
+                    the case's kernel block says "algorithm_source": "pinned"), so two runs time
+                    the same kernel. SPEC: an algorithm as a record spells it (bwd_data_algo_0
+                    for every ConvTranspose1d cuDNN case, fwd_algo_1 for every Conv1d one;
+                    optionally with its math, 'bwd_data_algo_1 (tensor-op math)'), or
+                    CASE_ID=ALGO,... (e.g. up0/96/cudnn-tf32/resident=bwd_data_algo_1), or
+                    @RECORD.json: every cuDNN case replays the algorithm it chose in that run
+                    (by case id; a case the record lacks runs Find). An algorithm cuDNN does not
+                    run for the shape fails that case's gate (never timed), saying why
   --plugin PATH     load arms from a shared library (repeatable); its arms join the registry
                     before the plan is made, and are gated and timed as built-in arms are
   -h, --help        this text
@@ -182,7 +191,8 @@ namespace {
 // CLI11 parses; the values are checked here so each bad one gets the same one-line message.
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
-      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume;
+      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume,
+      cudnn_algo;
   std::vector<std::string> plugins;
   bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };
@@ -214,7 +224,8 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--max-time", &r.max_time},
            {"--max-rounds", &r.max_rounds},
            {"--cpus", &r.cpus},
-           {"--resume", &r.resume}})
+           {"--resume", &r.resume},
+           {"--cudnn-algo", &r.cudnn_algo}})
     app.add_option(name, *field);
   app.add_option("--plugin", r.plugins)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -298,6 +309,7 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   given(app, "--cpus", [&] { o.cpus = r.cpus; });
   o.no_pin = r.no_pin;
   given(app, "--resume", [&] { o.resume = r.resume; });
+  given(app, "--cudnn-algo", [&] { o.cudnn_algo = r.cudnn_algo; });
   if (o.no_pin && !o.cpus.empty())
     throw UsageError("--cpus and --no-pin exclude each other");
   if (o.max_rounds < o.reps)

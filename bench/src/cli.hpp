@@ -43,6 +43,7 @@ struct Options {
   std::optional<std::string> profile; // unset: fp-throughput when a GPU is present
   bool no_counters = false;
   std::vector<std::string> plugins; // --plugin PATH, repeatable, in order (main.cpp loads them)
+  std::string cudnn_algo;           // --cudnn-algo SPEC (cudnn_algo.hpp); empty: Find chooses
 };
 
 Options parse_cli(int argc, const char *const *argv); // throws UsageError

@@ -37,7 +37,9 @@ std::vector<float> reference_output(Plan &plan, Problem &p, ArmContext &ctx) {
 // Gates one case; returns its output for the dump.
 std::vector<float> gate_case(Case &c, const std::vector<float> &ref, ArmContext &ctx) {
   if (!c.prepared) {
-    c.prepared = c.arm->prepare(*c.problem, c.staging, ctx);
+    ArmContext own = ctx;
+    own.case_id = c.id;
+    c.prepared = c.arm->prepare(*c.problem, c.staging, own);
     c.chosen = c.prepared->chosen();
   }
   std::vector<float> y(ref.size());

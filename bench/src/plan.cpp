@@ -112,6 +112,18 @@ void plan_cases(Plan &p) {
       }
 }
 
+// --cudnn-algo against the planned cuDNN cases: every pin that cannot apply refuses the plan.
+void plan_cudnn_algos(Plan &p) {
+  if (p.opt.cudnn_algo.empty())
+    return;
+  const CudnnAlgoSpec spec = parse_cudnn_algo_spec(p.opt.cudnn_algo);
+  std::vector<CudnnTarget> targets;
+  for (const auto &c : p.cases)
+    if (c.arm->name().rfind("cudnn-", 0) == 0)
+      targets.push_back({c.id, c.arm->name(), c.problem->shapes[0].op == ConvOp::forward});
+  p.cudnn_algos = pin_cudnn_cases(spec, targets);
+}
+
 // The host arms' workers: one per CPU of --cpus (default: every CPU this process may use),
 // pinned unless --no-pin.
 void plan_threads(Plan &p) {
@@ -236,6 +248,7 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
   plan_counters(p);
   plan_threads(p);
   plan_cases(p);
+  plan_cudnn_algos(p);
   check_memory(p);
   if (p.gpu.present)
     p.floors = devices.find(p.gpu.name);

@@ -11,6 +11,7 @@
 #include "case.hpp"
 #include "catalog.hpp"
 #include "cli.hpp"
+#include "cudnn_algo.hpp"
 #include "convbench/profiles/counters.hpp"
 #include "convbench/thread_pool.hpp"
 #include "problem.hpp"
@@ -47,6 +48,7 @@ struct Plan {
   std::string journal_path; // <out_path>.journal: every finished round, flushed
   int threads = 1;
   Placement placement; // where the host arms' workers run
+  std::map<std::string, CudnnAlgo> cudnn_algos; // --cudnn-algo: the pinned cases, by id
 };
 
 // Throws UsageError or DataError for a request that cannot run; --help is the caller's.

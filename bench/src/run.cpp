@@ -59,7 +59,7 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
 // Everything after the lease is held; the caller releases it whichever way this returns.
 int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   ThreadPool pool(plan.threads, plan.placement);
-  ArmContext ctx{&pool};
+  ArmContext ctx{&pool, &plan.cudnn_algos, ""};
   std::optional<GpuProbe> gpu;
   if (plan.gpu.present)
     out.gpu_nvml = gpu.emplace(plan.gpu.pci_bus_id).facts();

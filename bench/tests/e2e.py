@@ -87,7 +87,11 @@ def gpu_present():
 def t_cli_errors(bench, schema, tmp):
     """Every bad request: exit 2, exactly one line on stderr, nothing on stdout, no file written.
     Planted: making --reps accept 0 fails the '--reps 0' case; printing the usage text on errors
-    fails the one-line check."""
+    fails the one-line check; not passing --cudnn-algo on to the plan fails its cases (they run);
+    reading a record without checking it is a file fails '--cudnn-algo @DIR' (exit 1)."""
+    no_cudnn = os.path.join(tmp, "no-cudnn.json")
+    with open(no_cudnn, "w") as f:
+        json.dump({"cases": [{"id": "up0/8/cpu-f64/host", "arm": "cpu-f64", "kernel": {}}]}, f)
     cases = [
         ["--bogus"],
         ["--reps", "0"],
@@ -125,6 +129,18 @@ def t_cli_errors(bench, schema, tmp):
         ["--no-lease=1"],
         ["--plugin"],
         ["--plugin", "--reps", "2"],
+        ["--cudnn-algo", "bwd_data_algo_9"],
+        ["--cudnn-algo", "fwd_algo"],
+        ["--cudnn-algo", "bwd_data_algo_1 (warp math)"],
+        ["--cudnn-algo", "up0/8/cudnn-f32/resident"],
+        ["--cudnn-algo", "=bwd_data_algo_0"],
+        ["--cudnn-algo", "@/nonexistent-convbench-record.json"],
+        ["--cudnn-algo", "@" + no_cudnn],
+        ["--cudnn-algo", "@" + tmp],
+        ["--cudnn-algo", "up9/8/cudnn-f32/resident=bwd_data_algo_0"],
+        # up0 is a ConvTranspose1d: no cuDNN case of it runs a forward algorithm (and without a
+        # GPU no cuDNN case is planned at all)
+        ["--stage", "up0", "--cudnn-algo", "fwd_algo_1"],
     ]
     if not gpu_present():
         cases.append(["--arms", "cpu-f64,cuda-f64"])
@@ -158,7 +174,7 @@ def t_cli_errors(bench, schema, tmp):
     check(p.returncode == 0, "--help exit status")
     for flag in ["--stage", "--model", "--frames", "--arms", "--staging", "--reps", "--seed", "--threads",
                  "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters",
-                 "--plugin"]:
+                 "--plugin", "--cudnn-algo"]:
         check(flag in p.stdout, f"--help does not document {flag}")
 
 

@@ -5,6 +5,10 @@
 
 #if CONVBENCH_HAVE_CUDA && CONVBENCH_HAVE_CUDNN
 
+#include <algorithm>
+#include <iostream>
+#include <limits>
+
 #include "arm.hpp"
 #include "arms/causal_arm.hpp"
 #include "convbench/cudnn_conv.hpp"
@@ -12,11 +16,15 @@
 
 namespace convbench::bench {
 
+// --cudnn-algo checks names against the same counts (cudnn_algo.hpp, which has no cuDNN header).
+static_assert(cudnn::kFwdAlgoCount == kCudnnFwdAlgos &&
+              cudnn::kBwdDataAlgoCount == kCudnnBwdDataAlgos);
+
 class CudnnPrepared final : public PreparedArm {
 public:
-  CudnnPrepared(const Problem &p, cudnn::Mode mode)
+  CudnnPrepared(const Problem &p, cudnn::Mode mode, const std::optional<cudnn::Pinned> &pin)
       : conv_(p.shapes[0], mode, p.weights[0].data(),
-              p.shapes[0].bias ? p.biases[0].data() : nullptr) {
+              p.shapes[0].bias ? p.biases[0].data() : nullptr, nullptr, pin) {
     conv_.upload_input(p.input.data());
   }
   void call() override { conv_.launch(); }
@@ -26,11 +34,30 @@ public:
   void sync() override { device::sync_stream(conv_.stream()); }
   void output(float *y) override { conv_.download_output(y); }
   nlohmann::json chosen() const override {
-    return {{"algorithm", conv_.algorithm()}, {"workspace_bytes", conv_.workspace_bytes()}};
+    return {{"algorithm", conv_.algorithm()},
+            {"algorithm_source", conv_.pinned() ? "pinned" : "find"},
+            {"workspace_bytes", conv_.workspace_bytes()}};
   }
 
 private:
   cudnn::CudnnConv conv_;
+};
+
+// A pinned algorithm cuDNN does not run for the shape: NaN output, so the gate fails and the
+// case is never timed; the kernel block says which algorithm and why.
+class CudnnRefused final : public PreparedArm {
+public:
+  CudnnRefused(size_t n, std::string algorithm, std::string why)
+      : n_(n), algorithm_(std::move(algorithm)), why_(std::move(why)) {}
+  void call() override {}
+  void output(float *y) override { std::fill(y, y + n_, std::numeric_limits<float>::quiet_NaN()); }
+  nlohmann::json chosen() const override {
+    return {{"algorithm", algorithm_}, {"algorithm_source", "pinned"}, {"refused", why_}};
+  }
+
+private:
+  size_t n_;
+  std::string algorithm_, why_;
 };
 
 class CudnnArm : public Arm {
@@ -60,8 +87,20 @@ public:
                    double(s.output_elems()));
   }
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &,
-                                       const ArmContext &) const override {
-    return std::make_unique<CudnnPrepared>(p, mode());
+                                       const ArmContext &ctx) const override {
+    const CudnnAlgo *pin = nullptr;
+    if (ctx.cudnn_algos)
+      if (auto it = ctx.cudnn_algos->find(ctx.case_id); it != ctx.cudnn_algos->end())
+        pin = &it->second;
+    if (!pin)
+      return std::make_unique<CudnnPrepared>(p, mode(), std::nullopt);
+    try {
+      return std::make_unique<CudnnPrepared>(p, mode(), cudnn::Pinned{pin->index, pin->math});
+    } catch (const cudnn::AlgoRefused &e) {
+      std::cerr << "bench_conv: " << ctx.case_id << ": --cudnn-algo " << pin->name()
+                << " refused: " << e.what() << "\n";
+      return std::make_unique<CudnnRefused>(size_t(p.output_elems()), pin->name(), e.what());
+    }
   }
   nlohmann::json describe(const Problem &p) const override {
     // The algorithm cuDNN's Find picks is known only once prepared (a throwaway instance would

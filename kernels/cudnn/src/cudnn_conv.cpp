@@ -52,6 +52,9 @@ cudnnMathType_t math_to_run(Mode mode, cudnnMathType_t found) {
   return mode == Mode::f32 ? CUDNN_FMA_MATH : found;
 }
 
+static_assert(kFwdAlgoCount == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
+              kBwdDataAlgoCount == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+
 } // namespace
 
 std::string to_string(Mode m) {
@@ -114,6 +117,7 @@ struct CudnnConv::Impl {
   cudnnConvolutionBwdDataAlgo_t bwd_algo{};
   cudnnMathType_t math{};
   std::string algo_name;
+  std::optional<Pinned> pin;
 
   // Host f32 -> device buffer of this mode's type (f64: converted here, outside any timing).
   void upload(void *dst, const float *src, int64_t n) {
@@ -195,6 +199,45 @@ struct CudnnConv::Impl {
         "cudnnFindConvolutionBackwardDataAlgorithm: no usable algorithm for this shape");
   }
 
+  cudnnMathType_t pinned_math() const {
+    if (pin->math.empty())
+      return mode == Mode::f32 ? CUDNN_FMA_MATH
+                               : (mode == Mode::tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH);
+    for (cudnnMathType_t m : {CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH,
+                              CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, CUDNN_FMA_MATH})
+      if (pin->math == math_name(m)) {
+        if (!math_allowed(mode, m))
+          throw AlgoRefused("cudnn peer: " + pin->math + " is not IEEE f32 (cudnn-f32)");
+        return math_to_run(mode, m);
+      }
+    throw AlgoRefused("cudnn peer: unknown math '" + pin->math + "'");
+  }
+
+  // The pinned algorithm, Find skipped: cuDNN's workspace query says whether it runs the shape.
+  void use_pinned() {
+    const bool fwd = s.op == ConvOp::forward;
+    const int count = fwd ? kFwdAlgoCount : kBwdDataAlgoCount;
+    const std::string family = fwd ? "fwd_algo_" : "bwd_data_algo_";
+    if (pin->algo < 0 || pin->algo >= count)
+      throw AlgoRefused("cudnn peer: no " + family + std::to_string(pin->algo));
+    math = pinned_math();
+    algo_name = family + std::to_string(pin->algo) + " (" + math_name(math) + ")";
+    CB_CUDNN(cudnnSetConvolutionMathType(conv, math));
+    cudnnStatus_t st;
+    if (fwd) {
+      fwd_algo = cudnnConvolutionFwdAlgo_t(pin->algo);
+      st = cudnnGetConvolutionForwardWorkspaceSize(handle, in_desc, w_desc, conv, out_desc,
+                                                   fwd_algo, &ws_bytes);
+    } else {
+      bwd_algo = cudnnConvolutionBwdDataAlgo_t(pin->algo);
+      st = cudnnGetConvolutionBackwardDataWorkspaceSize(handle, w_desc, in_desc, conv, out_desc,
+                                                        bwd_algo, &ws_bytes);
+    }
+    if (st != CUDNN_STATUS_SUCCESS)
+      throw AlgoRefused(algo_name + ": cuDNN does not run it for this shape (workspace query: " +
+                        cudnnGetErrorString(st) + ")");
+  }
+
   void setup(const float *w, const float *bias, void *user_stream) {
     s.validate();
     if (!cudnn_supported(s, mode))
@@ -246,12 +289,21 @@ struct CudnnConv::Impl {
     }
     CONVBENCH_CUDA_CHECK(cudaMemset(d_x, 0, size_t(s.input_elems()) * elem));
     // Find (runs every algorithm; outside any timed region), then the workspace, once.
-    if (s.op == ConvOp::forward)
+    if (pin)
+      use_pinned();
+    else if (s.op == ConvOp::forward)
       choose_forward();
     else
       choose_backward_data();
     if (ws_bytes > 0)
       CONVBENCH_CUDA_CHECK(cudaMalloc(&d_ws, ws_bytes));
+    if (pin) { // Find would have dropped an algorithm whose call fails; a pin is tried once here
+      try {
+        launch();
+      } catch (const CudnnError &e) {
+        throw AlgoRefused(algo_name + ": " + e.what());
+      }
+    }
     CONVBENCH_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -272,9 +324,11 @@ struct CudnnConv::Impl {
   }
 };
 
-CudnnConv::CudnnConv(const ConvShape &s, Mode mode, const float *w, const float *bias, void *stream)
+CudnnConv::CudnnConv(const ConvShape &s, Mode mode, const float *w, const float *bias, void *stream,
+                     const std::optional<Pinned> &pin)
     : impl_(new Impl) {
   impl_->s = s;
+  impl_->pin = pin;
   impl_->mode = mode;
   impl_->dtype = mode == Mode::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   impl_->elem = mode == Mode::f64 ? sizeof(double) : sizeof(float);
@@ -324,5 +378,6 @@ const ConvShape &CudnnConv::shape() const { return impl_->s; }
 Mode CudnnConv::mode() const { return impl_->mode; }
 std::string CudnnConv::algorithm() const { return impl_->algo_name; }
 std::size_t CudnnConv::workspace_bytes() const { return impl_->ws_bytes; }
+bool CudnnConv::pinned() const { return impl_->pin.has_value(); }
 
 } // namespace convbench::cudnn

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,24 @@ std::string to_string(Mode m); // "f32", "tf32", "f64" (the arm is "cudnn-" + th
 class CudnnError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
+};
+
+// A pinned algorithm cuDNN does not run for this shape (its workspace query or its first call
+// fails): the case cannot run as asked; what() says why.
+class AlgoRefused : public CudnnError {
+public:
+  using CudnnError::CudnnError;
+};
+
+// cuDNN's algorithm counts (cudnnConvolutionFwdAlgo_t, cudnnConvolutionBwdDataAlgo_t).
+inline constexpr int kFwdAlgoCount = 8, kBwdDataAlgoCount = 6;
+
+// An algorithm the user chose instead of Find's: its cuDNN enum value (forward for Conv1d,
+// backward-data for ConvTranspose1d) and the math as algorithm() spells it ("fma math"); empty
+// math: the mode's own (f32: fma, tf32: tensor-op, f64: default).
+struct Pinned {
+  int algo = 0;
+  std::string math;
 };
 
 // True when a device is usable and a cuDNN handle can be created; otherwise *why_not says why.
@@ -41,8 +60,9 @@ bool cudnn_supported(const ConvShape &s, Mode m);
 class CudnnConv {
 public:
   // stream: a cudaStream_t to run on, or nullptr to create (and own) one.
+  // pin: run this algorithm, Find skipped (throws AlgoRefused when cuDNN does not run it).
   CudnnConv(const ConvShape &s, Mode mode, const float *w, const float *bias,
-            void *stream = nullptr);
+            void *stream = nullptr, const std::optional<Pinned> &pin = std::nullopt);
   ~CudnnConv();
   CudnnConv(const CudnnConv &) = delete;
   CudnnConv &operator=(const CudnnConv &) = delete;
@@ -56,6 +76,7 @@ public:
   Mode mode() const;
   std::string algorithm() const; // e.g. "bwd_data_algo_1 (fma math)", for the record
   std::size_t workspace_bytes() const;
+  bool pinned() const; // the algorithm was pinned, not found
 
 private:
   struct Impl;
