@@ -172,6 +172,8 @@ std::vector<int> node_gpus(const std::string &spec) {
       out.push_back(int(i));
     return out;
   }
+  if (spec.empty() || spec.back() == ',')
+    throw UsageError("--gpus: expected all or GPU indices such as 0,1, got '" + spec + "'");
   std::set<int> seen;
   std::stringstream in(spec);
   for (std::string item; std::getline(in, item, ',');) {
