@@ -16,8 +16,21 @@ import tempfile
 SKIP = 77
 failures = []
 checks = 0
-PLAN = ["--arms", "cpu-f32", "--stage", "up3", "--reps", "3", "--target-ci", "0",
-        "--min-time", "0.01", "--threads", "1", "--no-counters"]
+PLAN = [
+    "--arms",
+    "cpu-f32",
+    "--stage",
+    "up3",
+    "--reps",
+    "3",
+    "--target-ci",
+    "0",
+    "--min-time",
+    "0.01",
+    "--threads",
+    "1",
+    "--no-counters",
+]
 
 
 def check(cond, msg):
@@ -33,8 +46,9 @@ def run(bench, args, cwd, gpus=None):
     env.pop("CONVBENCH_TEST_NODE_GPUS", None)
     if gpus is not None:
         env["CONVBENCH_TEST_NODE_GPUS"] = str(gpus)
-    return subprocess.run([bench] + args, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=240)
+    return subprocess.run(
+        [bench] + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=240
+    )
 
 
 def nvml_present():
@@ -76,8 +90,10 @@ def check_records(summary, records, indices):
         check(g["exit_status"] == 0, f"GPU {g['index']} exit {g['exit_status']}")
         # Planted: closing the go pipe before reading the ready pipe put released_utc before
         # the ready times; this check failed.
-        check(g["ready_utc"] is not None and g["ready_utc"] <= summary["released_utc"],
-              f"GPU {g['index']} ready {g['ready_utc']} after release {summary['released_utc']}")
+        check(
+            g["ready_utc"] is not None and g["ready_utc"] <= summary["released_utc"],
+            f"GPU {g['index']} ready {g['ready_utc']} after release {summary['released_utc']}",
+        )
         check(g["uuid"] is None and g["unavailable"].get("uuid"), "a simulated GPU has no uuid")
     for i in indices:
         check(i in records, f"no record for GPU {i}")
@@ -87,13 +103,22 @@ def check_records(summary, records, indices):
                 nb = s.get("neighbours")
                 # Planted: leaving the own index in the probe's list failed this check.
                 if check(isinstance(nb, list), f"GPU {i}: sample without neighbours"):
-                    check([n["index"] for n in nb] == [j for j in indices if j != i],
-                          f"GPU {i}: neighbours {[n['index'] for n in nb]}")
+                    check(
+                        [n["index"] for n in nb] == [j for j in indices if j != i],
+                        f"GPU {i}: neighbours {[n['index'] for n in nb]}",
+                    )
                     for n in nb:
-                        for f in ("util_pct", "power_w", "sm_clock_mhz", "violation_us",
-                                  "processes"):
-                            check(n[f] is not None or n["unavailable"].get(f),
-                                  f"GPU {i}: neighbour {n['index']} {f} null without a reason")
+                        for f in (
+                            "util_pct",
+                            "power_w",
+                            "sm_clock_mhz",
+                            "violation_us",
+                            "processes",
+                        ):
+                            check(
+                                n[f] is not None or n["unavailable"].get(f),
+                                f"GPU {i}: neighbour {n['index']} {f} null without a reason",
+                            )
 
 
 def test_node_run(bench, tmp):
@@ -103,8 +128,11 @@ def test_node_run(bench, tmp):
     summary, records = load_node(tmp, "r/node.json")
     check(summary["kind"] == "convbench-node", "summary kind")
     check_records(summary, records, [0, 1])
-    check(sorted(os.listdir(os.path.join(tmp, "r"))) ==
-          ["node.gpu0.json", "node.gpu1.json", "node.json"], f"files {os.listdir(tmp)}")
+    check(
+        sorted(os.listdir(os.path.join(tmp, "r")))
+        == ["node.gpu0.json", "node.gpu1.json", "node.json"],
+        f"files {os.listdir(tmp)}",
+    )
     return 0
 
 

@@ -1,6 +1,6 @@
-// The node run's pieces that need no GPU: the neighbour probe's readings as they land in a
-// sample's JSON (two fake GPUs stand in for NVML), the --gpus list against the node's GPUs, the
-// per-GPU record paths.
+// The node run's pieces that need no GPU: the neighbour probe's readings as
+// they land in a sample's JSON (two fake GPUs stand in for NVML), the --gpus
+// list against the node's GPUs, the per-GPU record paths.
 #include <cstdlib>
 
 #include <gtest/gtest.h>
@@ -14,7 +14,8 @@
 namespace convbench::bench {
 namespace {
 
-// Two neighbours: GPU 1 busy and fully read, GPU 2 whose power NVML could not give.
+// Two neighbours: GPU 1 busy and fully read, GPU 2 whose power NVML could not
+// give.
 class TwoFakeGpus : public NeighbourProbe {
 public:
   std::vector<NeighbourReading> read() const override {
@@ -33,13 +34,15 @@ public:
     dim.sm_clock_mhz = 345;
     dim.violation_us = 0.0;
     dim.processes = 0;
-    dim.unavailable["power_w"] = "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)";
+    dim.unavailable["power_w"] =
+        "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)";
     return {busy, dim};
   }
 };
 
-// Planted: neighbours_json writing power_w from util_pct failed TwoFakeGpusLandInTheSample
-// (612.5 vs 97); dropping the `unavailable` map failed it too.
+// Planted: neighbours_json writing power_w from util_pct failed
+// TwoFakeGpusLandInTheSample (612.5 vs 97); dropping the `unavailable` map
+// failed it too.
 TEST(Neighbours, TwoFakeGpusLandInTheSample) {
   TwoFakeGpus probe;
   Sample s;
@@ -57,11 +60,13 @@ TEST(Neighbours, TwoFakeGpusLandInTheSample) {
   EXPECT_EQ(n[0]["processes"], 2);
   EXPECT_TRUE(n[0]["unavailable"].empty());
   EXPECT_TRUE(n[1]["power_w"].is_null());
-  EXPECT_EQ(n[1]["unavailable"]["power_w"], "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)");
+  EXPECT_EQ(n[1]["unavailable"]["power_w"],
+            "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)");
   EXPECT_EQ(n[1]["util_pct"], 0);
 }
 
-// A run of its own records no neighbours field at all (not an empty list: nothing was asked).
+// A run of its own records no neighbours field at all (not an empty list:
+// nothing was asked).
 TEST(Neighbours, AbsentOutsideANodeRun) {
   Sample s;
   EXPECT_FALSE(sample_json(s).contains("neighbours"));
@@ -69,7 +74,8 @@ TEST(Neighbours, AbsentOutsideANodeRun) {
   EXPECT_EQ(node_neighbour_probe(), nullptr);
 }
 
-// Without NVML every field is null and says why (the probe never throws, never invents).
+// Without NVML every field is null and says why (the probe never throws, never
+// invents).
 TEST(Neighbours, NvmlProbeWithoutNvmlSaysWhy) {
   ::setenv("CONVBENCH_NODE_GPUS", "0,1,2", 1);
   ::setenv("CONVBENCH_NODE_GPU", "1", 1);
@@ -80,14 +86,17 @@ TEST(Neighbours, NvmlProbeWithoutNvmlSaysWhy) {
   EXPECT_EQ(readings[0].index, 0);
   EXPECT_EQ(readings[1].index, 2);
   for (const auto &r : readings)
-    if (!r.util_pct) // a machine with NVML reads them; here each null field has its reason
-      for (const char *f : {"util_pct", "power_w", "sm_clock_mhz", "violation_us", "processes"})
+    if (!r.util_pct) // a machine with NVML reads them; here each null field has
+                     // its reason
+      for (const char *f :
+           {"util_pct", "power_w", "sm_clock_mhz", "violation_us", "processes"})
         EXPECT_FALSE(r.unavailable.at(f).empty()) << f;
   ::unsetenv("CONVBENCH_NODE_GPUS");
   ::unsetenv("CONVBENCH_NODE_GPU");
 }
 
-// Planted: accepting an index equal to the count (v > count) failed BadListsAreRefused.
+// Planted: accepting an index equal to the count (v > count) failed
+// BadListsAreRefused.
 TEST(NodeGpus, ListsAgainstASimulatedNode) {
   ::setenv("CONVBENCH_TEST_NODE_GPUS", "3", 1);
   EXPECT_EQ(node_gpus("all"), (std::vector<int>{0, 1, 2}));
