@@ -29,8 +29,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char *kBarrierEnv =
-    "CONVBENCH_NODE_BARRIER"; // "<ready fd>,<go fd>"
+constexpr const char *kBarrierEnv = "CONVBENCH_NODE_BARRIER"; // "<ready fd>,<go fd>"
 
 std::optional<unsigned> gpu_count(std::string *why) {
   if (const char *n = std::getenv("CONVBENCH_TEST_NODE_GPUS"); n && *n)
@@ -45,8 +44,7 @@ std::string host_name() {
 }
 
 // The parent's argv without --gpus and --out (each child gets its own --out).
-std::vector<std::string> child_args(int argc, const char *const *argv,
-                                    const std::string &out) {
+std::vector<std::string> child_args(int argc, const char *const *argv, const std::string &out) {
   std::vector<std::string> args{"bench_conv"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -64,8 +62,8 @@ std::vector<std::string> child_args(int argc, const char *const *argv,
 }
 
 // This process's environment with the node's variables set for child `index`.
-std::vector<std::string> child_env(int index, const std::string &node_list,
-                                   int ready_fd, int go_fd) {
+std::vector<std::string> child_env(int index, const std::string &node_list, int ready_fd,
+                                   int go_fd) {
   const std::map<std::string, std::string> set = {
       {"CUDA_VISIBLE_DEVICES", std::to_string(index)},
       {"CONVBENCH_NODE_GPUS", node_list},
@@ -97,8 +95,7 @@ struct Child {
   int exit_status = -1, signal = 0;
 };
 
-pid_t spawn(std::vector<std::string> args, std::vector<std::string> env,
-            int ready_fd, int go_fd) {
+pid_t spawn(std::vector<std::string> args, std::vector<std::string> env, int ready_fd, int go_fd) {
   auto argv = c_strings(args);
   auto envp = c_strings(env);
   const pid_t pid = ::fork();
@@ -127,9 +124,8 @@ void wait_until_all_ready(int ready_r, std::vector<Child> &children) {
   }
 }
 
-json summary_json(const std::vector<Child> &children,
-                  const std::string &started, const std::string &released,
-                  const std::vector<std::string> &command) {
+json summary_json(const std::vector<Child> &children, const std::string &started,
+                  const std::string &released, const std::vector<std::string> &command) {
   json gpus = json::array();
   for (const auto &c : children) {
     std::string why;
@@ -139,21 +135,19 @@ json summary_json(const std::vector<Child> &children,
     if (uuid.empty() && why.empty())
       why = "a simulated node (CONVBENCH_TEST_NODE_GPUS): no GPU behind this "
             "index";
-    json g = {
-        {"index", c.index},
-        {"uuid", uuid.empty() ? json(nullptr) : json(uuid)},
-        {"record", c.record},
-        {"record_written", std::filesystem::exists(c.record)},
-        {"spawned_utc", c.spawned_utc},
-        {"ready_utc", c.ready_utc.empty() ? json(nullptr) : json(c.ready_utc)},
-        {"exit_status", c.exit_status},
-        {"signal", c.signal ? json(c.signal) : json(nullptr)},
-        {"unavailable", json::object()}};
+    json g = {{"index", c.index},
+              {"uuid", uuid.empty() ? json(nullptr) : json(uuid)},
+              {"record", c.record},
+              {"record_written", std::filesystem::exists(c.record)},
+              {"spawned_utc", c.spawned_utc},
+              {"ready_utc", c.ready_utc.empty() ? json(nullptr) : json(c.ready_utc)},
+              {"exit_status", c.exit_status},
+              {"signal", c.signal ? json(c.signal) : json(nullptr)},
+              {"unavailable", json::object()}};
     if (uuid.empty())
       g["unavailable"]["uuid"] = why;
     if (c.ready_utc.empty())
-      g["unavailable"]["ready_utc"] =
-          "the run ended before it held its lease and passed its gate";
+      g["unavailable"]["ready_utc"] = "the run ended before it held its lease and passed its gate";
     gpus.push_back(g);
   }
   int status = 0;
@@ -178,8 +172,7 @@ std::vector<int> node_gpus(const std::string &spec) {
   const auto count = gpu_count(&why);
   if (!count || *count == 0)
     throw UsageError("--gpus " + spec + ": no GPU is listed on this node (" +
-                     (why.empty() ? std::string("NVML lists 0 GPUs") : why) +
-                     ")");
+                     (why.empty() ? std::string("NVML lists 0 GPUs") : why) + ")");
   std::vector<int> out;
   if (spec == "all") {
     for (unsigned i = 0; i < *count; ++i)
@@ -187,20 +180,16 @@ std::vector<int> node_gpus(const std::string &spec) {
     return out;
   }
   if (spec.empty() || spec.back() == ',')
-    throw UsageError("--gpus: expected all or GPU indices such as 0,1, got '" +
-                     spec + "'");
+    throw UsageError("--gpus: expected all or GPU indices such as 0,1, got '" + spec + "'");
   std::set<int> seen;
   std::stringstream in(spec);
   for (std::string item; std::getline(in, item, ',');) {
     char *end = nullptr;
     const long v = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end || v < 0)
-      throw UsageError(
-          "--gpus: expected all or GPU indices such as 0,1, got '" + spec +
-          "'");
+      throw UsageError("--gpus: expected all or GPU indices such as 0,1, got '" + spec + "'");
     if (v >= long(*count))
-      throw UsageError("--gpus: GPU " + item +
-                       " is not on this node (it lists " +
+      throw UsageError("--gpus: GPU " + item + " is not on this node (it lists " +
                        std::to_string(*count) + ")");
     if (!seen.insert(int(v)).second)
       throw UsageError("--gpus: GPU " + item + " named twice");
@@ -243,11 +232,11 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
     c.index = i;
     c.record = gpu_record_path(out, i);
     c.spawned_utc = lease::utc_now();
-    c.pid = spawn(child_args(argc, argv, c.record),
-                  child_env(i, node_list, ready[1], go[0]), ready[1], go[0]);
+    c.pid = spawn(child_args(argc, argv, c.record), child_env(i, node_list, ready[1], go[0]),
+                  ready[1], go[0]);
     if (c.pid < 0)
-      std::cerr << "bench_conv: warning: cannot start the run on GPU " << i
-                << ": " << std::strerror(errno) << "\n";
+      std::cerr << "bench_conv: warning: cannot start the run on GPU " << i << ": "
+                << std::strerror(errno) << "\n";
     children.push_back(c);
   }
   ::close(ready[1]);
@@ -268,11 +257,10 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
     c.exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     c.signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
   }
-  const json summary = summary_json(
-      children, started, released, std::vector<std::string>(argv, argv + argc));
+  const json summary =
+      summary_json(children, started, released, std::vector<std::string>(argv, argv + argc));
   write_atomically(out, summary.dump(1) + "\n");
-  std::cout << "node: " << out << " (" << gpus.size()
-            << " GPU record(s) beside it)\n";
+  std::cout << "node: " << out << " (" << gpus.size() << " GPU record(s) beside it)\n";
   return summary["exit_status"].get<int>();
 }
 

@@ -34,8 +34,7 @@ public:
     dim.sm_clock_mhz = 345;
     dim.violation_us = 0.0;
     dim.processes = 0;
-    dim.unavailable["power_w"] =
-        "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)";
+    dim.unavailable["power_w"] = "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)";
     return {busy, dim};
   }
 };
@@ -60,8 +59,7 @@ TEST(Neighbours, TwoFakeGpusLandInTheSample) {
   EXPECT_EQ(n[0]["processes"], 2);
   EXPECT_TRUE(n[0]["unavailable"].empty());
   EXPECT_TRUE(n[1]["power_w"].is_null());
-  EXPECT_EQ(n[1]["unavailable"]["power_w"],
-            "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)");
+  EXPECT_EQ(n[1]["unavailable"]["power_w"], "NVML: nvmlDeviceGetPowerUsage: Not Supported (3)");
   EXPECT_EQ(n[1]["util_pct"], 0);
 }
 
@@ -88,8 +86,7 @@ TEST(Neighbours, NvmlProbeWithoutNvmlSaysWhy) {
   for (const auto &r : readings)
     if (!r.util_pct) // a machine with NVML reads them; here each null field has
                      // its reason
-      for (const char *f :
-           {"util_pct", "power_w", "sm_clock_mhz", "violation_us", "processes"})
+      for (const char *f : {"util_pct", "power_w", "sm_clock_mhz", "violation_us", "processes"})
         EXPECT_FALSE(r.unavailable.at(f).empty()) << f;
   ::unsetenv("CONVBENCH_NODE_GPUS");
   ::unsetenv("CONVBENCH_NODE_GPU");

@@ -10,8 +10,8 @@ namespace convbench::bench {
 namespace {
 
 template <class T>
-void take(std::optional<T> &field, const char *name, NeighbourReading &r,
-          std::optional<T> value, const std::string &why) {
+void take(std::optional<T> &field, const char *name, NeighbourReading &r, std::optional<T> value,
+          const std::string &why) {
   field = value;
   if (!value)
     r.unavailable[name] = why;
@@ -23,16 +23,15 @@ NeighbourReading read_one(int index) {
   const lease::NvmlGpu gpu = lease::NvmlGpu::by_index(index);
   std::string why = gpu.why_not();
   if (!gpu.ok()) {
-    for (const char *f : {"uuid", "util_pct", "power_w", "sm_clock_mhz",
-                          "violation_us", "processes"})
+    for (const char *f :
+         {"uuid", "util_pct", "power_w", "sm_clock_mhz", "violation_us", "processes"})
       r.unavailable[f] = why;
     return r;
   }
   take(r.uuid, "uuid", r, gpu.uuid(&why), why);
   take(r.util_pct, "util_pct", r, gpu.utilization_pct(&why), why);
   take(r.power_w, "power_w", r, gpu.power_w(&why), why);
-  take(r.sm_clock_mhz, "sm_clock_mhz", r,
-       gpu.clock_mhz(lease::NvmlGpu::Clock::sm, &why), why);
+  take(r.sm_clock_mhz, "sm_clock_mhz", r, gpu.clock_mhz(lease::NvmlGpu::Clock::sm, &why), why);
   std::optional<double> us;
   for (int policy : {0, 1}) { // power, thermal (lease::kViolationPolicies)
     auto ns = gpu.violation_ns(policy, &why);

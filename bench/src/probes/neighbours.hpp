@@ -36,8 +36,7 @@ public:
 // cannot give is null with the reason.
 class NvmlNeighbourProbe : public NeighbourProbe {
 public:
-  explicit NvmlNeighbourProbe(std::vector<int> others)
-      : others_(std::move(others)) {}
+  explicit NvmlNeighbourProbe(std::vector<int> others) : others_(std::move(others)) {}
   std::vector<NeighbourReading> read() const override;
 
 private:
