@@ -220,8 +220,10 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
   }
   if (auto dir = std::filesystem::path(out).parent_path(); !dir.empty())
     std::filesystem::create_directories(dir);
+  // Every GPU of the node is a neighbour, timed here or not: a job on GPU 1 is what a run on
+  // GPU 0 alone most needs to see.
   std::string node_list;
-  for (int i : gpus)
+  for (unsigned i = 0; i < gpu_count(nullptr).value_or(0); ++i)
     node_list += (node_list.empty() ? "" : ",") + std::to_string(i);
   int ready[2], go[2];
   if (::pipe2(ready, O_CLOEXEC) || ::pipe2(go, O_CLOEXEC))

@@ -83,7 +83,7 @@ def load_node(tmp, out):
     return summary, records
 
 
-def check_records(summary, records, indices):
+def check_records(summary, records, indices, node_size):
     check([g["index"] for g in summary["gpus"]] == indices, f"gpus {summary['gpus']}")
     check(summary["exit_status"] == 0, f"node exit_status {summary['exit_status']}")
     for g in summary["gpus"]:
@@ -104,7 +104,7 @@ def check_records(summary, records, indices):
                 # Planted: leaving the own index in the probe's list failed this check.
                 if check(isinstance(nb, list), f"GPU {i}: sample without neighbours"):
                     check(
-                        [n["index"] for n in nb] == [j for j in indices if j != i],
+                        [n["index"] for n in nb] == [j for j in range(node_size) if j != i],
                         f"GPU {i}: neighbours {[n['index'] for n in nb]}",
                     )
                     for n in nb:
@@ -127,7 +127,7 @@ def test_node_run(bench, tmp):
         return 0
     summary, records = load_node(tmp, "r/node.json")
     check(summary["kind"] == "convbench-node", "summary kind")
-    check_records(summary, records, [0, 1])
+    check_records(summary, records, [0, 1], 2)
     check(
         sorted(os.listdir(os.path.join(tmp, "r")))
         == ["node.gpu0.json", "node.gpu1.json", "node.json"],
@@ -141,7 +141,18 @@ def test_node_one(bench, tmp):
     if not check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"):
         return 0
     summary, records = load_node(tmp, "one.json")
-    check_records(summary, records, [0])
+    check_records(summary, records, [0], 1)
+    return 0
+
+
+def test_node_one_of_two(bench, tmp):
+    # GPU 1 timed alone on a node of two: GPU 0, not timed, is still its neighbour. Planted:
+    # the neighbour list taken from --gpus instead of the node failed this test.
+    p = run(bench, ["--gpus", "1", "--no-lease"] + PLAN + ["--out", "g1.json"], tmp, 2)
+    if not check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"):
+        return 0
+    summary, records = load_node(tmp, "g1.json")
+    check_records(summary, records, [1], 2)
     return 0
 
 
