@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/wait.h>
+
+#include <csignal>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,6 +30,38 @@ namespace convbench::bench {
 namespace {
 
 using nlohmann::json;
+
+// The children's pids, for the forwarding handler (a signal to the launcher alone, e.g. from a
+// batch system, must still stop every run, which then writes its record as "interrupted").
+constexpr int kMaxChildren = 1024;
+volatile pid_t g_children[kMaxChildren];
+volatile sig_atomic_t g_child_count = 0;
+
+extern "C" void forward_signal(int sig) {
+  for (sig_atomic_t i = 0; i < g_child_count; ++i)
+    if (g_children[i] > 0)
+      ::kill(g_children[i], sig);
+}
+
+// Forwards SIGINT/SIGTERM to the children while it lives; the old handlers come back after.
+class ForwardSignals {
+public:
+  ForwardSignals() {
+    struct sigaction sa = {};
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~ForwardSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    g_child_count = 0;
+  }
+
+private:
+  struct sigaction old_int_ = {}, old_term_ = {};
+};
 
 constexpr const char *kBarrierEnv = "CONVBENCH_NODE_BARRIER"; // "<ready fd>,<go fd>"
 
@@ -100,6 +134,7 @@ pid_t spawn(std::vector<std::string> args, std::vector<std::string> env, int rea
   auto envp = c_strings(env);
   const pid_t pid = ::fork();
   if (pid == 0) { // only async-signal-safe calls from here
+    ::setpgid(0, 0); // Ctrl-C reaches the launcher only, which forwards it once (ForwardSignals)
     ::fcntl(ready_fd, F_SETFD, 0);
     ::fcntl(go_fd, F_SETFD, 0);
     ::execve("/proc/self/exe", argv.data(), envp.data());
@@ -228,7 +263,10 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
   int ready[2], go[2];
   if (::pipe2(ready, O_CLOEXEC) || ::pipe2(go, O_CLOEXEC))
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (gpus.size() > size_t(kMaxChildren))
+    throw UsageError("--gpus: more than " + std::to_string(kMaxChildren) + " GPUs");
   std::vector<Child> children;
+  ForwardSignals forward;
   for (int i : gpus) {
     Child c;
     c.index = i;
@@ -240,6 +278,8 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
       std::cerr << "bench_conv: warning: cannot start the run on GPU " << i << ": "
                 << std::strerror(errno) << "\n";
     children.push_back(c);
+    g_children[g_child_count] = c.pid;
+    g_child_count = g_child_count + 1;
   }
   ::close(ready[1]);
   ::close(go[0]);

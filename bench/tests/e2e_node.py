@@ -156,6 +156,50 @@ def test_node_one_of_two(bench, tmp):
     return 0
 
 
+def test_node_interrupted(bench, tmp):
+    # SIGTERM to the launcher alone (as a batch system sends it) stops every child, each of which
+    # writes its record as interrupted; the summary is still written. Planted: without the
+    # forwarding handler the launcher died at once and no summary was written (this failed).
+    import signal
+    import time
+
+    env = dict(os.environ, CONVBENCH_TEST_NODE_GPUS="2")
+    args = PLAN[:]
+    args[args.index("--reps") + 1] = "5000"
+    args += ["--max-rounds", "5000", "--no-lease", "--out", "i.json"]
+    p = subprocess.Popen(
+        [bench, "--gpus", "all"] + args,
+        cwd=tmp,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_journals(tmp)) < 2:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the launcher did not end within 60 s of SIGTERM")
+        return 0
+    summary, records = load_node(tmp, "i.json")
+    check(p.returncode == 143, f"node exit {p.returncode}, want 143: {err[-800:]}")
+    check([g["exit_status"] for g in summary["gpus"]] == [143, 143], f"{summary['gpus']}")
+    check(sorted(records) == [0, 1], "both records written")
+    for i, r in records.items():
+        check(r["status"] == "interrupted", f"GPU {i}: status {r['status']}")
+    return 0
+
+
+def _journals(tmp):
+    # each child writes its round journal once its rounds start: past the barrier
+    return [n for n in os.listdir(tmp) if n.endswith(".journal")]
+
+
 def test_node_lease_refused(bench, tmp):
     # Both host-only children ask for the one CPU lease of this host: one is refused (exit 3)
     # before the barrier, and the other must still be released, run and write its record.
