@@ -133,7 +133,7 @@ pid_t spawn(std::vector<std::string> args, std::vector<std::string> env, int rea
   auto argv = c_strings(args);
   auto envp = c_strings(env);
   const pid_t pid = ::fork();
-  if (pid == 0) { // only async-signal-safe calls from here
+  if (pid == 0) {    // only async-signal-safe calls from here
     ::setpgid(0, 0); // Ctrl-C reaches the launcher only, which forwards it once (ForwardSignals)
     ::fcntl(ready_fd, F_SETFD, 0);
     ::fcntl(go_fd, F_SETFD, 0);
