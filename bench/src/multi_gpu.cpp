@@ -95,11 +95,22 @@ std::vector<std::string> child_args(int argc, const char *const *argv, const std
   return args;
 }
 
+std::string cuda_device(int index) {
+  if (std::getenv("CONVBENCH_TEST_NODE_GPUS"))
+    return std::to_string(index);
+  std::string why;
+  const std::string uuid = lease::nvml_gpu_uuid(index, &why);
+  return uuid.empty() ? std::to_string(index) : uuid;
+}
+
 // This process's environment with the node's variables set for child `index`.
 std::vector<std::string> child_env(int index, const std::string &node_list, int ready_fd,
                                    int go_fd) {
   const std::map<std::string, std::string> set = {
-      {"CUDA_VISIBLE_DEVICES", std::to_string(index)},
+      // NVML numbers GPUs in PCI order, CUDA fastest first unless told: name the GPU by its
+      // UUID where NVML gives it, else by its index in PCI order.
+      {"CUDA_VISIBLE_DEVICES", cuda_device(index)},
+      {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
       {"CONVBENCH_NODE_GPUS", node_list},
       {"CONVBENCH_NODE_GPU", std::to_string(index)},
       {kBarrierEnv, std::to_string(ready_fd) + "," + std::to_string(go_fd)}};

@@ -1,5 +1,5 @@
 // bench_conv --gpus LIST|all: the same plan on several GPUs of one node at
-// once. One child bench_conv per GPU (CUDA_VISIBLE_DEVICES=<index>) rather than
+// once. One child bench_conv per GPU (CUDA_VISIBLE_DEVICES=<its UUID>) rather than
 // one process driving them all: each GPU gets its own CUDA context, its own
 // lease and its own crash domain, and each child's record is an ordinary
 // record. The children start together: each, once it holds its lease and passed
