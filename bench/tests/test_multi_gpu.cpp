@@ -1,7 +1,13 @@
 // The node run's pieces that need no GPU: the neighbour probe's readings as
 // they land in a sample's JSON (two fake GPUs stand in for NVML), the --gpus
 // list against the node's GPUs, the per-GPU record paths.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -114,6 +120,37 @@ TEST(NodeGpus, BadListsAreRefused) {
 TEST(NodeGpus, RecordPathsBesideTheSummary) {
   EXPECT_EQ(gpu_record_path("r/node.json", 3), "r/node.gpu3.json");
   EXPECT_EQ(gpu_record_path("r/node", 0), "r/node.gpu0.json");
+}
+
+// The child's side of the barrier: it says its index on the ready pipe, then stays put until the
+// go pipe closes. Planted: returning right after the ready write (no read of the go pipe) failed
+// StaysUntilTheGoPipeCloses.
+TEST(NodeBarrier, StaysUntilTheGoPipeCloses) {
+  int ready[2], go[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  const std::string spec = std::to_string(ready[1]) + "," + std::to_string(go[0]);
+  ::setenv("CONVBENCH_NODE_BARRIER", spec.c_str(), 1);
+  ::setenv("CONVBENCH_NODE_GPU", "3", 1);
+  std::atomic<bool> passed{false};
+  std::thread child([&] {
+    wait_at_node_barrier();
+    passed = true;
+  });
+  int index = -1;
+  ASSERT_EQ(::read(ready[0], &index, sizeof index), ssize_t(sizeof index));
+  EXPECT_EQ(index, 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(passed.load()) << "passed the barrier before it was released";
+  ::close(go[1]);
+  child.join();
+  EXPECT_TRUE(passed.load());
+  char byte;
+  EXPECT_EQ(::read(ready[0], &byte, 1), 0) << "the ready pipe's write end is left open";
+  ::close(ready[0]);
+  EXPECT_EQ(std::getenv("CONVBENCH_NODE_BARRIER"), nullptr); // a second call returns at once
+  wait_at_node_barrier();
+  ::unsetenv("CONVBENCH_NODE_GPU");
 }
 
 } // namespace
