@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 SKIP = 77
 failures = []
@@ -84,6 +85,15 @@ def load_node(tmp, out):
 
 
 def check_records(summary, records, indices, node_size):
+    import jsonschema
+
+    # Planted: the schema taking uuid as a string only (no null) failed this check.
+    schema = json.loads(
+        (Path(__file__).resolve().parents[2] / "results/result.schema.json").read_text()
+    )
+    for i, r in records.items():
+        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(r))
+        check(not errors, f"GPU {i}: record against the schema: {errors[:1]}")
     check([g["index"] for g in summary["gpus"]] == indices, f"gpus {summary['gpus']}")
     check(summary["exit_status"] == 0, f"node exit_status {summary['exit_status']}")
     for g in summary["gpus"]:
