@@ -107,8 +107,8 @@ std::string cuda_device(int index) {
 std::vector<std::string> child_env(int index, const std::string &node_list, int ready_fd,
                                    int go_fd) {
   const std::map<std::string, std::string> set = {
-      // NVML numbers GPUs in PCI order, CUDA fastest first unless told: name the GPU by its
-      // UUID where NVML gives it, else by its index in PCI order.
+      // NVML numbers GPUs in PCI order, CUDA fastest first unless told: name the GPU by its UUID
+      // where NVML gives it, else by its index in PCI order.
       {"CUDA_VISIBLE_DEVICES", cuda_device(index)},
       {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
       {"CONVBENCH_NODE_GPUS", node_list},
@@ -266,8 +266,8 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
   }
   if (auto dir = std::filesystem::path(out).parent_path(); !dir.empty())
     std::filesystem::create_directories(dir);
-  // Every GPU of the node is a neighbour, timed here or not: a job on GPU 1 is what a run on
-  // GPU 0 alone most needs to see.
+  // Every GPU of the node is a neighbour, timed here or not: a job on GPU 1 is what a run on GPU 0
+  // alone most needs to see.
   std::string node_list;
   for (unsigned i = 0; i < gpu_count(nullptr).value_or(0); ++i)
     node_list += (node_list.empty() ? "" : ",") + std::to_string(i);

@@ -1,12 +1,10 @@
-// bench_conv --gpus LIST|all: the same plan on several GPUs of one node at
-// once. One child bench_conv per GPU (CUDA_VISIBLE_DEVICES=<its UUID>) rather than
-// one process driving them all: each GPU gets its own CUDA context, its own
-// lease and its own crash domain, and each child's record is an ordinary
-// record. The children start together: each, once it holds its lease and passed
-// its gate, says so on a shared pipe and waits on a second pipe that the
-// launcher closes when every child has said so (or died), so their rounds
-// overlap. The launcher writes the node summary <out> linking the per-GPU
-// records <out stem>.gpu<i>.json.
+// bench_conv --gpus LIST|all: the same plan on several GPUs of one node at once. One child
+// bench_conv per GPU (CUDA_VISIBLE_DEVICES=<its UUID>) rather than one process driving them all:
+// each GPU gets its own CUDA context, its own lease and its own crash domain, and each child's
+// record is an ordinary record. The children start together: each, once it holds its lease and
+// passed its gate, says so on a shared pipe and waits on a second pipe that the launcher closes
+// when every child has said so (or died), so their rounds overlap. The launcher writes the node
+// summary <out> linking the per-GPU records <out stem>.gpu<i>.json.
 #pragma once
 
 #include <string>
@@ -16,9 +14,8 @@
 
 namespace convbench::bench {
 
-// The node's GPUs `spec` names ("all" or "0,2"); throws UsageError when NVML
-// lists none or an index is not there. CONVBENCH_TEST_NODE_GPUS=N stands in a
-// node of N GPUs for host-only tests.
+// The node's GPUs `spec` names ("all" or "0,2"); throws UsageError when NVML lists none or an index
+// is not there. CONVBENCH_TEST_NODE_GPUS=N stands in a node of N GPUs for host-only tests.
 std::vector<int> node_gpus(const std::string &spec);
 
 // "<stem>.gpu<i>.json" beside the node summary `out` (".json" stripped from its

@@ -1,6 +1,6 @@
-// The node run's pieces that need no GPU: the neighbour probe's readings as
-// they land in a sample's JSON (two fake GPUs stand in for NVML), the --gpus
-// list against the node's GPUs, the per-GPU record paths.
+// The node run's pieces that need no GPU: the neighbour probe's readings as they land in a sample's
+// JSON (two fake GPUs stand in for NVML), the --gpus list against the node's GPUs, the per-GPU
+// record paths.
 #include <unistd.h>
 
 #include <atomic>
@@ -45,9 +45,8 @@ public:
   }
 };
 
-// Planted: neighbours_json writing power_w from util_pct failed
-// TwoFakeGpusLandInTheSample (612.5 vs 97); dropping the `unavailable` map
-// failed it too.
+// Planted: neighbours_json writing power_w from util_pct failed TwoFakeGpusLandInTheSample (612.5
+// vs 97); dropping the `unavailable` map failed it too.
 TEST(Neighbours, TwoFakeGpusLandInTheSample) {
   TwoFakeGpus probe;
   Sample s;
@@ -122,8 +121,8 @@ TEST(NodeGpus, RecordPathsBesideTheSummary) {
   EXPECT_EQ(gpu_record_path("r/node", 0), "r/node.gpu0.json");
 }
 
-// The child's side of the barrier: it says its index on the ready pipe, then stays put until the
-// go pipe closes. Planted: returning right after the ready write (no read of the go pipe) failed
+// The child's side of the barrier: it says its index on the ready pipe, then stays put until the go
+// pipe closes. Planted: returning right after the ready write (no read of the go pipe) failed
 // StaysUntilTheGoPipeCloses.
 TEST(NodeBarrier, StaysUntilTheGoPipeCloses) {
   int ready[2], go[2];

@@ -1,7 +1,6 @@
-// The other GPUs of the node, read around each sample of a run that is one of a
-// node's runs (bench_conv --gpus): their load is what may move this GPU's times
-// through shared power, cooling and host. Behind an interface so tests can
-// stand in GPUs that are not there.
+// The other GPUs of the node, read around each sample of a run that is one of a node's runs
+// (bench_conv --gpus): their load is what may move this GPU's times through shared power, cooling
+// and host. Behind an interface so tests can stand in GPUs that are not there.
 #pragma once
 
 #include <map>
@@ -19,8 +18,8 @@ struct NeighbourReading {
   std::optional<std::string> uuid;
   std::optional<unsigned> util_pct, sm_clock_mhz;
   std::optional<double> power_w;
-  // Cumulative microseconds its clocks were held down for power or thermal
-  // reasons; the difference between two samples is the time inside that span.
+  // Cumulative microseconds its clocks were held down for power or thermal reasons; the difference
+  // between two samples is the time inside that span.
   std::optional<double> violation_us;
   std::optional<int> processes;                   // with a context on it
   std::map<std::string, std::string> unavailable; // field -> why
@@ -45,9 +44,8 @@ private:
 
 nlohmann::json neighbours_json(const std::vector<NeighbourReading> &readings);
 
-// The probe of this run when the node launcher started it (CONVBENCH_NODE_GPUS
-// lists the node's GPUs, CONVBENCH_NODE_GPU names this one); null for a run of
-// its own.
+// The probe of this run when the node launcher started it (CONVBENCH_NODE_GPUS lists the node's
+// GPUs, CONVBENCH_NODE_GPU names this one); null for a run of its own.
 std::unique_ptr<NeighbourProbe> node_neighbour_probe();
 
 } // namespace convbench::bench
