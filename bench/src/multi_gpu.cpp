@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -138,6 +139,13 @@ struct Child {
   pid_t pid = -1;
   std::string record, spawned_utc, ready_utc;
   int exit_status = -1, signal = 0;
+  // A record left at the path by an earlier run is not this child's.
+  std::optional<std::filesystem::file_time_type> earlier;
+  bool wrote() const {
+    std::error_code ec;
+    const auto t = std::filesystem::last_write_time(record, ec);
+    return !ec && (!earlier || t != *earlier);
+  }
 };
 
 pid_t spawn(std::vector<std::string> args, std::vector<std::string> env, int ready_fd, int go_fd) {
@@ -179,12 +187,11 @@ json summary_json(const std::vector<Child> &children, const std::string &started
                                  ? std::string()
                                  : lease::nvml_gpu_uuid(c.index, &why);
     if (uuid.empty() && why.empty())
-      why = "a simulated node (CONVBENCH_TEST_NODE_GPUS): no GPU behind this "
-            "index";
+      why = "a simulated node (CONVBENCH_TEST_NODE_GPUS): no GPU behind this index";
     json g = {{"index", c.index},
               {"uuid", uuid.empty() ? json(nullptr) : json(uuid)},
               {"record", c.record},
-              {"record_written", std::filesystem::exists(c.record)},
+              {"record_written", c.wrote()},
               {"spawned_utc", c.spawned_utc},
               {"ready_utc", c.ready_utc.empty() ? json(nullptr) : json(c.ready_utc)},
               {"exit_status", c.exit_status},
@@ -283,6 +290,9 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
     c.index = i;
     c.record = gpu_record_path(out, i);
     c.spawned_utc = lease::utc_now();
+    std::error_code ec;
+    if (auto t = std::filesystem::last_write_time(c.record, ec); !ec)
+      c.earlier = t;
     c.pid = spawn(child_args(argc, argv, c.record), child_env(i, node_list, ready[1], go[0]),
                   ready[1], go[0]);
     if (c.pid < 0)

@@ -213,6 +213,13 @@ def _journals(tmp):
 def test_node_lease_refused(bench, tmp):
     # Both host-only children ask for the one CPU lease of this host: one is refused (exit 3)
     # before the barrier, and the other must still be released, run and write its record.
+    # A record left by an earlier run at the refused child's path must not count as written.
+    # Planted: record_written as "the file exists" failed this test.
+    for i in (0, 1):
+        with open(os.path.join(tmp, f"l.gpu{i}.json"), "w") as f:
+            f.write("{}")
+    os.utime(os.path.join(tmp, "l.gpu0.json"), (0, 0))
+    os.utime(os.path.join(tmp, "l.gpu1.json"), (0, 0))
     p = run(bench, ["--gpus", "0,1"] + PLAN + ["--out", "l.json"], tmp, 2)
     summary, records = load_node(tmp, "l.json")
     status = sorted(g["exit_status"] for g in summary["gpus"])
