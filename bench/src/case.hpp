@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "probes/cpu_speed.hpp"
 #include "probes/foreign.hpp"
 #include "probes/host_sample.hpp"
+#include "probes/neighbours.hpp"
 #include "probes/stopping.hpp"
 #include "problem.hpp"
 #include "runner.hpp"
@@ -46,6 +48,8 @@ struct Sample {
   GpuSnapshot gpu_before, gpu_after;
   double sm_clock_mhz = NAN; // measured on the device over the sample; NaN: not seen
   HostProbes probes;
+  // The node's other GPUs after the sample (a run of bench_conv --gpus); unset otherwise.
+  std::optional<std::vector<NeighbourReading>> neighbours;
 };
 
 // One (problem, arm, staging): what is gated, timed and recorded.

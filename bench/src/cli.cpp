@@ -76,6 +76,11 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
   --out PATH        result file. Default: results/<utc>-<host>-<model>-<stages>.json
   --dump DIR        write each case's shape/parameters (JSON) and its input, weights, bias and
                     every arm's output (.npy, float32) under DIR
+  --gpus LIST|all   run the plan on each listed GPU of this node at once (indices as NVML
+                    numbers them, e.g. 0,1; all: every GPU NVML lists): one bench_conv process
+                    per GPU under its own lease, released together once all hold their lease
+                    and passed the gate; records <out>.gpu<i>.json, each sample naming the
+                    other GPUs' load (neighbours), and the node summary <out>
   --no-lease        run without a lease; the result says "outside-lease"
   --lease-wait S    wait up to S seconds for a busy lease instead of refusing at once. Default: 0
   --profile NAME    counter profile (name in profiles/ or a path). Default: fp-throughput when a
@@ -192,7 +197,7 @@ namespace {
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
       out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume,
-      cudnn_algo;
+      cudnn_algo, gpus;
   std::vector<std::string> plugins;
   bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };
@@ -225,7 +230,8 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--max-rounds", &r.max_rounds},
            {"--cpus", &r.cpus},
            {"--resume", &r.resume},
-           {"--cudnn-algo", &r.cudnn_algo}})
+           {"--cudnn-algo", &r.cudnn_algo},
+           {"--gpus", &r.gpus}})
     app.add_option(name, *field);
   app.add_option("--plugin", r.plugins)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -310,6 +316,9 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   o.no_pin = r.no_pin;
   given(app, "--resume", [&] { o.resume = r.resume; });
   given(app, "--cudnn-algo", [&] { o.cudnn_algo = r.cudnn_algo; });
+  given(app, "--gpus", [&] { o.gpus = r.gpus; });
+  if (!o.gpus.empty() && !o.resume.empty())
+    throw UsageError("--gpus and --resume exclude each other: resume each GPU's journal alone");
   if (o.no_pin && !o.cpus.empty())
     throw UsageError("--cpus and --no-pin exclude each other");
   if (o.max_rounds < o.reps)

@@ -32,6 +32,7 @@ struct Options {
   std::string cpus; // --cpus LIST; empty: every CPU this process may use
   bool no_pin = false;
   std::string resume; // --resume JOURNAL
+  std::string gpus;   // --gpus LIST|all: one child run per GPU of the node (multi_gpu.hpp)
   uint64_t seed = 1;
   int threads = 0;                      // 0: hardware concurrency
   double min_time = 0.05;               // Google Benchmark's minimum time per sample

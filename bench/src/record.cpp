@@ -284,6 +284,8 @@ json sample_json(const Sample &s) {
   if (s.device && !std::isfinite(s.sm_clock_mhz))
     j["unavailable"]["measured_sm_clock_mhz"] = "no SM was seen by both clock probes";
   add_probes_json(j, s);
+  if (s.neighbours)
+    j["neighbours"] = neighbours_json(*s.neighbours);
   return j;
 }
 

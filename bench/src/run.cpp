@@ -10,9 +10,11 @@
 #include "counter_pass.hpp"
 #include "gate_pass.hpp"
 #include "leasing.hpp"
+#include "multi_gpu.hpp"
 #include "plan.hpp"
 #include "probes/interrupt.hpp"
 #include "probes/journal.hpp"
+#include "probes/neighbours.hpp"
 #include "record.hpp"
 #include "report.hpp"
 #include "resume.hpp"
@@ -71,6 +73,8 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   for (auto &p : plan.problems)
     fill_problem(*p, plan.opt.seed);
   const bool gate_passed = run_gate(plan, ctx, out.run_id);
+  wait_at_node_barrier(); // a node's runs (--gpus) start their rounds together
+  const std::unique_ptr<NeighbourProbe> neighbours = node_neighbour_probe();
   SpeedProbe speed;
   speed.calibrate(pool);
   out.speed_calibration = speed.to_json();
@@ -78,6 +82,7 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   JournalWriter journal = JournalWriter::create(plan.journal_path, journal_header_json(plan, out));
   SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued", gpu ? &*gpu : nullptr,
                     plan.gpu.sm_count, pool, speed);
+  taker.observe_neighbours(neighbours.get());
   out.order = run_rounds(plan, taker, lease, journal).order;
   run_counter_pass(plan);
   return finish(plan, lease, out, gate_passed);
@@ -96,6 +101,8 @@ int run_bench_conv(int argc, const char *const *argv) {
     }
     if (!opt.resume.empty())
       return resume_run(opt);
+    if (!opt.gpus.empty())
+      return run_node(opt, argc, argv); // one child run per GPU, each back through here
     plan = make_plan(opt, std::vector<std::string>(argv, argv + argc), started);
   } catch (const UsageError &e) {
     return fail(kExitUsage, e.what());

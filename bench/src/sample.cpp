@@ -100,6 +100,8 @@ Sample SampleTaker::take(Case &c, int round, size_t position) {
   s.host_after = probe_host();
   if (gpu)
     s.gpu_after = gpu_->snapshot(true);
+  if (neighbours_)
+    s.neighbours = neighbours_->read();
   if (s.device) {
     const ContentionSnapshot after = contention_now();
     s.probes.contention = contention_between(caller, after);

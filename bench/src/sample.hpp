@@ -13,6 +13,7 @@
 
 #include "case.hpp"
 #include "gpu_probe.hpp"
+#include "probes/neighbours.hpp"
 #include "runner.hpp"
 
 namespace convbench::bench {
@@ -27,6 +28,8 @@ public:
   SampleTaker(const SampleTaker &) = delete;
   SampleTaker &operator=(const SampleTaker &) = delete;
   Sample take(Case &c, int round, size_t position);
+  // The node's other GPUs, read after each sample (null: not one of a node's runs).
+  void observe_neighbours(const NeighbourProbe *probe) { neighbours_ = probe; }
 
 private:
   ContentionSnapshot contention_now() const;
@@ -34,6 +37,7 @@ private:
 
   SampleRunner runner_;
   const GpuProbe *gpu_;
+  const NeighbourProbe *neighbours_ = nullptr;
   struct SmClock; // device::SmClock in CUDA builds
   std::unique_ptr<SmClock> smclock_;
   ThreadPool &pool_;

@@ -23,6 +23,10 @@ struct ViolationTime {              // nvmlViolationTime_t
   unsigned long long referenceTime; // CPU timestamp, microseconds
   unsigned long long violationTime; // nanoseconds
 };
+struct Utilization { // nvmlUtilization_t
+  unsigned int gpu;
+  unsigned int memory;
+};
 constexpr nvmlReturn_t kSuccess = 0, kInsufficientSize = 7;
 constexpr int kTemperatureGpu = 0;
 
@@ -42,6 +46,8 @@ struct Nvml {
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned *) = nullptr;
   nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long *) = nullptr;
   nvmlReturn_t (*violation)(nvmlDevice_t, int, ViolationTime *) = nullptr;
+  nvmlReturn_t (*utilization)(nvmlDevice_t, Utilization *) = nullptr;
+  nvmlReturn_t (*count)(unsigned *) = nullptr;
   nvmlReturn_t (*compute)(nvmlDevice_t, unsigned *, ProcessInfoV2 *) = nullptr;
   nvmlReturn_t (*graphics)(nvmlDevice_t, unsigned *, ProcessInfoV2 *) = nullptr;
 
@@ -82,6 +88,8 @@ const Nvml &nvml() {
     bind(n.lib, n.reasons, "nvmlDeviceGetCurrentClocksEventReasons",
          "nvmlDeviceGetCurrentClocksThrottleReasons");
     bind(n.lib, n.violation, "nvmlDeviceGetViolationStatus");
+    bind(n.lib, n.utilization, "nvmlDeviceGetUtilizationRates");
+    bind(n.lib, n.count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
     bind(n.lib, n.compute, "nvmlDeviceGetComputeRunningProcesses_v3",
          "nvmlDeviceGetComputeRunningProcesses_v2");
     bind(n.lib, n.graphics, "nvmlDeviceGetGraphicsRunningProcesses_v3",
@@ -276,6 +284,13 @@ std::optional<unsigned long long> NvmlGpu::violation_ns(int policy_id, std::stri
   return t.violationTime;
 }
 
+std::optional<unsigned> NvmlGpu::utilization_pct(std::string *why) const {
+  Utilization u{};
+  if (!call(handle_, nvml().utilization, "nvmlDeviceGetUtilizationRates", why, &u))
+    return std::nullopt;
+  return u.gpu;
+}
+
 std::optional<std::vector<GpuProcess>> NvmlGpu::processes(std::string *why) const {
   bool ok = true;
   auto out = collect(handle_, why, &ok);
@@ -294,6 +309,18 @@ std::optional<std::string> nvml_driver_version(std::string *why) {
   if (nvmlReturn_t r = n.driver(buf, sizeof buf); r != kSuccess)
     return set_why(why, n.err("nvmlSystemGetDriverVersion", r)), std::nullopt;
   return std::string(buf);
+}
+
+std::optional<unsigned> nvml_gpu_count(std::string *why) {
+  const Nvml &n = nvml();
+  if (!n.init)
+    return set_why(why, n.why), std::nullopt;
+  if (!n.count)
+    return set_why(why, "NVML: nvmlDeviceGetCount not exported"), std::nullopt;
+  unsigned c = 0;
+  if (nvmlReturn_t r = n.count(&c); r != kSuccess)
+    return set_why(why, n.err("nvmlDeviceGetCount", r)), std::nullopt;
+  return c;
 }
 
 std::string nvml_gpu_uuid(int index, std::string *why) {

@@ -276,6 +276,26 @@ def _fleet(args) -> int:
 
 
 add_command("fleet", _FLEET_HELP, _fleet_args, _fleet)
+
+
+def _gpus_args(p) -> None:
+    from . import gpus
+
+    gpus.arguments(p)
+
+
+def _gpus(args) -> int:
+    from . import gpus
+
+    return gpus.run(args)
+
+
+add_command(
+    "gpus",
+    "one node's GPUs side by side: slow GPUs, GPUs coupled to their neighbours' load",
+    _gpus_args,
+    _gpus,
+)
 add_command(
     "gates",
     "list the gates and the thresholds with their defaults",

@@ -70,6 +70,8 @@ public:
   std::optional<unsigned long long> clock_event_reasons(std::string *why) const;
   // Cumulative nanoseconds the clocks were held down under `policy_id` (kViolationPolicies).
   std::optional<unsigned long long> violation_ns(int policy_id, std::string *why) const;
+  // Percent of the last sample period the GPU ran a kernel (nvmlDeviceGetUtilizationRates).
+  std::optional<unsigned> utilization_pct(std::string *why) const;
   // Processes with a compute or graphics context, each pid once.
   std::optional<std::vector<GpuProcess>> processes(std::string *why) const;
 
@@ -80,6 +82,9 @@ private:
 };
 
 std::optional<std::string> nvml_driver_version(std::string *why);
+
+// How many GPUs NVML lists on this node; nullopt with *why set when NVML is absent.
+std::optional<unsigned> nvml_gpu_count(std::string *why);
 
 // UUID of GPU `index` ("GPU-..."); "" with *why set when NVML is absent or the index is bad.
 std::string nvml_gpu_uuid(int index, std::string *why);
