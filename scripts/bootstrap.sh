@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(cmake ninja-build g++ libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
-      libcurl4-openssl-dev libssl-dev etcd-server etcd-client stress-ng slurm-wlm munge)
+      libcurl4-openssl-dev libssl-dev etcd-server etcd-client stress-ng slurm-wlm munge clang-format)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

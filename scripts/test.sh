@@ -8,6 +8,9 @@ cmake --build build -j"$(nproc)"
 status=0
 ctest --test-dir build --output-on-failure -j2 --timeout 600 || status=$?
 python3 -m pytest -q analysis/tests || status=$?
+# one C++ style (.clang-format: LLVM, 100 columns) over every tracked C, C++ and CUDA file
+git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror ||
+  status=$?
 # one Python style: lint everywhere, formatting on the analysis package
 ruff check analysis scripts/*.py || status=$?
 ruff format --check analysis || status=$?

@@ -87,10 +87,12 @@ EventTimer::~EventTimer() {
   cudaEventDestroy(static_cast<cudaEvent_t>(stop_));
 }
 void EventTimer::start(void *s) {
-  CONVBENCH_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(start_), static_cast<cudaStream_t>(s)));
+  CONVBENCH_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(start_), static_cast<cudaStream_t>(s)));
 }
 void EventTimer::stop(void *s) {
-  CONVBENCH_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop_), static_cast<cudaStream_t>(s)));
+  CONVBENCH_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(stop_), static_cast<cudaStream_t>(s)));
 }
 double EventTimer::seconds() {
   CONVBENCH_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
@@ -147,7 +149,8 @@ SmClock::~SmClock() { cudaFree(d_buf_); }
 
 void SmClock::begin(void *s) {
   auto st = static_cast<cudaStream_t>(s);
-  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(d_buf_, 0, sizeof(unsigned long long) * 4 * size_t(slots_), st));
+  CONVBENCH_CUDA_CHECK(
+      cudaMemsetAsync(d_buf_, 0, sizeof(unsigned long long) * 4 * size_t(slots_), st));
   read_clocks<<<slots_, 32, 0, st>>>(d_buf_, slots_);
   CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
@@ -177,5 +180,7 @@ double SmClock::mhz() {
 } // namespace convbench::bench::device
 
 namespace convbench::bench::device {
-void sync_stream(void *s) { CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s))); }
+void sync_stream(void *s) {
+  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
+}
 } // namespace convbench::bench::device

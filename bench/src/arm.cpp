@@ -138,4 +138,4 @@ const Arm *twin_arm(const Arm &arm, int n) {
   return twins.back().get();
 }
 
-}  // namespace convbench::bench
+} // namespace convbench::bench

@@ -41,7 +41,7 @@ public:
   virtual void call() = 0;
   virtual void *stream_begin() const { return nullptr; } // nullptr: CUDA's legacy default stream
   virtual void *stream_end() const { return nullptr; }
-  virtual void sync() {}             // wait for everything call() enqueued
+  virtual void sync() {} // wait for everything call() enqueued
   // True when call() only enqueues work on the device (resident staging): the runner may then
   // hold the stream's queue while the call is enqueued (--device-timing queued).
   virtual bool enqueue_only() const { return false; }

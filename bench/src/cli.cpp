@@ -196,8 +196,8 @@ namespace {
 // CLI11 parses; the values are checked here so each bad one gets the same one-line message.
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
-      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume,
-      cudnn_algo, gpus;
+      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume, cudnn_algo,
+      gpus;
   std::vector<std::string> plugins;
   bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };

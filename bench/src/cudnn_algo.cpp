@@ -143,8 +143,8 @@ std::map<std::string, CudnnAlgo> pin_cudnn_cases(const CudnnAlgoSpec &spec,
     bad("no cuDNN case is planned (no cudnn-* arm runs here, or none runs these stages)");
   auto check = [](const CudnnTarget &t, const CudnnAlgo &a) {
     if (a.forward != t.forward)
-      bad(t.id + " is a " + (t.forward ? "Conv1d: it runs fwd_algo_*" :
-                                         "ConvTranspose1d: it runs bwd_data_algo_*") +
+      bad(t.id + " is a " +
+          (t.forward ? "Conv1d: it runs fwd_algo_*" : "ConvTranspose1d: it runs bwd_data_algo_*") +
           ", not " + a.name());
     if (tensor_op(a) && t.arm.rfind("cudnn-f32", 0) == 0)
       bad(t.id + ": cudnn-f32 promises IEEE f32, not " + a.name());
@@ -175,8 +175,8 @@ std::map<std::string, CudnnAlgo> pin_cudnn_cases(const CudnnAlgoSpec &spec,
     } // a replayed record may hold cases this run does not plan
   }
   if (out.empty())
-    bad(spec.record + ": none of its cuDNN cases is planned now (first planned: " +
-        targets[0].id + ")");
+    bad(spec.record + ": none of its cuDNN cases is planned now (first planned: " + targets[0].id +
+        ")");
   return out;
 }
 

@@ -69,10 +69,11 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id) {
       std::vector<DumpedCase> outputs;
       for (auto &c : plan.cases)
         if (c.problem == p.get())
-          outputs.push_back({c.arm->name() + "/" + c.staging, to_string(c.arm->gate()),
-                             c.arm->tolerance()});
-      dir = dump_problem(plan.opt.dump, *p, ref, outputs,
-                         {{"model", plan.model.name}, {"run_seed", plan.opt.seed}, {"run_id", run_id}});
+          outputs.push_back(
+              {c.arm->name() + "/" + c.staging, to_string(c.arm->gate()), c.arm->tolerance()});
+      dir = dump_problem(
+          plan.opt.dump, *p, ref, outputs,
+          {{"model", plan.model.name}, {"run_seed", plan.opt.seed}, {"run_id", run_id}});
     }
     for (auto &c : plan.cases) {
       if (c.problem != p.get())

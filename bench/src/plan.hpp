@@ -11,9 +11,9 @@
 #include "case.hpp"
 #include "catalog.hpp"
 #include "cli.hpp"
-#include "cudnn_algo.hpp"
 #include "convbench/profiles/counters.hpp"
 #include "convbench/thread_pool.hpp"
+#include "cudnn_algo.hpp"
 #include "problem.hpp"
 
 namespace convbench::bench {
@@ -47,7 +47,7 @@ struct Plan {
   std::string out_path;
   std::string journal_path; // <out_path>.journal: every finished round, flushed
   int threads = 1;
-  Placement placement; // where the host arms' workers run
+  Placement placement;                          // where the host arms' workers run
   std::map<std::string, CudnnAlgo> cudnn_algos; // --cudnn-algo: the pinned cases, by id
 };
 

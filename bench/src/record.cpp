@@ -8,10 +8,10 @@
 #include "convbench/lease/lease.hpp"
 #include "floors.hpp"
 #include "plan.hpp"
+#include "plugin/plugin_loader.hpp"
 #include "probes/journal.hpp"
 #include "runner.hpp"
 #include "sysinfo.hpp"
-#include "plugin/plugin_loader.hpp"
 
 namespace convbench::bench {
 

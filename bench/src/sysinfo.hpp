@@ -14,7 +14,7 @@ std::string new_run_id();    // 32 hex digits
 nlohmann::json host_block(); // name, machine_id, boot_id, cpu_model, cores, governor, unavailable
 nlohmann::json tool_block();
 // sha256 of this executable (null when it cannot be read).
-nlohmann::json binary_sha(); // name, version, git_sha, build_type, compiler, flags, versions
+nlohmann::json binary_sha();    // name, version, git_sha, build_type, compiler, flags, versions
 double physical_memory_bytes(); // sysconf; 0 if unknown
 
 } // namespace convbench::bench

@@ -43,9 +43,9 @@ TEST(CudnnAlgo, KnownNamesOnly) {
     EXPECT_TRUE(cb::parse_cudnn_algo("fwd_algo_" + std::to_string(i)).forward);
   for (int i = 0; i < cb::kCudnnBwdDataAlgos; ++i)
     EXPECT_EQ(cb::parse_cudnn_algo("bwd_data_algo_" + std::to_string(i)).index, i);
-  for (const char *bad : {"fwd_algo_8", "bwd_data_algo_6", "bwd_data_algo_", "bwd_data_algo_-1",
-                          "bwd_filter_algo_0", "fwd_algo_1 (warp math)", "fwd_algo_1 (fma math",
-                          "FWD_ALGO_1", ""})
+  for (const char *bad :
+       {"fwd_algo_8", "bwd_data_algo_6", "bwd_data_algo_", "bwd_data_algo_-1", "bwd_filter_algo_0",
+        "fwd_algo_1 (warp math)", "fwd_algo_1 (fma math", "FWD_ALGO_1", ""})
     EXPECT_THROW(cb::parse_cudnn_algo(bad), cb::UsageError) << bad;
 }
 
@@ -70,13 +70,13 @@ TEST(CudnnAlgo, CommaListKeepsMathWithComma) {
 }
 
 TEST(CudnnAlgo, RecordReplaysCudnnCasesOnly) {
-  json rec = {{"cases",
-               {cudnn_case("up0/96/cudnn-tf32/resident", "cudnn-tf32",
-                           "bwd_data_algo_1 (tensor-op math)"),
-                cudnn_case("up0/96/cudnn-f32/resident", "cudnn-f32", "bwd_data_algo_0 (fma math)"),
-                // another arm's kernel block is not cuDNN's, whatever it holds
-                cudnn_case("up0/96/cuda-f32/resident", "cuda-f32", "bwd_data_algo_3"),
-                {{"id", "up0/96/cpu-f64/host"}, {"arm", "cpu-f64"}, {"kernel", nullptr}}}}};
+  json rec = {
+      {"cases",
+       {cudnn_case("up0/96/cudnn-tf32/resident", "cudnn-tf32", "bwd_data_algo_1 (tensor-op math)"),
+        cudnn_case("up0/96/cudnn-f32/resident", "cudnn-f32", "bwd_data_algo_0 (fma math)"),
+        // another arm's kernel block is not cuDNN's, whatever it holds
+        cudnn_case("up0/96/cuda-f32/resident", "cuda-f32", "bwd_data_algo_3"),
+        {{"id", "up0/96/cpu-f64/host"}, {"arm", "cpu-f64"}, {"kernel", nullptr}}}}};
   const std::string path = write_temp("rec.json", rec.dump());
   const auto s = cb::parse_cudnn_algo_spec("@" + path);
   EXPECT_EQ(s.record, path);

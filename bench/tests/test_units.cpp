@@ -256,19 +256,19 @@ TEST(Registry, HostArmsRegisteredReferenceFirst) {
 // ---- CLI (the parser; exit codes and stderr are tested end to end in e2e.py) ----
 
 TEST(Cli, ParsesEveryFlagBothSpellings) {
-  const char *argv[] = {"bench_conv",   "--stage",
-                        "up0,chain",    "--model=hifigan_v1",
-                        "--frames",     "96,384",
-                        "--arms",       "cpu-f64",
-                        "--staging",    "resident",
-                        "--reps",       "5",
-                        "--seed",       "18446744073709551615",
-                        "--threads",    "3",
-                        "--min-time",   "0.2",
-                        "--out",        "x.json",
-                        "--dump",       "d",
-                        "--lease-wait", "2.5",
-                        "--profile",    "memory",
+  const char *argv[] = {"bench_conv",      "--stage",
+                        "up0,chain",       "--model=hifigan_v1",
+                        "--frames",        "96,384",
+                        "--arms",          "cpu-f64",
+                        "--staging",       "resident",
+                        "--reps",          "5",
+                        "--seed",          "18446744073709551615",
+                        "--threads",       "3",
+                        "--min-time",      "0.2",
+                        "--out",           "x.json",
+                        "--dump",          "d",
+                        "--lease-wait",    "2.5",
+                        "--profile",       "memory",
                         "--device-timing", "launched"};
   Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
   EXPECT_EQ(o.stages, (std::vector<std::string>{"up0", "chain"}));
@@ -302,8 +302,8 @@ TEST(Cli, PluginIsRepeatableInOrderOthersAreNot) {
 // The stopping and placement flags: values parsed, defaults kept, exclusions refused. Planted:
 // parse_percent accepting 100 (a target no interval can miss) fails the last throw.
 TEST(Cli, StoppingPlacementAndResumeFlags) {
-  const char *argv[] = {"bench_conv", "--target-ci", "0.25", "--max-time", "12.5",
-                        "--max-rounds", "40", "--cpus", "0-1", "--reps", "4"};
+  const char *argv[] = {"bench_conv", "--target-ci", "0.25", "--max-time", "12.5", "--max-rounds",
+                        "40",         "--cpus",      "0-1",  "--reps",     "4"};
   Options o = parse_cli(int(sizeof argv / sizeof *argv), argv);
   EXPECT_DOUBLE_EQ(o.target_ci_percent.value_or(-1), 0.25);
   EXPECT_DOUBLE_EQ(o.max_time, 12.5);

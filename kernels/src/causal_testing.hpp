@@ -10,17 +10,17 @@ namespace convbench::cuda::testing {
 
 // Device pointers of one problem; initial_state is also where the planted variant writes.
 struct DeviceCausal {
-  const float* x = nullptr;
-  const float* w = nullptr;
-  const float* bias = nullptr;
-  float* initial_state = nullptr;
-  const uint8_t* has_initial_state = nullptr;
-  float* y = nullptr;
-  float* final_state = nullptr;
+  const float *x = nullptr;
+  const float *w = nullptr;
+  const float *bias = nullptr;
+  float *initial_state = nullptr;
+  const uint8_t *has_initial_state = nullptr;
+  float *y = nullptr;
+  float *final_state = nullptr;
 };
 
 #if CONVBENCH_HAVE_CUDA
-void launch_planted_in_place(const CausalConvShape& s, CausalKernel k, const DeviceCausal& d);
+void launch_planted_in_place(const CausalConvShape &s, CausalKernel k, const DeviceCausal &d);
 #endif
 
-}  // namespace convbench::cuda::testing
+} // namespace convbench::cuda::testing

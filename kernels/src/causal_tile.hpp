@@ -54,7 +54,7 @@ CONVBENCH_HD float rint(float a) {
   return std::nearbyint(a);
 #endif
 }
-CONVBENCH_HD float scale2(float a, int n) {  // a x 2^n, exact in the range exp_f32 uses
+CONVBENCH_HD float scale2(float a, int n) { // a x 2^n, exact in the range exp_f32 uses
 #if defined(__CUDA_ARCH__)
   return ldexpf(a, n);
 #else
@@ -74,8 +74,10 @@ CONVBENCH_HD float infinity_f32() {
 // 1.1 ulp from the true value on the range SiLU uses (ExpWithinTwoUlp). Saturates: 0 below -87,
 // +inf above 88.
 CONVBENCH_HD float exp_f32(float a) {
-  if (a < -87.0f) return 0.0f;
-  if (a > 88.0f) return infinity_f32();
+  if (a < -87.0f)
+    return 0.0f;
+  if (a > 88.0f)
+    return infinity_f32();
   const float n = rint(mul(a, 1.44269504f));
   // ln 2 split so that n x ln2_hi is exact for |n| < 2^9.
   const float r = add(add(a, mul(-n, 0.693145752f)), mul(-n, 1.42860677e-6f));
@@ -107,7 +109,8 @@ CONVBENCH_HD float causal_cell(const float (&w)[K], const float (&win)[K], float
     else
       acc = add(acc, mul(w[k], win[k]));
   }
-  if (F == Fault::bias_last) acc = add(acc, bias);
+  if (F == Fault::bias_last)
+    acc = add(acc, bias);
   return act ? silu(acc) : acc;
 }
 
@@ -115,7 +118,8 @@ CONVBENCH_HD float causal_cell(const float (&w)[K], const float (&win)[K], float
 CONVBENCH_HD uint16_t to_bf16(float v) {
   uint32_t u;
   std::memcpy(&u, &v, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return uint16_t((u >> 16) | 0x40u);
   u += 0x7fffu + ((u >> 16) & 1u);
   return uint16_t(u >> 16);
 }
@@ -129,74 +133,79 @@ CONVBENCH_HD float from_bf16(uint16_t h) {
 // What a launch reads and writes. y is float* (f32 output) or uint16_t* (bf16 output).
 struct CausalParams {
   int64_t batch, channels, length;
-  const float* x;
-  const float* w;
-  const float* bias;                 // nullptr: no bias
-  const float* initial_state;        // nullptr: none
-  const uint8_t* has_initial_state;  // per sequence, read when initial_state is given
-  void* y;
-  float* final_state;
+  const float *x;
+  const float *w;
+  const float *bias;                // nullptr: no bias
+  const float *initial_state;       // nullptr: none
+  const uint8_t *has_initial_state; // per sequence, read when initial_state is given
+  void *y;
+  float *final_state;
   bool silu;
 };
 
-template <bool kBf16>
-CONVBENCH_HD void store_y(const CausalParams& p, int64_t i, float v) {
+template <bool kBf16> CONVBENCH_HD void store_y(const CausalParams &p, int64_t i, float v) {
   if (kBf16)
-    static_cast<uint16_t*>(p.y)[i] = to_bf16(v);
+    static_cast<uint16_t *>(p.y)[i] = to_bf16(v);
   else
-    static_cast<float*>(p.y)[i] = v;
+    static_cast<float *>(p.y)[i] = v;
 }
 
 // Where the final state goes: its own buffer (the product), or -- the planted race, tests only --
 // back into the initial state's row, which another block of the same launch still reads.
 template <Fault F>
-CONVBENCH_HD float* final_state_row(const CausalParams& p, int64_t row, int km1) {
+CONVBENCH_HD float *final_state_row(const CausalParams &p, int64_t row, int km1) {
   if (F == Fault::in_place_state && p.initial_state)
-    return const_cast<float*>(p.initial_state) + row * km1;
+    return const_cast<float *>(p.initial_state) + row * km1;
   return p.final_state + row * km1;
 }
 
 // xpad[j] of one row: the initial state (or zero) for j < K - 1, else x[j - (K - 1)].
 template <int K>
-CONVBENCH_HD float xpad(const CausalParams& p, int64_t row, bool state, int64_t j) {
-  if (j >= K - 1) return p.x[row * p.length + (j - (K - 1))];
+CONVBENCH_HD float xpad(const CausalParams &p, int64_t row, bool state, int64_t j) {
+  if (j >= K - 1)
+    return p.x[row * p.length + (j - (K - 1))];
   return state ? p.initial_state[row * (K - 1) + j] : 0.0f;
 }
 
-CONVBENCH_HD bool row_has_state(const CausalParams& p, int64_t row) {
+CONVBENCH_HD bool row_has_state(const CausalParams &p, int64_t row) {
   return p.initial_state && p.has_initial_state[row / p.channels] != 0;
 }
 
 // ---- the register kernel: one thread per (row, segment of kSeg outputs) ----
-constexpr int kRegSeg = 16;       // outputs per thread
-constexpr int kRegThreads = 128;  // threads per block
+constexpr int kRegSeg = 16;      // outputs per thread
+constexpr int kRegThreads = 128; // threads per block
 
-CONVBENCH_HD int64_t register_threads(const CausalParams& p) {
+CONVBENCH_HD int64_t register_threads(const CausalParams &p) {
   return p.batch * p.channels * ((p.length + kRegSeg - 1) / kRegSeg);
 }
 
 // Thread `gid`: its channel's K taps and a K-value window in registers, sliding along t.
 template <int K, bool kBf16, Fault F = Fault::none>
-CONVBENCH_HD void register_thread(const CausalParams& p, int64_t gid) {
+CONVBENCH_HD void register_thread(const CausalParams &p, int64_t gid) {
   const int64_t segs = (p.length + kRegSeg - 1) / kRegSeg;
   const int64_t row = gid / segs, t0 = (gid % segs) * kRegSeg;
-  if (row >= p.batch * p.channels) return;
+  if (row >= p.batch * p.channels)
+    return;
   const int64_t c = row % p.channels;
   float w[K], win[K];
-  for (int k = 0; k < K; ++k) w[k] = p.w[c * K + k];
+  for (int k = 0; k < K; ++k)
+    w[k] = p.w[c * K + k];
   const float b = p.bias ? p.bias[c] : 0.0f;
   const bool state = row_has_state(p, row);
-  for (int k = 0; k < K - 1; ++k) win[k] = xpad<K>(p, row, state, t0 + k);
+  for (int k = 0; k < K - 1; ++k)
+    win[k] = xpad<K>(p, row, state, t0 + k);
   const int64_t t1 = t0 + kRegSeg < p.length ? t0 + kRegSeg : p.length;
   for (int64_t t = t0; t < t1; ++t) {
     win[K - 1] = p.x[row * p.length + t];
     store_y<kBf16>(p, row * p.length + t, causal_cell<K, F>(w, win, b, p.silu));
-    for (int k = 0; k < K - 1; ++k) win[k] = win[k + 1];
+    for (int k = 0; k < K - 1; ++k)
+      win[k] = win[k + 1];
   }
   // The thread of the row's last segment holds xpad[L .. L + K - 2] in its window.
   if (t1 == p.length) {
-    float* fs = final_state_row<F>(p, row, K - 1);
-    for (int k = 0; k < K - 1; ++k) fs[k] = win[k];
+    float *fs = final_state_row<F>(p, row, K - 1);
+    for (int k = 0; k < K - 1; ++k)
+      fs[k] = win[k];
   }
 }
 
@@ -205,59 +214,62 @@ constexpr int kTileC = 8;
 constexpr int kChunk = 256;
 constexpr int kTiledThreads = 256;
 
-template <int K>
-struct TiledSmem {
-  float x[kTileC][kChunk + K - 1];  // xpad[t0 .. t0 + len + K - 2] of each channel of the tile
+template <int K> struct TiledSmem {
+  float x[kTileC][kChunk + K - 1]; // xpad[t0 .. t0 + len + K - 2] of each channel of the tile
   float w[kTileC][K];
   float b[kTileC];
 };
 
 struct TiledBlock {
-  int64_t chunk, tile, batch;  // blockIdx.x, .y, .z
+  int64_t chunk, tile, batch; // blockIdx.x, .y, .z
 };
 
-CONVBENCH_HD int64_t tiled_chunks(const CausalParams& p) {
+CONVBENCH_HD int64_t tiled_chunks(const CausalParams &p) {
   return (p.length + kChunk - 1) / kChunk;
 }
-CONVBENCH_HD int64_t tiled_tiles(const CausalParams& p) {
+CONVBENCH_HD int64_t tiled_tiles(const CausalParams &p) {
   return (p.channels + kTileC - 1) / kTileC;
 }
 
 // Phase 1 (before the barrier): thread `tid` stages its share of the tile, coalesced along t.
 template <int K>
-CONVBENCH_HD void tiled_stage(const CausalParams& p, const TiledBlock& blk, int tid,
-                              TiledSmem<K>& sm) {
+CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int tid,
+                              TiledSmem<K> &sm) {
   const int64_t t0 = blk.chunk * kChunk;
   const int64_t len = t0 + kChunk < p.length ? kChunk : p.length - t0;
   const int width = int(len) + K - 1;
   for (int i = tid; i < kTileC * width; i += kTiledThreads) {
     const int cc = i / width, j = i % width;
     const int64_t c = blk.tile * kTileC + cc;
-    if (c >= p.channels) continue;
+    if (c >= p.channels)
+      continue;
     const int64_t row = blk.batch * p.channels + c;
     sm.x[cc][j] = xpad<K>(p, row, row_has_state(p, row), t0 + j);
   }
   for (int i = tid; i < kTileC * K; i += kTiledThreads) {
     const int64_t c = blk.tile * kTileC + i / K;
-    if (c < p.channels) sm.w[i / K][i % K] = p.w[c * K + i % K];
+    if (c < p.channels)
+      sm.w[i / K][i % K] = p.w[c * K + i % K];
   }
   for (int i = tid; i < kTileC; i += kTiledThreads) {
     const int64_t c = blk.tile * kTileC + i;
-    if (c < p.channels) sm.b[i] = p.bias ? p.bias[c] : 0.0f;
+    if (c < p.channels)
+      sm.b[i] = p.bias ? p.bias[c] : 0.0f;
   }
 }
 
 // Phase 2 (after the barrier): outputs from the tile; the block of the last chunk also writes the
 // final state, from the tile it staged (never from the state buffer another block reads).
 template <int K, bool kBf16, Fault F = Fault::none>
-CONVBENCH_HD void tiled_compute(const CausalParams& p, const TiledBlock& blk, int tid,
-                                const TiledSmem<K>& sm) {
+CONVBENCH_HD void tiled_compute(const CausalParams &p, const TiledBlock &blk, int tid,
+                                const TiledSmem<K> &sm) {
   const int64_t t0 = blk.chunk * kChunk;
   const int len = int(t0 + kChunk < p.length ? kChunk : p.length - t0);
   for (int i = tid; i < kTileC * len; i += kTiledThreads) {
     const int cc = i / len, tt = i % len;
     const int64_t c = blk.tile * kTileC + cc;
-    if (c >= p.channels) continue;
+    if (c >= p.channels)
+      continue;
     float w[K], win[K];
     for (int k = 0; k < K; ++k) {
       w[k] = sm.w[cc][k];
@@ -266,7 +278,8 @@ CONVBENCH_HD void tiled_compute(const CausalParams& p, const TiledBlock& blk, in
     const int64_t row = blk.batch * p.channels + c;
     store_y<kBf16>(p, row * p.length + t0 + tt, causal_cell<K, F>(w, win, sm.b[cc], p.silu));
   }
-  if (t0 + len != p.length) return;
+  if (t0 + len != p.length)
+    return;
   for (int i = tid; i < kTileC * (K - 1); i += kTiledThreads) {
     const int cc = i / (K - 1), j = i % (K - 1);
     const int64_t c = blk.tile * kTileC + cc;
@@ -275,4 +288,4 @@ CONVBENCH_HD void tiled_compute(const CausalParams& p, const TiledBlock& blk, in
   }
 }
 
-}  // namespace convbench::causal_detail
+} // namespace convbench::causal_detail

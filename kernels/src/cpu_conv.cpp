@@ -41,69 +41,75 @@ inline double reference_term(float xv, double wv) {
   return std::bit_cast<double>(bits);
 }
 
-void forward_f64_row(const ConvShape& s, const float* x, const float* w, const float* bias,
-                     int64_t b, int64_t oc, std::vector<double>& acc, float* y_row) {
+void forward_f64_row(const ConvShape &s, const float *x, const float *w, const float *bias,
+                     int64_t b, int64_t oc, std::vector<double> &acc, float *y_row) {
   const int64_t lo = s.l_out();
   // Bias first.
   std::fill(acc.begin(), acc.end(), bias ? double(bias[oc]) : 0.0);
-  double* a = acc.data();
+  double *a = acc.data();
   for (int64_t ic = 0; ic < s.cin; ++ic) {
-    const float* xrow = x + (b * s.cin + ic) * s.l_in;
-    const float* wrow = w + (oc * s.cin + ic) * s.k;
+    const float *xrow = x + (b * s.cin + ic) * s.l_in;
+    const float *wrow = w + (oc * s.cin + ic) * s.k;
     for (int64_t kk = 0; kk < s.k; ++kk) {
       const double wv = double(wrow[kk]);
       const int64_t off = kk * s.dilation - s.padding;
       const Range r = tap_range(lo, s.stride, off, s.l_in);
       if (s.stride == 1) {
-        const float* xs = xrow + off;
-        for (int64_t o = r.lo; o < r.hi; ++o) a[o] += reference_term(xs[o], wv);
+        const float *xs = xrow + off;
+        for (int64_t o = r.lo; o < r.hi; ++o)
+          a[o] += reference_term(xs[o], wv);
       } else {
-        for (int64_t o = r.lo; o < r.hi; ++o) a[o] += reference_term(xrow[o * s.stride + off], wv);
+        for (int64_t o = r.lo; o < r.hi; ++o)
+          a[o] += reference_term(xrow[o * s.stride + off], wv);
       }
     }
   }
-  for (int64_t o = 0; o < lo; ++o) y_row[o] = float(a[o]);
+  for (int64_t o = 0; o < lo; ++o)
+    y_row[o] = float(a[o]);
 }
 
-void transposed_f64_row(const ConvShape& s, const float* x, const float* w, const float* bias,
-                        int64_t b, int64_t oc, std::vector<double>& acc, float* y_row) {
+void transposed_f64_row(const ConvShape &s, const float *x, const float *w, const float *bias,
+                        int64_t b, int64_t oc, std::vector<double> &acc, float *y_row) {
   const int64_t lo = s.l_out();
   std::fill(acc.begin(), acc.end(), 0.0);
-  double* a = acc.data();
+  double *a = acc.data();
   for (int64_t ic = 0; ic < s.cin; ++ic) {
-    const float* xrow = x + (b * s.cin + ic) * s.l_in;
-    const float* wrow = w + (ic * s.cout + oc) * s.k;
+    const float *xrow = x + (b * s.cin + ic) * s.l_in;
+    const float *wrow = w + (ic * s.cout + oc) * s.k;
     // The taps reaching one destination p from this ic satisfy t*stride + k*dilation = p + pad,
     // so k descending visits them in t ascending: the promised (ic, t) order per cell.
     for (int64_t kk = s.k - 1; kk >= 0; --kk) {
       const double wv = double(wrow[kk]);
       const int64_t off = kk * s.dilation - s.padding;
       const Range r = tap_range(s.l_in, s.stride, off, lo);
-      for (int64_t t = r.lo; t < r.hi; ++t) a[t * s.stride + off] += reference_term(xrow[t], wv);
+      for (int64_t t = r.lo; t < r.hi; ++t)
+        a[t * s.stride + off] += reference_term(xrow[t], wv);
     }
   }
   // Bias last.
   if (bias) {
     const double bv = double(bias[oc]);
-    for (int64_t p = 0; p < lo; ++p) a[p] += bv;
+    for (int64_t p = 0; p < lo; ++p)
+      a[p] += bv;
   }
-  for (int64_t p = 0; p < lo; ++p) y_row[p] = float(a[p]);
+  for (int64_t p = 0; p < lo; ++p)
+    y_row[p] = float(a[p]);
 }
 
-const float* bias_or_null(const ConvShape& s, const float* bias) { return s.bias ? bias : nullptr; }
+const float *bias_or_null(const ConvShape &s, const float *bias) { return s.bias ? bias : nullptr; }
 
-}  // namespace
+} // namespace
 
-void conv_cpu_f64(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
-                  ThreadPool& pool) {
+void conv_cpu_f64(const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+                  ThreadPool &pool) {
   s.validate();
-  const float* bv = bias_or_null(s, bias);
+  const float *bv = bias_or_null(s, bias);
   const int64_t lo = s.l_out();
   pool.parallel_for(s.batch * s.cout, [&](int64_t begin, int64_t end) {
     std::vector<double> acc(static_cast<size_t>(lo));
     for (int64_t row = begin; row < end; ++row) {
       const int64_t b = row / s.cout, oc = row % s.cout;
-      float* y_row = y + row * lo;
+      float *y_row = y + row * lo;
       if (s.op == ConvOp::forward)
         forward_f64_row(s, x, w, bv, b, oc, acc, y_row);
       else
@@ -113,36 +119,35 @@ void conv_cpu_f64(const ConvShape& s, const float* x, const float* w, const floa
 }
 
 // cpu-f32 lives in cpu_f32_conv.cpp (a register-blocked polyphase GEMM per instruction set).
-void conv_cpu_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
-                  ThreadPool& pool) {
+void conv_cpu_f32(const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+                  ThreadPool &pool) {
   cpu_f32::conv(cpu_f32::best_isa(), s, x, w, bias, y, pool);
 }
 
-const char* cpu_f32_isa() { return cpu_f32::isa_name(cpu_f32::best_isa()); }
+const char *cpu_f32_isa() { return cpu_f32::isa_name(cpu_f32::best_isa()); }
 
 namespace {
 constexpr cpu_f32::Isa kIsas[] = {cpu_f32::Isa::avx512, cpu_f32::Isa::avx2, cpu_f32::Isa::generic};
 
-cpu_f32::Isa isa_named(const char* name) {
+cpu_f32::Isa isa_named(const char *name) {
   for (cpu_f32::Isa i : kIsas)
-    if (std::string(cpu_f32::isa_name(i)) == name) return i;
+    if (std::string(cpu_f32::isa_name(i)) == name)
+      return i;
   throw std::invalid_argument(std::string("cpu-f32: no instruction set named '") + name + "'");
 }
-}  // namespace
+} // namespace
 
-const char* const* cpu_f32_isas() {
-  static const char* const names[] = {cpu_f32::isa_name(kIsas[0]), cpu_f32::isa_name(kIsas[1]),
+const char *const *cpu_f32_isas() {
+  static const char *const names[] = {cpu_f32::isa_name(kIsas[0]), cpu_f32::isa_name(kIsas[1]),
                                       cpu_f32::isa_name(kIsas[2]), nullptr};
   return names;
 }
 
-bool cpu_f32_isa_supported(const char* isa) {
-  return cpu_f32::isa_supported(isa_named(isa));
-}
+bool cpu_f32_isa_supported(const char *isa) { return cpu_f32::isa_supported(isa_named(isa)); }
 
-void conv_cpu_f32_on(const char* isa, const ConvShape& s, const float* x, const float* w,
-                     const float* bias, float* y, ThreadPool& pool) {
+void conv_cpu_f32_on(const char *isa, const ConvShape &s, const float *x, const float *w,
+                     const float *bias, float *y, ThreadPool &pool) {
   cpu_f32::conv(isa_named(isa), s, x, w, bias, y, pool);
 }
 
-}  // namespace convbench
+} // namespace convbench

@@ -8,7 +8,8 @@ int64_t ConvShape::l_out() const {
   if (op == ConvOp::forward) {
     // torch.nn.Conv1d: floor((L_in + 2p - d(K-1) - 1) / s) + 1
     const int64_t span = l_in + 2 * padding - dilation * (k - 1) - 1;
-    if (span < 0) return 0;  // no full window: torch refuses; validate() reports it
+    if (span < 0)
+      return 0; // no full window: torch refuses; validate() reports it
     return span / stride + 1;
   }
   // torch.nn.ConvTranspose1d: (L_in - 1) s - 2p + d(K-1) + output_padding + 1
@@ -46,16 +47,17 @@ int64_t ConvShape::valid_macs() const {
 }
 
 double ConvShape::min_bytes() const {
-  const double elems = double(input_elems()) + double(weight_elems()) +
-                       double(bias ? cout : 0) + double(output_elems());
+  const double elems = double(input_elems()) + double(weight_elems()) + double(bias ? cout : 0) +
+                       double(output_elems());
   return 4.0 * elems;
 }
 
 namespace {
-void require(bool ok, const char* field, const std::string& why) {
-  if (!ok) throw ShapeError(std::string("invalid ConvShape: ") + field + " " + why);
+void require(bool ok, const char *field, const std::string &why) {
+  if (!ok)
+    throw ShapeError(std::string("invalid ConvShape: ") + field + " " + why);
 }
-}  // namespace
+} // namespace
 
 void ConvShape::validate() const {
   require(batch >= 1, "batch", "must be >= 1, got " + std::to_string(batch));
@@ -79,8 +81,8 @@ void ConvShape::validate() const {
             "must be 0 for a forward conv, got " + std::to_string(output_padding));
     require(l_in + 2 * padding >= dilation * (k - 1) + 1, "l_in",
             "is shorter than the dilated kernel: l_in + 2 padding = " +
-                std::to_string(l_in + 2 * padding) + " < dilation (k - 1) + 1 = " +
-                std::to_string(dilation * (k - 1) + 1));
+                std::to_string(l_in + 2 * padding) +
+                " < dilation (k - 1) + 1 = " + std::to_string(dilation * (k - 1) + 1));
   } else {
     require(output_padding >= 0, "output_padding",
             "must be >= 0, got " + std::to_string(output_padding));
@@ -94,9 +96,7 @@ void ConvShape::validate() const {
           "makes the output tensor too large (batch x cout x l_out > 2^40)");
 }
 
-std::string to_string(ConvOp op) {
-  return op == ConvOp::forward ? "conv1d" : "conv_transpose1d";
-}
+std::string to_string(ConvOp op) { return op == ConvOp::forward ? "conv1d" : "conv_transpose1d"; }
 
 std::string to_string(Activation a) { return a == Activation::silu ? "silu" : "none"; }
 
@@ -112,8 +112,9 @@ double CausalConvShape::min_bytes() const {
 }
 
 void CausalConvShape::validate() const {
-  auto need = [](bool ok, const char* field, const std::string& why) {
-    if (!ok) throw ShapeError(std::string("invalid CausalConvShape: ") + field + " " + why);
+  auto need = [](bool ok, const char *field, const std::string &why) {
+    if (!ok)
+      throw ShapeError(std::string("invalid CausalConvShape: ") + field + " " + why);
   };
   need(batch >= 1, "batch", "must be >= 1, got " + std::to_string(batch));
   need(channels >= 1, "channels", "must be >= 1, got " + std::to_string(channels));
@@ -125,4 +126,4 @@ void CausalConvShape::validate() const {
        "makes the input tensor too large (batch x channels x length > 2^40)");
 }
 
-}  // namespace convbench
+} // namespace convbench

@@ -17,13 +17,15 @@ struct ForwardTaps {
   int64_t base, k_lo, k_hi;
 };
 
-CONVBENCH_HD ForwardTaps forward_taps(const TapGeometry& g, int64_t o) {
+CONVBENCH_HD ForwardTaps forward_taps(const TapGeometry &g, int64_t o) {
   const int64_t base = o * g.stride - g.padding;
   int64_t k_lo = base >= 0 ? 0 : (-base + g.dilation - 1) / g.dilation;
   const int64_t top = g.l_in - 1 - base;
   int64_t k_hi = top < 0 ? 0 : top / g.dilation + 1;
-  if (k_hi > g.k) k_hi = g.k;
-  if (k_lo > k_hi) k_lo = k_hi;
+  if (k_hi > g.k)
+    k_hi = g.k;
+  if (k_lo > k_hi)
+    k_lo = k_hi;
   return {base, k_lo, k_hi};
 }
 
@@ -43,23 +45,26 @@ struct TransposedTaps {
   int64_t t_first, k_first, n, dt, dk;
 };
 
-CONVBENCH_HD TransposedTaps transposed_taps(const TapGeometry& g, int64_t q) {
+CONVBENCH_HD TransposedTaps transposed_taps(const TapGeometry &g, int64_t q) {
   const int64_t gg = gcd64(g.stride, g.dilation);
   const int64_t dk = g.stride / gg, dt = g.dilation / gg;
   const int64_t q0 = q + g.padding;
   // Largest k with t >= 0 (k*dilation <= q0); among the next dk candidates below it, the first
   // with (q0 - k*dilation) divisible by stride gives the smallest t.
   int64_t k_top = q0 / g.dilation;
-  if (k_top > g.k - 1) k_top = g.k - 1;
+  if (k_top > g.k - 1)
+    k_top = g.k - 1;
   for (int64_t kk = k_top; kk >= 0 && kk > k_top - dk; --kk) {
-    if ((q0 - kk * g.dilation) % g.stride != 0) continue;
+    if ((q0 - kk * g.dilation) % g.stride != 0)
+      continue;
     const int64_t t_first = (q0 - kk * g.dilation) / g.stride;
-    if (t_first >= g.l_in) break;
-    const int64_t by_k = kk / dk + 1;                   // k stays >= 0
-    const int64_t by_t = (g.l_in - 1 - t_first) / dt + 1;  // t stays < l_in
+    if (t_first >= g.l_in)
+      break;
+    const int64_t by_k = kk / dk + 1;                     // k stays >= 0
+    const int64_t by_t = (g.l_in - 1 - t_first) / dt + 1; // t stays < l_in
     return {t_first, kk, by_k < by_t ? by_k : by_t, dt, dk};
   }
-  return {0, 0, 0, dt, dk};  // no tap reaches q: only the bias lands here
+  return {0, 0, 0, dt, dk}; // no tap reaches q: only the bias lands here
 }
 
-}  // namespace convbench::detail
+} // namespace convbench::detail

@@ -20,7 +20,7 @@ namespace convbench {
 
 namespace {
 
-int parse_cpu_number(const std::string& s, const std::string& list) {
+int parse_cpu_number(const std::string &s, const std::string &list) {
   if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
     throw std::invalid_argument("CPU list '" + list + "': '" + s +
                                 "' is not a CPU number (expected e.g. 0-7,12)");
@@ -35,30 +35,35 @@ double thread_cpu_s() {
 
 // Pinned: worker i on cpus[i] alone. Unpinned with a CPU list: every worker may run on any CPU of
 // the list (the same CPUs as pinned, so the two modes can be compared). Returns an error or "".
-std::string place_self(const Placement& p, int worker) {
-  if (!p.pinned && p.cpus.empty()) return "";
+std::string place_self(const Placement &p, int worker) {
+  if (!p.pinned && p.cpus.empty())
+    return "";
   cpu_set_t set;
   CPU_ZERO(&set);
   if (p.pinned)
     CPU_SET(p.cpus[size_t(worker)], &set);
   else
-    for (int c : p.cpus) CPU_SET(c, &set);
+    for (int c : p.cpus)
+      CPU_SET(c, &set);
   const int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  if (!err) return "";
+  if (!err)
+    return "";
   return "cannot place worker " + std::to_string(worker) + " on CPU" +
          (p.pinned ? " " + std::to_string(p.cpus[size_t(worker)]) : "s of the list") + ": " +
          std::strerror(err);
 }
 
-}  // namespace
+} // namespace
 
-std::vector<int> parse_cpu_list(const std::string& list) {
-  if (list.empty()) throw std::invalid_argument("CPU list is empty (expected e.g. 0-7,12)");
+std::vector<int> parse_cpu_list(const std::string &list) {
+  if (list.empty())
+    throw std::invalid_argument("CPU list is empty (expected e.g. 0-7,12)");
   std::set<int> cpus;
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
+    if (comma == std::string::npos)
+      comma = list.size();
     const std::string part = list.substr(start, comma - start);
     const size_t dash = part.find('-');
     int lo, hi;
@@ -87,26 +92,29 @@ std::vector<int> read_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    return cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (CPU_ISSET(c, &set))
+      cpus.push_back(c);
   return cpus;
 }
-const std::vector<int>& process_cpus() {
+const std::vector<int> &process_cpus() {
   static const std::vector<int> cpus = read_affinity();
   return cpus;
 }
 // Read at load time: a pinned pool narrows its calling thread's mask, and sched_getaffinity
 // answers for the calling thread, not the process.
 [[maybe_unused]] const bool g_process_cpus_read = !process_cpus().empty();
-}  // namespace
+} // namespace
 
 std::vector<int> allowed_cpus() { return process_cpus(); }
 
-Placement make_placement(int threads, const std::string& cpu_list, bool pinned) {
+Placement make_placement(int threads, const std::string &cpu_list, bool pinned) {
   Placement p;
   p.pinned = pinned;
-  if (!pinned && cpu_list.empty()) return p;
+  if (!pinned && cpu_list.empty())
+    return p;
   const std::vector<int> allowed = allowed_cpus();
   std::vector<int> cpus = cpu_list.empty() ? allowed : parse_cpu_list(cpu_list);
   for (int c : cpus)
@@ -142,17 +150,17 @@ struct ThreadPool::Impl {
   std::mutex mu;
   std::condition_variable wake;
   std::condition_variable done;
-  std::mutex call_mu;  // one parallel_for at a time
+  std::mutex call_mu; // one parallel_for at a time
   uint64_t generation = 0;
   bool stopping = false;
   int pending = 0;
-  int started = 0;  // workers that have pinned themselves (or failed to)
+  int started = 0; // workers that have pinned themselves (or failed to)
   std::string start_error;
   int64_t n = 0;
   int chunks = 0;
   bool record = true;
   bool busy_time = false;
-  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  const std::function<void(int64_t, int64_t)> *fn = nullptr;
   std::exception_ptr error;
 
   void run_chunk(int c) {
@@ -164,25 +172,30 @@ struct ThreadPool::Impl {
     std::chrono::steady_clock::time_point t0;
     if (rec) {
       cpu0 = sched_getcpu();
-      if (busy_time) busy0 = thread_cpu_s();
+      if (busy_time)
+        busy0 = thread_cpu_s();
       t0 = std::chrono::steady_clock::now();
     }
     try {
-      if (begin < end) (*fn)(begin, end);
+      if (begin < end)
+        (*fn)(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu);
-      if (!error) error = std::current_exception();
+      if (!error)
+        error = std::current_exception();
     }
-    if (!rec) return;
+    if (!rec)
+      return;
     const auto t1 = std::chrono::steady_clock::now();
     const double busy1 = busy_time ? thread_cpu_s() : 0;
     const int cpu1 = sched_getcpu();
-    WorkerStats& s = slots[size_t(c)].s;
+    WorkerStats &s = slots[size_t(c)].s;
     if (s.tasks == 0)
       s.first_cpu = cpu0;
     else if (cpu0 != s.last_cpu)
       ++s.cpu_changes;
-    if (cpu1 != cpu0) ++s.cpu_changes;
+    if (cpu1 != cpu0)
+      ++s.cpu_changes;
     s.last_cpu = cpu1;
     ++s.tasks;
     s.busy_s += busy1 - busy0;
@@ -193,7 +206,8 @@ struct ThreadPool::Impl {
     if (places()) {
       const std::string err = place_self(placement, index);
       std::lock_guard<std::mutex> lock(mu);
-      if (!err.empty() && start_error.empty()) start_error = err;
+      if (!err.empty() && start_error.empty())
+        start_error = err;
       ++started;
       done.notify_all();
     }
@@ -202,13 +216,16 @@ struct ThreadPool::Impl {
       {
         std::unique_lock<std::mutex> lock(mu);
         wake.wait(lock, [&] { return stopping || generation != seen; });
-        if (stopping) return;
+        if (stopping)
+          return;
         seen = generation;
-        if (index >= chunks) continue;
+        if (index >= chunks)
+          continue;
       }
       run_chunk(index);
       std::lock_guard<std::mutex> lock(mu);
-      if (--pending == 0) done.notify_one();
+      if (--pending == 0)
+        done.notify_one();
     }
   }
 
@@ -220,18 +237,19 @@ struct ThreadPool::Impl {
       stopping = true;
     }
     wake.notify_all();
-    for (auto& t : workers) t.join();
+    for (auto &t : workers)
+      t.join();
     workers.clear();
     if (caller_mask_saved)
       pthread_setaffinity_np(pthread_self(), sizeof(caller_mask), &caller_mask);
   }
 
-  void run(int64_t n_, int chunks_, bool record_, const std::function<void(int64_t, int64_t)>& f);
+  void run(int64_t n_, int chunks_, bool record_, const std::function<void(int64_t, int64_t)> &f);
 };
 
 ThreadPool::ThreadPool(int threads) : ThreadPool(threads, Placement{}) {}
 
-ThreadPool::ThreadPool(int threads, const Placement& placement) : impl_(new Impl) {
+ThreadPool::ThreadPool(int threads, const Placement &placement) : impl_(new Impl) {
   if (threads < 1) {
     delete impl_;
     throw std::invalid_argument("ThreadPool: threads must be >= 1, got " + std::to_string(threads));
@@ -276,12 +294,13 @@ ThreadPool::~ThreadPool() {
 int ThreadPool::size() const { return impl_->threads; }
 bool ThreadPool::pinned() const { return impl_->placement.pinned; }
 int ThreadPool::cpu_of(int worker) const {
-  if (!impl_->placement.pinned || worker < 0 || worker >= impl_->threads) return -1;
+  if (!impl_->placement.pinned || worker < 0 || worker >= impl_->threads)
+    return -1;
   return impl_->placement.cpus[size_t(worker)];
 }
 
 void ThreadPool::Impl::run(int64_t n_, int chunks_, bool record_,
-                           const std::function<void(int64_t, int64_t)>& f) {
+                           const std::function<void(int64_t, int64_t)> &f) {
   std::lock_guard<std::mutex> call(call_mu);
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -293,7 +312,8 @@ void ThreadPool::Impl::run(int64_t n_, int chunks_, bool record_,
     pending = chunks_ - 1;
     ++generation;
   }
-  if (chunks_ > 1) wake.notify_all();
+  if (chunks_ > 1)
+    wake.notify_all();
   run_chunk(0);
   std::exception_ptr err;
   {
@@ -302,15 +322,17 @@ void ThreadPool::Impl::run(int64_t n_, int chunks_, bool record_,
     err = error;
     fn = nullptr;
   }
-  if (err) std::rethrow_exception(err);
+  if (err)
+    std::rethrow_exception(err);
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)> &fn) {
+  if (n <= 0)
+    return;
   impl_->run(n, int(n < impl_->threads ? n : impl_->threads), true, fn);
 }
 
-void ThreadPool::run_on_each(const std::function<void(int worker)>& fn) {
+void ThreadPool::run_on_each(const std::function<void(int worker)> &fn) {
   const std::function<void(int64_t, int64_t)> each = [&](int64_t b, int64_t) { fn(int(b)); };
   impl_->run(impl_->threads, impl_->threads, false, each);
 }
@@ -318,7 +340,8 @@ void ThreadPool::run_on_each(const std::function<void(int worker)>& fn) {
 std::vector<ThreadPool::WorkerStats> ThreadPool::stats() const {
   std::vector<WorkerStats> out;
   out.reserve(impl_->slots.size());
-  for (const auto& slot : impl_->slots) out.push_back(slot.s);
+  for (const auto &slot : impl_->slots)
+    out.push_back(slot.s);
   return out;
 }
 
@@ -331,17 +354,18 @@ void ThreadPool::reset_stats() {
   }
 }
 
-double imbalance(const std::vector<ThreadPool::WorkerStats>& stats) {
+double imbalance(const std::vector<ThreadPool::WorkerStats> &stats) {
   double sum = 0, slowest = 0;
   int ran = 0;
-  for (const auto& s : stats)
+  for (const auto &s : stats)
     if (s.tasks > 0) {
       sum += s.task_s;
       slowest = std::max(slowest, s.task_s);
       ++ran;
     }
-  if (ran == 0 || sum <= 0) return 0;
+  if (ran == 0 || sum <= 0)
+    return 0;
   return slowest / (sum / ran);
 }
 
-}  // namespace convbench
+} // namespace convbench

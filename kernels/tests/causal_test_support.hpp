@@ -25,7 +25,7 @@ struct CausalProblem {
   CausalConvShape s;
   std::vector<float> x, w, b, state;
   std::vector<uint8_t> has_state;
-  CausalTensors tensors(float* y, float* fs) const {
+  CausalTensors tensors(float *y, float *fs) const {
     return {x.data(),
             w.data(),
             s.bias ? b.data() : nullptr,
@@ -40,8 +40,9 @@ inline std::vector<float> uniform(int64_t n, double bound, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-bound, bound);
   std::vector<float> v(static_cast<size_t>(n));
-  for (auto& e : v) {
-    do e = float(d(rng));
+  for (auto &e : v) {
+    do
+      e = float(d(rng));
     while (e == 0.0f);
   }
   return v;
@@ -49,7 +50,7 @@ inline std::vector<float> uniform(int64_t n, double bound, uint64_t seed) {
 
 // Weights in +-1/sqrt(k) as torch initialises a depthwise conv; every other sequence carries an
 // initial state when the shape has one (sequence 0 always), so both paths run in one launch.
-inline CausalProblem random_problem(const CausalConvShape& s, uint64_t seed) {
+inline CausalProblem random_problem(const CausalConvShape &s, uint64_t seed) {
   CausalProblem p;
   p.s = s;
   p.x = uniform(s.input_elems(), 1.0, seed * 5 + 1);
@@ -57,7 +58,8 @@ inline CausalProblem random_problem(const CausalConvShape& s, uint64_t seed) {
   p.b = uniform(s.channels, 1.0 / std::sqrt(double(s.k)), seed * 5 + 3);
   if (s.initial_state) {
     p.state = uniform(s.state_elems(), 1.0, seed * 5 + 4);
-    for (int64_t b = 0; b < s.batch; ++b) p.has_state.push_back(b % 2 == 0 ? 1 : 0);
+    for (int64_t b = 0; b < s.batch; ++b)
+      p.has_state.push_back(b % 2 == 0 ? 1 : 0);
   }
   return p;
 }
@@ -66,12 +68,12 @@ struct Output {
   std::vector<float> y, fs;
 };
 
-inline ThreadPool& pool() {
+inline ThreadPool &pool() {
   static ThreadPool p(int(std::max(1u, std::thread::hardware_concurrency())));
   return p;
 }
 
-inline Output run_host(const CausalProblem& p, bool f64) {
+inline Output run_host(const CausalProblem &p, bool f64) {
   Output o{std::vector<float>(size_t(p.s.output_elems())),
            std::vector<float>(size_t(p.s.state_elems()))};
   const CausalTensors t = p.tensors(o.y.data(), o.fs.data());
@@ -84,7 +86,7 @@ inline Output run_host(const CausalProblem& p, bool f64) {
 
 // The launch parameters a kernel would get. state may point at a copy the test owns (the
 // planted in-place variant writes into it).
-inline CausalParams params(const CausalProblem& p, float* state, void* y, float* fs) {
+inline CausalParams params(const CausalProblem &p, float *state, void *y, float *fs) {
   CausalParams q{};
   q.batch = p.s.batch;
   q.channels = p.s.channels;
@@ -100,31 +102,31 @@ inline CausalParams params(const CausalProblem& p, float* state, void* y, float*
   return q;
 }
 
-template <int K, bool kBf16, Fault F>
-void emulate_register_k(const CausalParams& q) {
+template <int K, bool kBf16, Fault F> void emulate_register_k(const CausalParams &q) {
   const int64_t n = causal_detail::register_threads(q);
-  for (int64_t gid = 0; gid < n; ++gid) causal_detail::register_thread<K, kBf16, F>(q, gid);
+  for (int64_t gid = 0; gid < n; ++gid)
+    causal_detail::register_thread<K, kBf16, F>(q, gid);
 }
 
-template <int K, bool kBf16, Fault F>
-void emulate_tiled_k(const CausalParams& q) {
+template <int K, bool kBf16, Fault F> void emulate_tiled_k(const CausalParams &q) {
   using namespace causal_detail;
   TiledSmem<K> sm;
   for (int64_t z = 0; z < q.batch; ++z)
     for (int64_t y = 0; y < tiled_tiles(q); ++y)
       for (int64_t x = 0; x < tiled_chunks(q); ++x) {
         const TiledBlock blk{x, y, z};
-        std::memset(&sm, 0xff, sizeof sm);  // NaN: a cell read before it was staged shows
-        for (int t = 0; t < kTiledThreads; ++t) tiled_stage<K>(q, blk, t, sm);
+        std::memset(&sm, 0xff, sizeof sm); // NaN: a cell read before it was staged shows
+        for (int t = 0; t < kTiledThreads; ++t)
+          tiled_stage<K>(q, blk, t, sm);
         // __syncthreads()
-        for (int t = 0; t < kTiledThreads; ++t) tiled_compute<K, kBf16, F>(q, blk, t, sm);
+        for (int t = 0; t < kTiledThreads; ++t)
+          tiled_compute<K, kBf16, F>(q, blk, t, sm);
       }
 }
 
 enum class Kernel { reg, tiled };
 
-template <bool kBf16, Fault F>
-void emulate_as(const CausalParams& q, int k, Kernel kernel) {
+template <bool kBf16, Fault F> void emulate_as(const CausalParams &q, int k, Kernel kernel) {
   auto go = [&](auto kc) {
     constexpr int K = decltype(kc)::value;
     if (kernel == Kernel::reg)
@@ -132,37 +134,42 @@ void emulate_as(const CausalParams& q, int k, Kernel kernel) {
     else
       emulate_tiled_k<K, kBf16, F>(q);
   };
-  if (k == 2) go(std::integral_constant<int, 2>{});
-  if (k == 3) go(std::integral_constant<int, 3>{});
-  if (k == 4) go(std::integral_constant<int, 4>{});
+  if (k == 2)
+    go(std::integral_constant<int, 2>{});
+  if (k == 3)
+    go(std::integral_constant<int, 3>{});
+  if (k == 4)
+    go(std::integral_constant<int, 4>{});
 }
 
 // One emulated launch; y widened to f32 when bf16 (exact). `state` is the initial state buffer
 // the launch reads (the planted in-place fault writes into it too).
 template <Fault F = Fault::none>
-Output emulate(const CausalProblem& p, Kernel kernel, bool bf16,
-               std::vector<float>* state_buf = nullptr) {
+Output emulate(const CausalProblem &p, Kernel kernel, bool bf16,
+               std::vector<float> *state_buf = nullptr) {
   std::vector<float> own_state = p.state;
-  float* st = state_buf ? state_buf->data() : own_state.data();
+  float *st = state_buf ? state_buf->data() : own_state.data();
   Output o{std::vector<float>(size_t(p.s.output_elems())),
            std::vector<float>(size_t(p.s.state_elems()))};
   if (bf16) {
     std::vector<uint16_t> yb(o.y.size());
     emulate_as<true, F>(params(p, st, yb.data(), o.fs.data()), int(p.s.k), kernel);
-    for (size_t i = 0; i < yb.size(); ++i) o.y[i] = causal_detail::from_bf16(yb[i]);
+    for (size_t i = 0; i < yb.size(); ++i)
+      o.y[i] = causal_detail::from_bf16(yb[i]);
   } else {
     emulate_as<false, F>(params(p, st, o.y.data(), o.fs.data()), int(p.s.k), kernel);
   }
   return o;
 }
 
-inline int64_t cells_differ(const std::vector<float>& a, const std::vector<float>& b) {
+inline int64_t cells_differ(const std::vector<float> &a, const std::vector<float> &b) {
   int64_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], 4) != 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    n += std::memcmp(&a[i], &b[i], 4) != 0;
   return n;
 }
 
-inline double rel_l2(const std::vector<float>& y, const std::vector<float>& ref) {
+inline double rel_l2(const std::vector<float> &y, const std::vector<float> &ref) {
   double num = 0, den = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     const double d = double(y[i]) - double(ref[i]);
@@ -172,13 +179,15 @@ inline double rel_l2(const std::vector<float>& y, const std::vector<float>& ref)
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-inline std::string name(const CausalConvShape& s) {
+inline std::string name(const CausalConvShape &s) {
   // Appended piecewise: "b" + std::to_string(..) trips GCC 12's -Wrestrict (GCC bug 105329).
   std::string n("b");
   n.append(std::to_string(s.batch)).append(" c").append(std::to_string(s.channels));
   n.append(" k").append(std::to_string(s.k)).append(" l").append(std::to_string(s.length));
-  if (s.initial_state) n.append(" state");
-  if (s.activation == Activation::silu) n.append(" silu");
+  if (s.initial_state)
+    n.append(" state");
+  if (s.activation == Activation::silu)
+    n.append(" silu");
   return n;
 }
 
@@ -188,4 +197,4 @@ inline std::string name(const CausalConvShape& s) {
 constexpr double kF32Tolerance = 1e-5;
 constexpr double kBf16Tolerance = 5e-3;
 
-}  // namespace convbench::causal_testing
+} // namespace convbench::causal_testing

@@ -32,14 +32,15 @@ CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state, int64_t k = 4
 }
 
 // The formula, cell by cell, with the tap order a parameter: k ascending (the promise) or not.
-Output formula_f64(const CausalProblem& p, bool reversed) {
-  const auto& s = p.s;
+Output formula_f64(const CausalProblem &p, bool reversed) {
+  const auto &s = p.s;
   Output o{std::vector<float>(size_t(s.output_elems())), {}};
   for (int64_t row = 0; row < s.batch * s.channels; ++row) {
     const int64_t c = row % s.channels, b = row / s.channels;
     const bool st = s.initial_state && p.has_state[size_t(b)];
     auto xpad = [&](int64_t j) -> double {
-      if (j >= s.k - 1) return p.x[size_t(row * s.length + j - (s.k - 1))];
+      if (j >= s.k - 1)
+        return p.x[size_t(row * s.length + j - (s.k - 1))];
       return st ? p.state[size_t(row * (s.k - 1) + j)] : 0.0;
     };
     for (int64_t t = 0; t < s.length; ++t) {
@@ -48,7 +49,8 @@ Output formula_f64(const CausalProblem& p, bool reversed) {
         const int64_t k = reversed ? s.k - 1 - i : i;
         acc += double(p.w[size_t(c * s.k + k)]) * xpad(t + k);
       }
-      if (s.activation == Activation::silu) acc = acc / (1.0 + std::exp(-acc));
+      if (s.activation == Activation::silu)
+        acc = acc / (1.0 + std::exp(-acc));
       o.y[size_t(row * s.length + t)] = float(acc);
     }
   }
@@ -177,5 +179,5 @@ TEST(CausalCpu, RejectsBadShapes) {
   EXPECT_NE(why.find("k in {2, 3, 4}"), std::string::npos) << why;
 }
 
-}  // namespace
-}  // namespace convbench::causal_testing
+} // namespace
+} // namespace convbench::causal_testing

@@ -43,8 +43,10 @@ CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state, int64_t k = 4
 std::vector<CausalConvShape> shapes() {
   std::vector<CausalConvShape> v;
   for (bool st : {false, true}) {
-    for (int64_t l : {1, 64}) v.push_back(shape(8, 1024, l, st));
-    for (int64_t l : {1, 64, 1024, 8192}) v.push_back(shape(1, 1024, l, st));
+    for (int64_t l : {1, 64})
+      v.push_back(shape(8, 1024, l, st));
+    for (int64_t l : {1, 64, 1024, 8192})
+      v.push_back(shape(1, 1024, l, st));
     v.push_back(shape(3, 13, 257, st));
     v.push_back(shape(2, 9, 2, st, 4, Activation::none));
     v.push_back(shape(2, 17, 513, st, 3));
@@ -55,7 +57,7 @@ std::vector<CausalConvShape> shapes() {
 
 TEST(CausalEmulation, RegisterAndTiledSameBitsWithinTolerance) {
   int gates = 0;
-  for (const auto& s : shapes()) {
+  for (const auto &s : shapes()) {
     const auto p = random_problem(s, uint64_t(s.channels * 31 + s.length));
     const Output ref = run_host(p, true), f32 = run_host(p, false);
     const Output reg = emulate(p, Kernel::reg, false), til = emulate(p, Kernel::tiled, false);
@@ -76,8 +78,7 @@ TEST(CausalEmulation, RegisterAndTiledSameBitsWithinTolerance) {
 struct Moved {
   int64_t f32, bf16, cells;
 };
-template <Fault F>
-Moved mutate_tiled(const CausalProblem& p) {
+template <Fault F> Moved mutate_tiled(const CausalProblem &p) {
   const Output a = emulate(p, Kernel::reg, false), b = emulate<F>(p, Kernel::tiled, false);
   const Output ab = emulate(p, Kernel::reg, true), bb = emulate<F>(p, Kernel::tiled, true);
   return {cells_differ(a.y, b.y), cells_differ(ab.y, bb.y), int64_t(a.y.size())};
@@ -86,10 +87,9 @@ Moved mutate_tiled(const CausalProblem& p) {
 TEST(CausalEmulation, PlantedFmaCaughtByF32MissedByBf16) {
   const auto p = random_problem(shape(1, 1024, 64, true, 4, Activation::none), 5);
   const Moved m = mutate_tiled<Fault::fma_last_tap>(p);
-  std::printf(
-      "FMA on the last tap of the tiled kernel: f32 gate sees %lld of %lld cells move, "
-      "bf16 gate %lld\n",
-      (long long)m.f32, (long long)m.cells, (long long)m.bf16);
+  std::printf("FMA on the last tap of the tiled kernel: f32 gate sees %lld of %lld cells move, "
+              "bf16 gate %lld\n",
+              (long long)m.f32, (long long)m.cells, (long long)m.bf16);
   EXPECT_GT(m.f32, 0) << "the f32 pair gate must fail on a one-ulp change";
   EXPECT_LT(m.bf16 * 1000, m.f32) << "the bf16 store should hide nearly all of it";
 }
@@ -101,12 +101,12 @@ TEST(CausalEmulation, OrderMutationsTheBf16StoreHides) {
       random_problem(shape(1, 1024, 64, true), 9),
       random_problem(shape(1, 256, 64, false, 4, Activation::none), 10)};
   int missed = 0, total = 0;
-  for (const auto& p : problems) {
-    const std::vector<std::pair<const char*, Moved>> runs = {
+  for (const auto &p : problems) {
+    const std::vector<std::pair<const char *, Moved>> runs = {
         {"fma on the last tap", mutate_tiled<Fault::fma_last_tap>(p)},
         {"taps reversed", mutate_tiled<Fault::reversed_taps>(p)},
         {"bias added last", mutate_tiled<Fault::bias_last>(p)}};
-    for (const auto& [what, m] : runs) {
+    for (const auto &[what, m] : runs) {
       std::printf(
           "%s, %-20s f32 gate: %6lld of %lld cells moved; bf16 gate: %lld (%.4f%% hidden)\n",
           name(p.s).c_str(), what, (long long)m.f32, (long long)m.cells, (long long)m.bf16,
@@ -128,7 +128,8 @@ TEST(CausalEmulation, CancellationSeesTapOrder) {
   for (int64_t c = 0; c < 16; ++c) {
     const float big = std::ldexp(1.0f, 30);
     const float w[4] = {big, 1.0f, -big, 1.0f};
-    for (int k = 0; k < 4; ++k) p.w[size_t(c * 4 + k)] = w[k];
+    for (int k = 0; k < 4; ++k)
+      p.w[size_t(c * 4 + k)] = w[k];
   }
   const Output reg = emulate(p, Kernel::reg, false);
   const Output rev = emulate<Fault::reversed_taps>(p, Kernel::tiled, false);
@@ -156,5 +157,5 @@ TEST(CausalEmulation, InPlaceStateCaughtAcrossRepeatedRuns) {
     }
 }
 
-}  // namespace
-}  // namespace convbench::causal_testing
+} // namespace
+} // namespace convbench::causal_testing

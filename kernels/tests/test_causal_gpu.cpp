@@ -27,10 +27,11 @@ namespace {
 using cuda::CausalKernel;
 using cuda::CausalOut;
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    std::string why;                                                           \
-    if (!cuda::device_available(&why)) GTEST_SKIP() << "no GPU here: " << why; \
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    std::string why;                                                                               \
+    if (!cuda::device_available(&why))                                                             \
+      GTEST_SKIP() << "no GPU here: " << why;                                                      \
   } while (0)
 
 CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state) {
@@ -51,13 +52,14 @@ std::vector<CausalConvShape> family(bool state_shapes_only) {
     for (int64_t l : {1, 64, 1024, 8192})
       for (int64_t b : {1, 8})
         for (bool st : {false, true}) {
-          if (small && !(c == 1024 && st && l >= 1024)) continue;
+          if (small && !(c == 1024 && st && l >= 1024))
+            continue;
           v.push_back(shape(b, c, l, st));
         }
   return v;
 }
 
-Output run_device(const CausalProblem& p, CausalKernel k, CausalOut out) {
+Output run_device(const CausalProblem &p, CausalKernel k, CausalOut out) {
   Output o{std::vector<float>(size_t(p.s.output_elems())),
            std::vector<float>(size_t(p.s.state_elems()))};
   cuda::per_call_causal(p.s, k, out, p.tensors(o.y.data(), o.fs.data()));
@@ -67,7 +69,7 @@ Output run_device(const CausalProblem& p, CausalKernel k, CausalOut out) {
 TEST(CausalGpu, PairBitwiseOnTheFamily) {
   REQUIRE_GPU();
   int gates = 0;
-  for (const auto& s : family(false)) {
+  for (const auto &s : family(false)) {
     const auto p = random_problem(s, uint64_t(s.channels + s.length + s.batch));
     const Output ref = run_host(p, true);
     const Output r = run_device(p, CausalKernel::reg, CausalOut::f32);
@@ -106,7 +108,7 @@ TEST(CausalGpu, DeviceEqualsHostEmulation) {
 // launched twice: the product variant is repeatable and leaves the initial state untouched.
 TEST(CausalGpu, StateShapesRepeatable) {
   REQUIRE_GPU();
-  for (const auto& s : family(true))
+  for (const auto &s : family(true))
     for (CausalKernel k : {CausalKernel::reg, CausalKernel::tiled}) {
       const auto p = random_problem(s, 3);
       cuda::ResidentCausal r(s, k, CausalOut::f32, p.tensors(nullptr, nullptr));
@@ -122,9 +124,8 @@ TEST(CausalGpu, StateShapesRepeatable) {
     }
 }
 
-template <class T>
-T* to_device(const std::vector<T>& h) {
-  T* d = nullptr;
+template <class T> T *to_device(const std::vector<T> &h) {
+  T *d = nullptr;
   EXPECT_EQ(cudaMalloc(&d, h.size() * sizeof(T)), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   return d;
@@ -152,12 +153,12 @@ TEST(CausalGpu, PlantedInPlaceStateCaughtAcrossRepeatedRuns) {
     std::printf("planted in-place state (%s): %lld cells differ between two runs\n",
                 cuda::to_string(k).c_str(), (long long)moved);
     EXPECT_GT(moved, 0) << "the repeated-run check must catch the in-place state";
-    for (const void* q :
-         {(const void*)d.x, (const void*)d.w, (const void*)d.bias, (const void*)d.initial_state,
-          (const void*)d.has_initial_state, (const void*)d.y, (const void*)d.final_state})
-      cudaFree(const_cast<void*>(q));
+    for (const void *q :
+         {(const void *)d.x, (const void *)d.w, (const void *)d.bias, (const void *)d.initial_state,
+          (const void *)d.has_initial_state, (const void *)d.y, (const void *)d.final_state})
+      cudaFree(const_cast<void *>(q));
   }
 }
 
-}  // namespace
-}  // namespace convbench::causal_testing
+} // namespace
+} // namespace convbench::causal_testing

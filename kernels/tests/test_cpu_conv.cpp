@@ -24,14 +24,14 @@ using testing::naive_f64;
 using testing::Problem;
 using testing::relative_l2;
 
-std::vector<float> run_f64(const Problem& p, int threads) {
+std::vector<float> run_f64(const Problem &p, int threads) {
   ThreadPool pool(threads);
   std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
   conv_cpu_f64(p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
   return y;
 }
 
-std::vector<float> run_f32(const Problem& p, int threads) {
+std::vector<float> run_f32(const Problem &p, int threads) {
   ThreadPool pool(threads);
   std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
   conv_cpu_f32(p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
@@ -41,7 +41,7 @@ std::vector<float> run_f32(const Problem& p, int threads) {
 class CpuF64 : public ::testing::TestWithParam<ConvOp> {};
 class CpuF32 : public ::testing::TestWithParam<ConvOp> {};
 
-std::string op_name(const ::testing::TestParamInfo<ConvOp>& info) { return to_string(info.param); }
+std::string op_name(const ::testing::TestParamInfo<ConvOp> &info) { return to_string(info.param); }
 
 // cpu-f64 performs exactly the contract's additions: bitwise equal to the cell-by-cell reference
 // on random shapes. (Planted: dropping one unit of padding in the transposed scatter failed here
@@ -82,13 +82,15 @@ TEST_P(CpuF64, CancellationPinsTheInputChannelOrder) {
 // cells each; the plain random data alone did not move.)
 TEST_P(CpuF64, BitwiseEqualAtAnyThreadCount) {
   Problem p = testing::cancellation_problem(GetParam(), 11);
-  p.shape.cout = 37;  // not a multiple of any of the thread counts
+  p.shape.cout = 37; // not a multiple of any of the thread counts
   p = testing::random_problem(p.shape, 11);
   const auto one = run_f64(p, 1);
-  for (int threads : {2, 3, 8, 16}) EXPECT_EQ(differing_cells(run_f64(p, threads), one), 0) << threads;
+  for (int threads : {2, 3, 8, 16})
+    EXPECT_EQ(differing_cells(run_f64(p, threads), one), 0) << threads;
   const Problem c = testing::cancellation_problem(GetParam(), 12);
   const auto c1 = run_f64(c, 1);
-  for (int threads : {2, 3, 8, 16}) EXPECT_EQ(differing_cells(run_f64(c, threads), c1), 0) << threads;
+  for (int threads : {2, 3, 8, 16})
+    EXPECT_EQ(differing_cells(run_f64(c, threads), c1), 0) << threads;
 }
 
 // A zero input is skipped, not multiplied: with +inf weights on a channel whose input is all 0.0
@@ -104,7 +106,8 @@ TEST_P(CpuF64, SkipsZeroInputs) {
   s.padding = 1;
   s.l_in = 9;
   Problem p = testing::random_problem(s, 5);
-  for (int64_t t = 0; t < s.l_in; ++t) p.x[size_t(s.l_in + t)] = 0.0f;  // ic 1 is all zero
+  for (int64_t t = 0; t < s.l_in; ++t)
+    p.x[size_t(s.l_in + t)] = 0.0f; // ic 1 is all zero
   for (int64_t oc = 0; oc < s.cout; ++oc)
     for (int64_t k = 0; k < s.k; ++k)
       p.w[size_t(s.op == ConvOp::forward ? (oc * 2 + 1) * 3 + k : (3 + oc) * 3 + k)] =
@@ -117,7 +120,8 @@ TEST_P(CpuF64, SkipsZeroInputs) {
     for (int64_t k = 0; k < s.k; ++k)
       one.w.push_back(p.w[size_t(s.op == ConvOp::forward ? (oc * 2) * 3 + k : oc * 3 + k)]);
   const auto got = run_f64(p, 2);
-  for (float v : got) ASSERT_TRUE(std::isfinite(v));
+  for (float v : got)
+    ASSERT_TRUE(std::isfinite(v));
   EXPECT_EQ(differing_cells(got, run_f64(one, 1)), 0);
 
   if (GetParam() == ConvOp::forward) {
@@ -125,7 +129,8 @@ TEST_P(CpuF64, SkipsZeroInputs) {
     std::fill(z.x.begin(), z.x.end(), 0.0f);
     std::fill(z.w.begin(), z.w.end(), 1.0f);
     std::fill(z.b.begin(), z.b.end(), -0.0f);
-    for (float v : run_f64(z, 1)) EXPECT_TRUE(v == 0.0f && std::signbit(v));
+    for (float v : run_f64(z, 1))
+      EXPECT_TRUE(v == 0.0f && std::signbit(v));
   }
 }
 
@@ -167,8 +172,8 @@ TEST_P(CpuF32, WithinToleranceOfTheReference) {
   const auto ref = run_f64(p, 2);
   for (int64_t oc = 0; oc < s.cout; ++oc)
     for (int64_t k = 0; k < s.k; ++k)
-      p.w[size_t(s.op == ConvOp::forward ? (oc * s.cin + 77) * s.k + k : (77 * s.cout + oc) * s.k + k)] =
-          0.0f;
+      p.w[size_t(s.op == ConvOp::forward ? (oc * s.cin + 77) * s.k + k
+                                         : (77 * s.cout + oc) * s.k + k)] = 0.0f;
   EXPECT_GT(relative_l2(run_f32(p, 2), ref), 100 * testing::kF32RelativeL2Bound);
 }
 
@@ -194,7 +199,8 @@ TEST_P(CpuF32, BitwiseEqualAtAnyThreadCount) {
   s.l_in = 41;
   const Problem p = testing::random_problem(s, 21);
   const auto one = run_f32(p, 1);
-  for (int threads : {2, 3, 8, 16}) EXPECT_EQ(differing_cells(run_f32(p, threads), one), 0) << threads;
+  for (int threads : {2, 3, 8, 16})
+    EXPECT_EQ(differing_cells(run_f32(p, threads), one), 0) << threads;
 }
 
 // Every cpu-f32 tile this CPU can run (the AVX-512 machine here runs all three; conv_cpu_f32 picks
@@ -205,12 +211,12 @@ struct IsaCase {
   ConvOp op;
 };
 class CpuF32Isa : public ::testing::TestWithParam<IsaCase> {
- protected:
+protected:
   void SetUp() override {
     if (!cpu_f32::isa_supported(GetParam().isa))
       GTEST_SKIP() << "this CPU cannot run the " << cpu_f32::isa_name(GetParam().isa) << " tile";
   }
-  std::vector<float> run(const Problem& p, int threads) const {
+  std::vector<float> run(const Problem &p, int threads) const {
     ThreadPool pool(threads);
     std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
     cpu_f32::conv(GetParam().isa, p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
@@ -218,11 +224,11 @@ class CpuF32Isa : public ::testing::TestWithParam<IsaCase> {
   }
 };
 
-void PrintTo(const IsaCase& c, std::ostream* os) {
+void PrintTo(const IsaCase &c, std::ostream *os) {
   *os << cpu_f32::isa_name(c.isa) << " " << to_string(c.op);
 }
 
-std::string isa_case_name(const ::testing::TestParamInfo<IsaCase>& info) {
+std::string isa_case_name(const ::testing::TestParamInfo<IsaCase> &info) {
   return std::string(cpu_f32::isa_name(info.param.isa)) + "_" + to_string(info.param.op);
 }
 
@@ -240,16 +246,16 @@ TEST_P(CpuF32Isa, WithinToleranceOnLargeShapes) {
     int64_t batch, cin, cout, k, stride, dil, pad, opad, l_in;
   };
   const Geo geos[] = {
-      {1, 96, 29, 16, 8, 1, 4, 0, 13},     // up0-like, polyphase with 2 taps per phase
-      {2, 150, 29, 4, 2, 1, 1, 0, 700},    // up2-like: 2 u chunks, 3 channel blocks
-      {1, 70, 13, 7, 3, 2, 5, 1, 301},     // K % s != 0, dilation, output padding
-      {1, 33, 31, 11, 1, 5, 25, 0, 1100},  // AMP-block-like Conv1d geometry (dilation 5)
-      {2, 17, 7, 3, 4, 3, 0, 2, 257},      // stride > K: phases without taps
-      {1, 9, 13, 3, 1, 1, 1, 0, 3500},     // one phase of 3500 cells: several u chunks per tile
+      {1, 96, 29, 16, 8, 1, 4, 0, 13},    // up0-like, polyphase with 2 taps per phase
+      {2, 150, 29, 4, 2, 1, 1, 0, 700},   // up2-like: 2 u chunks, 3 channel blocks
+      {1, 70, 13, 7, 3, 2, 5, 1, 301},    // K % s != 0, dilation, output padding
+      {1, 33, 31, 11, 1, 5, 25, 0, 1100}, // AMP-block-like Conv1d geometry (dilation 5)
+      {2, 17, 7, 3, 4, 3, 0, 2, 257},     // stride > K: phases without taps
+      {1, 9, 13, 3, 1, 1, 1, 0, 3500},    // one phase of 3500 cells: several u chunks per tile
   };
   double worst = 0.0;
   for (size_t i = 0; i < std::size(geos); ++i) {
-    const Geo& g = geos[i];
+    const Geo &g = geos[i];
     ConvShape s;
     s.op = op;
     s.batch = g.batch;
@@ -305,18 +311,18 @@ TEST_P(CpuF32Isa, DeterministicAtAnyThreadCount) {
   const Problem p = testing::random_problem(s, 77);
   const auto one = run(p, 1);
   EXPECT_EQ(differing_cells(run(p, 1), one), 0);
-  for (int threads : {2, 3, 8}) EXPECT_EQ(differing_cells(run(p, threads), one), 0) << threads;
+  for (int threads : {2, 3, 8})
+    EXPECT_EQ(differing_cells(run(p, threads), one), 0) << threads;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Tiles, CpuF32Isa,
-    ::testing::Values(IsaCase{cpu_f32::Isa::generic, ConvOp::forward},
-                      IsaCase{cpu_f32::Isa::generic, ConvOp::transposed},
-                      IsaCase{cpu_f32::Isa::avx2, ConvOp::forward},
-                      IsaCase{cpu_f32::Isa::avx2, ConvOp::transposed},
-                      IsaCase{cpu_f32::Isa::avx512, ConvOp::forward},
-                      IsaCase{cpu_f32::Isa::avx512, ConvOp::transposed}),
-    isa_case_name);
+INSTANTIATE_TEST_SUITE_P(Tiles, CpuF32Isa,
+                         ::testing::Values(IsaCase{cpu_f32::Isa::generic, ConvOp::forward},
+                                           IsaCase{cpu_f32::Isa::generic, ConvOp::transposed},
+                                           IsaCase{cpu_f32::Isa::avx2, ConvOp::forward},
+                                           IsaCase{cpu_f32::Isa::avx2, ConvOp::transposed},
+                                           IsaCase{cpu_f32::Isa::avx512, ConvOp::forward},
+                                           IsaCase{cpu_f32::Isa::avx512, ConvOp::transposed}),
+                         isa_case_name);
 
 // The split of up0..up3 of the default model (bigvgan_v2_44khz_128band_512x, 96 frames) gives 16
 // threads at least 4 items each, of near-equal size: the last u chunk holds at least 3/4 of a full
@@ -327,7 +333,7 @@ INSTANTIATE_TEST_SUITE_P(
 // here for up1 on every tile; packs_once true for every shape failed here at up0.)
 TEST(CpuF32Plan, SixteenThreadsGetFourBalancedItemsEachOnTheUpStages) {
   struct Up {
-    const char* name;
+    const char *name;
     int64_t cin, cout, k, stride, l_in;
     bool packs_once;
   };
@@ -337,7 +343,7 @@ TEST(CpuF32Plan, SixteenThreadsGetFourBalancedItemsEachOnTheUpStages) {
                     {"up3", 192, 96, 4, 2, 6144, true}};
   int checked = 0;
   for (const cpu_f32::Isa isa : {cpu_f32::Isa::generic, cpu_f32::Isa::avx2, cpu_f32::Isa::avx512})
-    for (const Up& u : ups) {
+    for (const Up &u : ups) {
       ConvShape s;
       s.op = ConvOp::transposed;
       s.cin = u.cin;
@@ -368,10 +374,10 @@ TEST(CpuF32Plan, SixteenThreadsGetFourBalancedItemsEachOnTheUpStages) {
 // here; every shape-by-shape gate passed with it, the overrun landing in free heap.)
 TEST(CpuF32Buffers, GrowToTheLargestRequestAndStayAligned) {
   cpu_f32::ReusedBuffer buf;
-  const float* small = buf.get(10);
+  const float *small = buf.get(10);
   EXPECT_GE(buf.capacity(), 10);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
-  const float* large = buf.get(100000);
+  const float *large = buf.get(100000);
   EXPECT_GE(buf.capacity(), 100000);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % 64, 0u);
   EXPECT_EQ(buf.get(50), large) << "a smaller request keeps the buffer";
@@ -394,7 +400,7 @@ TEST(CpuF32Buffers, ShapesInSequenceOnOneThreadStayWithinTolerance) {
   large.cin = 64;
   large.cout = 40;
   large.l_in = 900;
-  for (const ConvShape& s : {small, large, small}) {
+  for (const ConvShape &s : {small, large, small}) {
     const Problem p = testing::random_problem(s, 11);
     EXPECT_LE(relative_l2(run_f32(p, 2), run_f64(p, 2)), testing::kF32RelativeL2Bound)
         << "cin " << s.cin << " l_in " << s.l_in;
@@ -426,5 +432,5 @@ INSTANTIATE_TEST_SUITE_P(Ops, CpuF64, ::testing::Values(ConvOp::forward, ConvOp:
 INSTANTIATE_TEST_SUITE_P(Ops, CpuF32, ::testing::Values(ConvOp::forward, ConvOp::transposed),
                          op_name);
 
-}  // namespace
-}  // namespace convbench
+} // namespace
+} // namespace convbench

@@ -35,20 +35,21 @@ using testing::relative_l2;
 
 using testing::sanitizer_small;
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
+bool env_flag(const char *name) {
+  const char *v = std::getenv(name);
   return v && std::string(v) == "1";
 }
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    std::string why_;                                                          \
-    if (!cuda::device_available(&why_)) GTEST_SKIP() << "no usable GPU: " << why_; \
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    std::string why_;                                                                              \
+    if (!cuda::device_available(&why_))                                                            \
+      GTEST_SKIP() << "no usable GPU: " << why_;                                                   \
   } while (0)
 
 using convbench::testing::reference_f64;
 
-std::vector<float> run_resident(const Problem& p, Accum acc) {
+std::vector<float> run_resident(const Problem &p, Accum acc) {
   cuda::ResidentConv conv(p.shape, acc, p.w.data(), p.bias());
   std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
   conv.upload_input(p.x.data());
@@ -57,26 +58,28 @@ std::vector<float> run_resident(const Problem& p, Accum acc) {
   return y;
 }
 
-std::vector<float> run_per_call(const Problem& p, Accum acc) {
+std::vector<float> run_per_call(const Problem &p, Accum acc) {
   std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
   cuda::per_call_conv(p.shape, acc, p.x.data(), p.w.data(), p.bias(), y.data());
   return y;
 }
 
 // memcmp over the whole output, and on failure the first differing cell in bits.
-::testing::AssertionResult byte_identical(const std::vector<float>& got,
-                                          const std::vector<float>& want) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << "sizes differ";
+::testing::AssertionResult byte_identical(const std::vector<float> &got,
+                                          const std::vector<float> &want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "sizes differ";
   if (std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0)
     return ::testing::AssertionSuccess();
   size_t i = 0;
-  while (std::memcmp(&got[i], &want[i], sizeof(float)) == 0) ++i;
+  while (std::memcmp(&got[i], &want[i], sizeof(float)) == 0)
+    ++i;
   return ::testing::AssertionFailure()
          << differing_cells(got, want) << " of " << got.size() << " cells differ; first at " << i
          << ": got " << std::hexfloat << got[i] << " want " << want[i] << std::defaultfloat;
 }
 
-std::string describe(const ConvShape& s) {
+std::string describe(const ConvShape &s) {
   return to_string(s.op) + " b" + std::to_string(s.batch) + " cin" + std::to_string(s.cin) +
          " cout" + std::to_string(s.cout) + " k" + std::to_string(s.k) + " s" +
          std::to_string(s.stride) + " d" + std::to_string(s.dilation) + " p" +
@@ -108,14 +111,15 @@ struct StageCase {
 std::vector<StageCase> stage_cases() {
   const int64_t frames = sanitizer_small() ? 1 : 96;
   std::vector<StageCase> cases;
-  for (const testing::ModelFamily& m : testing::model_families()) {
-    for (const testing::Stage& st : testing::model_stages(m, frames)) {
-      const ConvShape& up = st.shape;
+  for (const testing::ModelFamily &m : testing::model_families()) {
+    for (const testing::Stage &st : testing::model_stages(m, frames)) {
+      const ConvShape &up = st.shape;
       const std::string stage = m.model + "_" + st.name;
       cases.push_back({stage, up});
       for (int64_t k : {3, 7, 11})
         for (int64_t d : {1, 3, 5}) {
-          if (sanitizer_small() && !((k == 3 && d == 1) || (k == 7 && d == 3) || (k == 11 && d == 5)))
+          if (sanitizer_small() &&
+              !((k == 3 && d == 1) || (k == 7 && d == 3) || (k == 11 && d == 5)))
             continue;
           ConvShape amp;
           amp.op = ConvOp::forward;
@@ -132,7 +136,7 @@ std::vector<StageCase> stage_cases() {
 }
 
 // Readable names in test listings and ctest output instead of the parameter's bytes.
-void PrintTo(const StageCase& c, std::ostream* os) { *os << c.name << ": " << describe(c.shape); }
+void PrintTo(const StageCase &c, std::ostream *os) { *os << c.name << ": " << describe(c.shape); }
 
 class CudaModelStage : public ::testing::TestWithParam<StageCase> {};
 
@@ -141,7 +145,7 @@ class CudaModelStage : public ::testing::TestWithParam<StageCase> {};
 // must fail every upsample stage here; so must one built with a fused multiply-add.)
 TEST_P(CudaModelStage, F64ByteIdenticalAndF32WithinTolerance) {
   REQUIRE_GPU();
-  const ConvShape& s = GetParam().shape;
+  const ConvShape &s = GetParam().shape;
   ASSERT_NO_THROW(s.validate());
   const Problem p = testing::random_problem(s, std::hash<std::string>{}(GetParam().name));
   const auto ref = reference_f64(p);
@@ -153,7 +157,7 @@ TEST_P(CudaModelStage, F64ByteIdenticalAndF32WithinTolerance) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaModelStage, ::testing::ValuesIn(stage_cases()),
-                         [](const ::testing::TestParamInfo<StageCase>& i) { return i.param.name; });
+                         [](const ::testing::TestParamInfo<StageCase> &i) { return i.param.name; });
 
 // ---- Random shapes ---------------------------------------------------------------------------
 
@@ -195,7 +199,7 @@ TEST_P(CudaExact, CancellationPinsTheInputChannelOrder) {
   std::printf("[ cancellation ] %s: reversing the ic sweep moves %lld of %zu cells\n",
               to_string(GetParam()).c_str(), (long long)moved, forward_order.size());
   ASSERT_GT(moved, 0) << "the cancellation data cannot see an order change: no teeth";
-  for (const auto& got : {run_resident(p, Accum::f64), run_per_call(p, Accum::f64)}) {
+  for (const auto &got : {run_resident(p, Accum::f64), run_per_call(p, Accum::f64)}) {
     EXPECT_TRUE(byte_identical(got, forward_order));
     EXPECT_EQ(differing_cells(got, reversed), moved);
   }
@@ -213,13 +217,15 @@ TEST_P(CudaExact, SkipsZeroInputsLikeTheReference) {
   s.padding = 1;
   s.l_in = 9;
   Problem p = testing::random_problem(s, 5);
-  for (int64_t t = 0; t < s.l_in; ++t) p.x[size_t(s.l_in + t)] = 0.0f;
+  for (int64_t t = 0; t < s.l_in; ++t)
+    p.x[size_t(s.l_in + t)] = 0.0f;
   for (int64_t oc = 0; oc < s.cout; ++oc)
     for (int64_t k = 0; k < s.k; ++k)
       p.w[size_t(s.op == ConvOp::forward ? (oc * 2 + 1) * 3 + k : (3 + oc) * 3 + k)] =
           std::numeric_limits<float>::infinity();
   const auto got = run_resident(p, Accum::f64);
-  for (float v : got) ASSERT_TRUE(std::isfinite(v));
+  for (float v : got)
+    ASSERT_TRUE(std::isfinite(v));
   EXPECT_TRUE(byte_identical(got, reference_f64(p)));
   std::fill(p.x.begin(), p.x.end(), 0.0f);
   std::fill(p.w.begin(), p.w.end(), 1.0f);
@@ -232,7 +238,8 @@ TEST_P(CudaExact, WidthProbe) {
   REQUIRE_GPU();
   for (bool along_channels : {false, true}) {
     const Problem p = testing::probe_problem(GetParam(), along_channels);
-    EXPECT_EQ(run_resident(p, Accum::f32).at(0), 0.0f) << "cuda-f32, along channels " << along_channels;
+    EXPECT_EQ(run_resident(p, Accum::f32).at(0), 0.0f)
+        << "cuda-f32, along channels " << along_channels;
     EXPECT_EQ(run_per_call(p, Accum::f32).at(0), 0.0f) << "cuda-f32 per-call";
     EXPECT_EQ(run_resident(p, Accum::f64).at(0), testing::probe_f64_expected()) << "cuda-f64";
     EXPECT_NEAR(run_per_call(p, Accum::f64).at(0), 2.4999998510, 1e-6) << "cuda-f64 per-call";
@@ -273,15 +280,20 @@ TEST_P(CudaExact, ResidentLaunchIsRepeatable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, CudaRandom, ::testing::Values(ConvOp::forward, ConvOp::transposed),
-                         [](const ::testing::TestParamInfo<ConvOp>& i) { return to_string(i.param); });
+                         [](const ::testing::TestParamInfo<ConvOp> &i) {
+                           return to_string(i.param);
+                         });
 INSTANTIATE_TEST_SUITE_P(Ops, CudaExact, ::testing::Values(ConvOp::forward, ConvOp::transposed),
-                         [](const ::testing::TestParamInfo<ConvOp>& i) { return to_string(i.param); });
+                         [](const ::testing::TestParamInfo<ConvOp> &i) {
+                           return to_string(i.param);
+                         });
 
 // More output cells than one capped grid covers (2^20 blocks x 256 threads = 2^28): the
 // grid-stride loop and 64-bit cell indices must reach every cell. 300M cells, 1.2 GB of output.
 TEST(CudaGrid, GridStrideCoversMoreCellsThanOneGrid) {
   REQUIRE_GPU();
-  if (sanitizer_small()) GTEST_SKIP() << "CONVBENCH_SANITIZER_SMALL=1: multi-GB case left out";
+  if (sanitizer_small())
+    GTEST_SKIP() << "CONVBENCH_SANITIZER_SMALL=1: multi-GB case left out";
   ConvShape s;
   s.op = ConvOp::forward;
   s.cin = s.cout = s.k = 1;
@@ -297,13 +309,13 @@ TEST(CudaErrors, AllocationFailureNamesTheCall) {
   ConvShape s;
   s.cin = 1 << 13;
   s.cout = 1 << 13;
-  s.k = 1 << 14;  // 2^40 weights
+  s.k = 1 << 14; // 2^40 weights
   s.l_in = 1;
   const float dummy = 0.0f;
   try {
     cuda::ResidentConv conv(s, Accum::f64, &dummy, &dummy);
     FAIL() << "allocating 4 TiB succeeded";
-  } catch (const cuda::CudaError& e) {
+  } catch (const cuda::CudaError &e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("cudaMalloc"), std::string::npos) << what;
     EXPECT_NE(what.find("cuda_conv.cu:"), std::string::npos) << what;
@@ -313,5 +325,5 @@ TEST(CudaErrors, AllocationFailureNamesTheCall) {
   EXPECT_EQ(run_resident(p, Accum::f32).at(0), 0.0f);
 }
 
-}  // namespace
-}  // namespace convbench
+} // namespace
+} // namespace convbench

@@ -31,8 +31,9 @@ inline std::vector<float> random_values(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(n));
-  for (auto& e : v) {
-    do e = dist(rng);
+  for (auto &e : v) {
+    do
+      e = dist(rng);
     while (e == 0.0f);
   }
   return v;
@@ -41,10 +42,10 @@ inline std::vector<float> random_values(int64_t n, uint64_t seed) {
 struct Problem {
   ConvShape shape;
   std::vector<float> x, w, b;
-  const float* bias() const { return shape.bias ? b.data() : nullptr; }
+  const float *bias() const { return shape.bias ? b.data() : nullptr; }
 };
 
-inline Problem random_problem(const ConvShape& s, uint64_t seed) {
+inline Problem random_problem(const ConvShape &s, uint64_t seed) {
   Problem p{s, random_values(s.input_elems(), seed * 3 + 1),
             random_values(s.weight_elems(), seed * 3 + 2),
             random_values(s.bias ? s.cout : 0, seed * 3 + 3)};
@@ -53,7 +54,7 @@ inline Problem random_problem(const ConvShape& s, uint64_t seed) {
 
 // The reference (conv_cpu_f64) of a problem, on a pool of every hardware thread kept for the
 // process: the one all the kernel, fast, tensor-core and cuDNN gates compare against.
-inline std::vector<float> reference_f64(const Problem& pr) {
+inline std::vector<float> reference_f64(const Problem &pr) {
   static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   std::vector<float> y(static_cast<size_t>(pr.shape.output_elems()));
   conv_cpu_f64(pr.shape, pr.x.data(), pr.w.data(), pr.bias(), y.data(), pool);
@@ -62,7 +63,7 @@ inline std::vector<float> reference_f64(const Problem& pr) {
 
 // A random valid shape: stride, dilation, padding, output_padding, odd lengths, batch, bias on/off,
 // and cin up to max_cin (pick values that are not a multiple of any tile a kernel may use).
-inline ConvShape random_shape(std::mt19937_64& rng, ConvOp op, int64_t max_cin, int64_t max_l_in) {
+inline ConvShape random_shape(std::mt19937_64 &rng, ConvOp op, int64_t max_cin, int64_t max_l_in) {
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
@@ -82,27 +83,28 @@ inline ConvShape random_shape(std::mt19937_64& rng, ConvOp op, int64_t max_cin, 
     try {
       s.validate();
       return s;
-    } catch (const ShapeError&) {
+    } catch (const ShapeError &) {
       // draw again: e.g. a forward input shorter than its dilated kernel
     }
   }
 }
 
-}  // namespace convbench::testing
+} // namespace convbench::testing
 
 namespace convbench {
 // gtest prints a ConvOp parameter by name (found by argument-dependent lookup).
-inline void PrintTo(ConvOp op, std::ostream* os) { *os << to_string(op); }
-}  // namespace convbench
+inline void PrintTo(ConvOp op, std::ostream *os) { *os << to_string(op); }
+} // namespace convbench
 
 namespace convbench::testing {
 
 enum class IcOrder { ascending, descending };
 
 // The reference's contract, written the slow obvious way, one cell at a time: forward adds bias,
-// then (ic, k); transposed adds (ic, t) with the single k hitting the cell, then bias. Skips x == 0.
-inline std::vector<float> naive_f64(const Problem& pr, IcOrder order) {
-  const ConvShape& s = pr.shape;
+// then (ic, k); transposed adds (ic, t) with the single k hitting the cell, then bias. Skips x ==
+// 0.
+inline std::vector<float> naive_f64(const Problem &pr, IcOrder order) {
+  const ConvShape &s = pr.shape;
   const int64_t lo = s.l_out();
   std::vector<float> y(size_t(s.output_elems()));
   for (int64_t b = 0; b < s.batch; ++b)
@@ -111,46 +113,52 @@ inline std::vector<float> naive_f64(const Problem& pr, IcOrder order) {
         double acc = (s.op == ConvOp::forward && s.bias) ? double(pr.b[oc]) : 0.0;
         for (int64_t n = 0; n < s.cin; ++n) {
           const int64_t ic = order == IcOrder::ascending ? n : s.cin - 1 - n;
-          const float* xr = pr.x.data() + (b * s.cin + ic) * s.l_in;
+          const float *xr = pr.x.data() + (b * s.cin + ic) * s.l_in;
           if (s.op == ConvOp::forward) {
             for (int64_t k = 0; k < s.k; ++k) {
               const int64_t i = q * s.stride - s.padding + k * s.dilation;
-              if (i < 0 || i >= s.l_in || xr[i] == 0.0f) continue;
+              if (i < 0 || i >= s.l_in || xr[i] == 0.0f)
+                continue;
               acc += double(xr[i]) * double(pr.w[(oc * s.cin + ic) * s.k + k]);
             }
           } else {
             for (int64_t t = 0; t < s.l_in; ++t) {
-              const int64_t r = q + s.padding - t * s.stride;  // must equal k * dilation
-              if (r < 0 || r % s.dilation != 0 || r / s.dilation >= s.k || xr[t] == 0.0f) continue;
+              const int64_t r = q + s.padding - t * s.stride; // must equal k * dilation
+              if (r < 0 || r % s.dilation != 0 || r / s.dilation >= s.k || xr[t] == 0.0f)
+                continue;
               acc += double(xr[t]) * double(pr.w[(ic * s.cout + oc) * s.k + r / s.dilation]);
             }
           }
         }
-        if (s.op == ConvOp::transposed && s.bias) acc += double(pr.b[oc]);
+        if (s.op == ConvOp::transposed && s.bias)
+          acc += double(pr.b[oc]);
         y[size_t((b * s.cout + oc) * lo + q)] = float(acc);
       }
   return y;
 }
 
 // Cells whose bytes differ (so -0.0 vs +0.0 and NaN payloads count).
-inline int64_t differing_cells(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return -1;
+inline int64_t differing_cells(const std::vector<float> &a, const std::vector<float> &b) {
+  if (a.size() != b.size())
+    return -1;
   int64_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
   return n;
 }
 
 // ||a - ref||_2 / ||ref||_2 in f64. An all-zero reference (every tap cut off by padding, no
 // bias: seen on the H200 as shape 116 of the random conv1d set) has no relative scale: then the
 // error is 0 when `a` is exactly zero too and infinity otherwise, never 0/0 = NaN.
-inline double relative_l2(const std::vector<float>& a, const std::vector<float>& ref) {
+inline double relative_l2(const std::vector<float> &a, const std::vector<float> &ref) {
   double num = 0.0, den = 0.0;
   for (size_t i = 0; i < ref.size(); ++i) {
     const double d = double(a[i]) - double(ref[i]);
     num += d * d;
     den += double(ref[i]) * double(ref[i]);
   }
-  if (den == 0.0) return num == 0.0 ? 0.0 : INFINITY;
+  if (den == 0.0)
+    return num == 0.0 ? 0.0 : INFINITY;
   return std::sqrt(num / den);
 }
 
@@ -171,8 +179,9 @@ inline std::vector<float> probe_taps() {
 // What an f64 accumulator gives (summing the f32 taps in f64 in either direction), stored to f32.
 inline float probe_f64_expected() {
   double acc = 0.0;
-  for (float v : probe_taps()) acc += double(v);
-  return float(acc);  // 2.499999850988388 -> 2.4999998f
+  for (float v : probe_taps())
+    acc += double(v);
+  return float(acc); // 2.499999850988388 -> 2.4999998f
 }
 
 // Probe layouts: the 27 taps along k (one channel), or along input channels (k = 1).
@@ -207,7 +216,7 @@ inline Problem probe_problem(ConvOp op, bool along_channels) {
 // resolution near 1.
 // The big pair is always the last two channels of `s` (cin >= 3); the fast kernels' tests pass a
 // shape whose pair lands chunks after the first.
-inline Problem cancellation_problem(const ConvShape& s, uint64_t seed) {
+inline Problem cancellation_problem(const ConvShape &s, uint64_t seed) {
   const ConvOp op = s.op;
   Problem p = random_problem(s, seed);
   const float big = std::ldexp(1.0f, 40);
@@ -239,4 +248,4 @@ inline Problem cancellation_problem(ConvOp op, uint64_t seed) {
   return cancellation_problem(s, seed);
 }
 
-}  // namespace convbench::testing
+} // namespace convbench::testing

@@ -14,16 +14,17 @@
 namespace convbench {
 namespace {
 
-std::vector<float> emulate_f64_kernel(const testing::Problem& pr) {
-  const ConvShape& s = pr.shape;
-  const detail::TapGeometry g{s.cin, s.cout, s.k, s.stride, s.dilation, s.padding, s.l_in, s.l_out()};
+std::vector<float> emulate_f64_kernel(const testing::Problem &pr) {
+  const ConvShape &s = pr.shape;
+  const detail::TapGeometry g{s.cin,      s.cout,    s.k,    s.stride,
+                              s.dilation, s.padding, s.l_in, s.l_out()};
   std::vector<float> y(static_cast<size_t>(s.output_elems()));
   const auto tap = [](double acc, float xv, float wv) {
     return xv == 0.0f ? acc : acc + double(xv) * double(wv);
   };
   for (int64_t cell = 0; cell < s.output_elems(); ++cell) {
     const int64_t q = cell % g.l_out, row = cell / g.l_out, oc = row % s.cout, b = row / s.cout;
-    const float* xb = pr.x.data() + b * s.cin * s.l_in;
+    const float *xb = pr.x.data() + b * s.cin * s.l_in;
     double acc;
     if (s.op == ConvOp::forward) {
       const auto taps = detail::forward_taps(g, q);
@@ -39,7 +40,8 @@ std::vector<float> emulate_f64_kernel(const testing::Problem& pr) {
         for (int64_t j = 0; j < taps.n; ++j)
           acc = tap(acc, xb[ic * s.l_in + taps.t_first + j * taps.dt],
                     pr.w[(ic * s.cout + oc) * s.k + taps.k_first - j * taps.dk]);
-      if (s.bias) acc += double(pr.b[oc]);
+      if (s.bias)
+        acc += double(pr.b[oc]);
     }
     y[size_t(cell)] = float(acc);
   }
@@ -54,7 +56,7 @@ TEST_P(TapWalk, DeviceOrderReproducesTheReferenceBitwise) {
   for (int i = 0; i < 400; ++i) {
     testing::Problem p =
         testing::random_problem(testing::random_shape(rng, GetParam(), 12, 50), 1000 + i);
-    if (i % 4 == 0) {  // wide strides and dilations: several taps per cell, gcd(stride, dil) > 1
+    if (i % 4 == 0) { // wide strides and dilations: several taps per cell, gcd(stride, dil) > 1
       p.shape.stride = 2 + i % 7;
       p.shape.dilation = 2 + (i / 4) % 5;
       p.shape.k = 3 + i % 9;
@@ -62,7 +64,7 @@ TEST_P(TapWalk, DeviceOrderReproducesTheReferenceBitwise) {
       p.shape.padding = i % 5;
       try {
         p.shape.validate();
-      } catch (const ShapeError&) {
+      } catch (const ShapeError &) {
         continue;
       }
       p = testing::random_problem(p.shape, 2000 + i);
@@ -81,15 +83,19 @@ TEST(TapWalkCount, TransposedWalkCountsEveryValidTap) {
   std::mt19937_64 rng(31);
   for (int i = 0; i < 300; ++i) {
     ConvShape s = testing::random_shape(rng, ConvOp::transposed, 3, 40);
-    const detail::TapGeometry g{s.cin, s.cout, s.k, s.stride, s.dilation, s.padding, s.l_in, s.l_out()};
+    const detail::TapGeometry g{s.cin,      s.cout,    s.k,    s.stride,
+                                s.dilation, s.padding, s.l_in, s.l_out()};
     int64_t walked = 0;
-    for (int64_t q = 0; q < g.l_out; ++q) walked += detail::transposed_taps(g, q).n;
+    for (int64_t q = 0; q < g.l_out; ++q)
+      walked += detail::transposed_taps(g, q).n;
     EXPECT_EQ(walked * s.batch * s.cin * s.cout, s.valid_macs()) << i;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, TapWalk, ::testing::Values(ConvOp::forward, ConvOp::transposed),
-                         [](const ::testing::TestParamInfo<ConvOp>& i) { return to_string(i.param); });
+                         [](const ::testing::TestParamInfo<ConvOp> &i) {
+                           return to_string(i.param);
+                         });
 
-}  // namespace
-}  // namespace convbench
+} // namespace
+} // namespace convbench

@@ -24,7 +24,8 @@ TEST(ThreadPool, CoversEveryIndexOnceInAtMostSizeChunks) {
       std::atomic<int> chunks{0};
       pool.parallel_for(n, [&](int64_t b, int64_t e) {
         ++chunks;
-        for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
+        for (int64_t i = b; i < e; ++i)
+          ++hits[size_t(i)];
       });
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(hits[size_t(i)].load(), 1) << "n " << n << " i " << i;
@@ -59,17 +60,18 @@ TEST(ThreadPool, RunsOnSeveralThreads) {
     ids.insert(std::this_thread::get_id());
   });
   EXPECT_EQ(ids.size(), 4u);
-  EXPECT_TRUE(ids.count(std::this_thread::get_id()));  // the caller is one of them
+  EXPECT_TRUE(ids.count(std::this_thread::get_id())); // the caller is one of them
 }
 
 TEST(ThreadPool, RethrowsAWorkersException) {
   ThreadPool pool(3);
   EXPECT_THROW(pool.parallel_for(3,
                                  [](int64_t b, int64_t) {
-                                   if (b > 0) throw std::runtime_error("chunk failed");
+                                   if (b > 0)
+                                     throw std::runtime_error("chunk failed");
                                  }),
                std::runtime_error);
-  int64_t sum = 0;  // still usable afterwards
+  int64_t sum = 0; // still usable afterwards
   pool.parallel_for(1, [&](int64_t b, int64_t e) { sum += e - b; });
   EXPECT_EQ(sum, 1);
 }
@@ -79,16 +81,16 @@ TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(ThreadPool(0), std::invalid_
 TEST(CpuList, ParsesRangesAndSingles) {
   EXPECT_EQ(parse_cpu_list("0-3,7,9-10"), (std::vector<int>{0, 1, 2, 3, 7, 9, 10}));
   EXPECT_EQ(parse_cpu_list("5"), (std::vector<int>{5}));
-  EXPECT_EQ(parse_cpu_list("12,0-1"), (std::vector<int>{0, 1, 12}));  // sorted
+  EXPECT_EQ(parse_cpu_list("12,0-1"), (std::vector<int>{0, 1, 12})); // sorted
 }
 
 // Planted fault seen caught: dropping the duplicate check let "0-3,2" through.
 TEST(CpuList, RejectsBadListsWithOneLine) {
-  for (const char* bad : {"", "a", "1-", "-2", "3-1", "0,,1", "0-3,2", "1,", "99999999", " 1"}) {
+  for (const char *bad : {"", "a", "1-", "-2", "3-1", "0,,1", "0-3,2", "1,", "99999999", " 1"}) {
     try {
       parse_cpu_list(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::invalid_argument &e) {
       const std::string what = e.what();
       EXPECT_EQ(what.find('\n'), std::string::npos);
       EXPECT_NE(what.find("CPU list"), std::string::npos) << what;
@@ -150,11 +152,11 @@ TEST(ThreadPool, UnpinnedRunsAnywhereOrWithinItsList) {
   const std::vector<int> allowed = allowed_cpus();
   const Placement within = make_placement(3, std::to_string(allowed.back()), false);
   EXPECT_FALSE(within.pinned);
-  EXPECT_EQ(within.cpus, std::vector<int>{allowed.back()});  // 3 threads may share one CPU
+  EXPECT_EQ(within.cpus, std::vector<int>{allowed.back()}); // 3 threads may share one CPU
   ThreadPool confined(3, within);
   std::vector<cpu_set_t> masks(3);
   confined.run_on_each([&](int w) { sched_getaffinity(0, sizeof(cpu_set_t), &masks[size_t(w)]); });
-  for (const auto& m : masks) {
+  for (const auto &m : masks) {
     EXPECT_EQ(CPU_COUNT(&m), 1);
     EXPECT_TRUE(CPU_ISSET(allowed.back(), &m));
   }
@@ -171,9 +173,11 @@ TEST(ThreadPool, RunOnEachRunsEveryWorkerOnceAndIsNotCounted) {
     std::lock_guard<std::mutex> l(mu);
     ids.insert(std::this_thread::get_id());
   });
-  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  for (auto &h : hits)
+    EXPECT_EQ(h.load(), 1);
   EXPECT_EQ(ids.size(), 3u);
-  for (const auto& s : pool.stats()) EXPECT_EQ(s.tasks, 0);
+  for (const auto &s : pool.stats())
+    EXPECT_EQ(s.tasks, 0);
 }
 
 // Planted faults seen caught: busy time taken from the steady clock (busy_s == task_s under a
@@ -185,40 +189,43 @@ TEST(ThreadPool, StatsCountChunksBusyAndTaskTimePerWorker) {
   for (int rep = 0; rep < 3; ++rep)
     pool.parallel_for(2, [&](int64_t b, int64_t) {
       if (b == 1)
-        std::this_thread::sleep_for(std::chrono::milliseconds(40));  // not busy
+        std::this_thread::sleep_for(std::chrono::milliseconds(40)); // not busy
       else {
         const auto t0 = std::chrono::steady_clock::now();
         volatile double x = 0;
-        while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2)) x = x + 1;
+        while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2))
+          x = x + 1;
       }
     });
   const auto st = pool.stats();
   ASSERT_EQ(st.size(), 2u);
-  for (const auto& s : st) {
+  for (const auto &s : st) {
     EXPECT_EQ(s.tasks, 3);
     EXPECT_GE(s.first_cpu, 0);
     EXPECT_GE(s.last_cpu, 0);
     EXPECT_GE(s.task_s, s.busy_s * 0.99);
   }
   EXPECT_GE(st[1].task_s, 0.119);
-  EXPECT_LT(st[1].busy_s, 0.5 * st[1].task_s);  // sleeping is not busy
+  EXPECT_LT(st[1].busy_s, 0.5 * st[1].task_s); // sleeping is not busy
   EXPECT_GT(st[0].busy_s, 0.0);
-  EXPECT_GT(imbalance(st), 1.2);  // the sleeper is slowest
+  EXPECT_GT(imbalance(st), 1.2); // the sleeper is slowest
   pool.reset_stats();
-  for (const auto& s : pool.stats()) EXPECT_EQ(s.tasks, 0);
-  pool.set_busy_time(false);  // off: no clock read, busy_s stays 0
+  for (const auto &s : pool.stats())
+    EXPECT_EQ(s.tasks, 0);
+  pool.set_busy_time(false); // off: no clock read, busy_s stays 0
   pool.parallel_for(2, [](int64_t, int64_t) {});
-  for (const auto& s : pool.stats()) EXPECT_EQ(s.busy_s, 0.0);
+  for (const auto &s : pool.stats())
+    EXPECT_EQ(s.busy_s, 0.0);
 }
 
 TEST(ThreadPool, ImbalanceIsSlowestOverMean) {
   std::vector<ThreadPool::WorkerStats> st(3);
   st[0].tasks = st[1].tasks = 1;
   st[0].task_s = 1.0;
-  st[1].task_s = 3.0;  // st[2] ran nothing and is left out
+  st[1].task_s = 3.0; // st[2] ran nothing and is left out
   EXPECT_DOUBLE_EQ(imbalance(st), 1.5);
   EXPECT_EQ(imbalance({}), 0.0);
 }
 
-}  // namespace
-}  // namespace convbench
+} // namespace
+} // namespace convbench

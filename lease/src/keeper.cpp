@@ -8,7 +8,8 @@ namespace convbench::lease {
 using clk = std::chrono::steady_clock;
 
 Keeper::Keeper(Lease &lease, double interval_s)
-    : lease_(lease), interval_(interval_s > 0 ? interval_s : std::max(0.05, lease.renew_interval_s())),
+    : lease_(lease),
+      interval_(interval_s > 0 ? interval_s : std::max(0.05, lease.renew_interval_s())),
       last_ok_(clk::now()) {}
 
 void Keeper::start() {

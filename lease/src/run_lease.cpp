@@ -242,8 +242,8 @@ std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions &opt) {
     lease = make_backend(policy.backend, policy)->acquire(req);
   }
   for (auto &w : lease->describe().value("warnings", json::array()))
-    std::cerr << "lease warning [" << w.value("code", "") << "]: " << w.value("message", "")
-              << "; " << w.value("remedy", "") << "\n";
+    std::cerr << "lease warning [" << w.value("code", "") << "]: " << w.value("message", "") << "; "
+              << w.value("remedy", "") << "\n";
   return std::make_unique<LeasedRun>(std::move(lease), std::move(policy), std::move(me));
 }
 

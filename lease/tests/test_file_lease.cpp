@@ -390,7 +390,7 @@ TEST_F(FileLeaseTest, GpuIndexMapsToAUuidOrFailsClearly) {
 TEST(MachineIdentity, FallsBackToThePrefixedHostName) {
   using convbench::lease::Resource;
   EXPECT_EQ(Resource::machine_identity("", "", "vm"), "host-vm");
-  EXPECT_EQ(Resource::machine_identity("", "", "a b/c"), "host-a_b_c");  // never a path separator
+  EXPECT_EQ(Resource::machine_identity("", "", "a b/c"), "host-a_b_c"); // never a path separator
   EXPECT_EQ(Resource::machine_identity("0123abcd", "ffff", "vm"), "0123abcd");
   EXPECT_EQ(Resource::machine_identity("", "ffff", "vm"), "ffff");
   EXPECT_EQ(Resource::machine_identity("", "", ""), "");

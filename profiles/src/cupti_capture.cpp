@@ -1,14 +1,15 @@
 // The counter capture: CUDA 13 Range Profiler + Profiler Host API, user range + user replay
-// (each pass re-runs the range, so the work must be idempotent). Compiled only when the build has CUDA; links libcupti and libcudart,
-// never libcuda (the driver is reached through cudaGetDriverEntryPointByVersion, so the binaries
-// still load on a machine without a driver and answer "unavailable").
+// (each pass re-runs the range, so the work must be idempotent). Compiled only when the build has
+// CUDA; links libcupti and libcudart, never libcuda (the driver is reached through
+// cudaGetDriverEntryPointByVersion, so the binaries still load on a machine without a driver and
+// answer "unavailable").
 //
 // Every CUPTI and CUDA call is checked. A refusal (no device, insufficient privileges, a
 // virtualised or MIG device, another profiler attached as under ncu or nsys, an unsupported
 // device) becomes {"status":"unavailable","call":...,"message":...}; nothing here throws past
 // open() or capture() except an exception thrown by the caller's own work, which is rethrown
 // after the profiler is stopped and disabled.
-#include <cuda.h>  // CUcontext and CUresult types only
+#include <cuda.h> // CUcontext and CUresult types only
 #include <cuda_runtime_api.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -28,8 +29,7 @@ namespace {
 using nlohmann::json;
 
 // A zero-filled CUPTI parameter struct with its size set (CUPTI versions structs by structSize).
-template <class T>
-T zeroed(size_t struct_size) {
+template <class T> T zeroed(size_t struct_size) {
   T p{};
   p.structSize = struct_size;
   return p;
@@ -43,44 +43,48 @@ struct Refusal {
 };
 
 std::string cupti_message(CUptiResult r) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  if (cuptiGetResultString(r, &name) != CUPTI_SUCCESS) name = nullptr;
-  if (cuptiGetErrorMessage(r, &text) != CUPTI_SUCCESS) text = nullptr;
+  const char *name = nullptr;
+  const char *text = nullptr;
+  if (cuptiGetResultString(r, &name) != CUPTI_SUCCESS)
+    name = nullptr;
+  if (cuptiGetErrorMessage(r, &text) != CUPTI_SUCCESS)
+    text = nullptr;
   std::string m = name ? name : "CUPTI error";
   m += " (" + std::to_string(static_cast<int>(r)) + ")";
-  if (text && (!name || std::string(text) != name)) m += std::string(": ") + text;
+  if (text && (!name || std::string(text) != name))
+    m += std::string(": ") + text;
   return m;
 }
 
-void cupti_check(CUptiResult r, const char* call) {
-  if (r != CUPTI_SUCCESS) throw Refusal{call, cupti_message(r), ""};
+void cupti_check(CUptiResult r, const char *call) {
+  if (r != CUPTI_SUCCESS)
+    throw Refusal{call, cupti_message(r), ""};
 }
 
-void cuda_check(cudaError_t e, const char* call) {
+void cuda_check(cudaError_t e, const char *call) {
   if (e != cudaSuccess) {
-    cudaGetLastError();  // clear a non-sticky error so the caller's next CUDA call starts clean
+    cudaGetLastError(); // clear a non-sticky error so the caller's next CUDA call starts clean
     throw Refusal{call, std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e), ""};
   }
 }
 
-const char* support_name(CUpti_Profiler_Support_Level l) {
+const char *support_name(CUpti_Profiler_Support_Level l) {
   switch (l) {
-    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED:
-      return "supported";
-    case CUPTI_PROFILER_CONFIGURATION_DISABLED:
-      return "disabled";
-    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED:
-      return "unsupported";
-    default:
-      return "unknown";
+  case CUPTI_PROFILER_CONFIGURATION_SUPPORTED:
+    return "supported";
+  case CUPTI_PROFILER_CONFIGURATION_DISABLED:
+    return "disabled";
+  case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED:
+    return "unsupported";
+  default:
+    return "unknown";
   }
 }
 
 // The runtime's primary context of the current device, without linking libcuda.
 CUcontext current_context() {
-  using GetCurrent = CUresult (*)(CUcontext*);
-  void* fn = nullptr;
+  using GetCurrent = CUresult (*)(CUcontext *);
+  void *fn = nullptr;
   cudaDriverEntryPointQueryResult q{};
   cuda_check(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q),
              "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
@@ -101,19 +105,20 @@ struct ProfilerInit {
     active = true;
   }
   ~ProfilerInit() {
-    if (!active) return;
+    if (!active)
+      return;
     auto p =
         zeroed<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
     cuptiProfilerDeInitialize(&p);
   }
-  ProfilerInit(const ProfilerInit&) = delete;
-  ProfilerInit& operator=(const ProfilerInit&) = delete;
+  ProfilerInit(const ProfilerInit &) = delete;
+  ProfilerInit &operator=(const ProfilerInit &) = delete;
 };
 
 // cuptiProfilerHostInitialize / cuptiProfilerHostDeinitialize.
 struct HostObject {
-  CUpti_Profiler_Host_Object* ptr = nullptr;
-  HostObject(const std::string& chip, const std::vector<uint8_t>& availability) {
+  CUpti_Profiler_Host_Object *ptr = nullptr;
+  HostObject(const std::string &chip, const std::vector<uint8_t> &availability) {
     auto p = zeroed<CUpti_Profiler_Host_Initialize_Params>(
         CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -123,16 +128,17 @@ struct HostObject {
     ptr = p.pHostObject;
   }
   ~HostObject() {
-    if (!ptr) return;
+    if (!ptr)
+      return;
     auto p = zeroed<CUpti_Profiler_Host_Deinitialize_Params>(
         CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     p.pHostObject = ptr;
     cuptiProfilerHostDeinitialize(&p);
   }
-  HostObject(const HostObject&) = delete;
-  HostObject& operator=(const HostObject&) = delete;
+  HostObject(const HostObject &) = delete;
+  HostObject &operator=(const HostObject &) = delete;
 
-  CUptiResult add_metrics(std::vector<const char*>& names) {
+  CUptiResult add_metrics(std::vector<const char *> &names) {
     auto p = zeroed<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
         CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     p.pHostObject = ptr;
@@ -145,7 +151,7 @@ struct HostObject {
 // The range profiler of one context, enabled for the object's lifetime. The range state (started,
 // pushed) is tracked so that every exit path pops, stops and disables.
 struct RangeProfiler {
-  CUpti_RangeProfiler_Object* obj = nullptr;
+  CUpti_RangeProfiler_Object *obj = nullptr;
   bool started = false;
   bool pushed = false;
   explicit RangeProfiler(CUcontext ctx) {
@@ -174,14 +180,15 @@ struct RangeProfiler {
       cuptiRangeProfilerDisable(&p);
     }
   }
-  RangeProfiler(const RangeProfiler&) = delete;
-  RangeProfiler& operator=(const RangeProfiler&) = delete;
+  RangeProfiler(const RangeProfiler &) = delete;
+  RangeProfiler &operator=(const RangeProfiler &) = delete;
 };
 
 class CuptiSession final : public CounterSession {
- public:
-  CuptiSession(const Profile& p, int device) : profile_(p), device_(device) {
-    for (const auto& m : profile_.metrics) names_.push_back(m.c_str());
+public:
+  CuptiSession(const Profile &p, int device) : profile_(p), device_(device) {
+    for (const auto &m : profile_.metrics)
+      names_.push_back(m.c_str());
     int n = 0;
     cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
     if (device < 0 || device >= n)
@@ -198,15 +205,16 @@ class CuptiSession final : public CounterSession {
     chip_ = chip_name();
     availability_ = counter_availability();
     host_ = std::make_unique<HostObject>(chip_, availability_);
-    if (CUptiResult r = host_->add_metrics(names_); r != CUPTI_SUCCESS) name_rejected_metric(r);
+    if (CUptiResult r = host_->add_metrics(names_); r != CUPTI_SUCCESS)
+      name_rejected_metric(r);
     make_config_image();
     // Probe the range profiler once now: another profiler attached (ncu, nsys) refuses here, so
     // the refusal is known before anything is timed rather than at the first capture.
     RangeProfiler probe(ctx_);
   }
 
-  CuptiSession(const CuptiSession&) = delete;  // names_ points into profile_
-  CuptiSession& operator=(const CuptiSession&) = delete;
+  CuptiSession(const CuptiSession &) = delete; // names_ points into profile_
+  CuptiSession &operator=(const CuptiSession &) = delete;
 
   json describe() const override {
     return {{"status", "ready"},
@@ -215,24 +223,25 @@ class CuptiSession final : public CounterSession {
             {"passes", passes_planned_}};
   }
 
-  json capture(const std::function<void()>& work, double best_seconds, double flops_hint) override {
+  json capture(const std::function<void()> &work, double best_seconds, double flops_hint) override {
     try {
       return capture_or_throw(work, best_seconds, flops_hint);
-    } catch (const Refusal& r) {
+    } catch (const Refusal &r) {
       return detail::unavailable_block(profile_.name, r.call, r.message);
     }
   }
 
- private:
+private:
   void check_device_supported() {
     auto p = zeroed<CUpti_Profiler_DeviceSupported_Params>(
         CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
     p.cuDevice = device_;
     p.api = CUPTI_PROFILER_RANGE_PROFILING;
     cupti_check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported");
-    if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+    if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      return;
     std::string why;
-    auto add = [&](const char* what, CUpti_Profiler_Support_Level l) {
+    auto add = [&](const char *what, CUpti_Profiler_Support_Level l) {
       if (l != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
         why += std::string(why.empty() ? "" : ", ") + what + " " + support_name(l);
     };
@@ -270,9 +279,9 @@ class CuptiSession final : public CounterSession {
   // the one it refuses (the on-device layer of metric validation; the offline list cannot know
   // what this chip implements).
   [[noreturn]] void name_rejected_metric(CUptiResult whole) {
-    for (const auto& m : profile_.metrics) {
+    for (const auto &m : profile_.metrics) {
       HostObject one(chip_, availability_);
-      std::vector<const char*> single = {m.c_str()};
+      std::vector<const char *> single = {m.c_str()};
       if (CUptiResult r = one.add_metrics(single); r != CUPTI_SUCCESS) {
         throw Refusal{"cuptiProfilerHostConfigAddMetrics",
                       "profile '" + profile_.name + "': field 'metrics': CUPTI on " + chip_ +
@@ -307,7 +316,7 @@ class CuptiSession final : public CounterSession {
     passes_planned_ = n.numOfPasses;
   }
 
-  json capture_or_throw(const std::function<void()>& work, double best_seconds, double flops_hint) {
+  json capture_or_throw(const std::function<void()> &work, double best_seconds, double flops_hint) {
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
     // Nothing queued before the range may land inside it.
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before the range)");
@@ -347,7 +356,7 @@ class CuptiSession final : public CounterSession {
     cupti_check(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
 
     // User replay: the work runs once per pass (it must be idempotent).
-    const size_t max_passes = passes_planned_ + 8;  // a guard against a loop that never ends
+    const size_t max_passes = passes_planned_ + 8; // a guard against a loop that never ends
     size_t passes = 0;
     bool all_submitted = false;
     const std::string range_name = "convbench-counters";
@@ -369,7 +378,7 @@ class CuptiSession final : public CounterSession {
       cupti_check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
       rp.pushed = true;
 
-      work();  // an exception from the work itself propagates, after rp cleans up
+      work(); // an exception from the work itself propagates, after rp cleans up
       cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (inside the range)");
 
       auto pop = zeroed<CUpti_RangeProfiler_PopRange_Params>(
@@ -427,7 +436,8 @@ class CuptiSession final : public CounterSession {
     cupti_check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
 
     json metrics = json::object();
-    for (size_t i = 0; i < names_.size(); ++i) metrics[names_[i]] = values[i];
+    for (size_t i = 0; i < names_.size(); ++i)
+      metrics[names_[i]] = values[i];
     return {{"status", "collected"},
             {"profile", profile_.name},
             {"chip", chip_},
@@ -441,7 +451,7 @@ class CuptiSession final : public CounterSession {
 
   Profile profile_;
   int device_;
-  std::vector<const char*> names_;  // point into profile_.metrics
+  std::vector<const char *> names_; // point into profile_.metrics
   CUcontext ctx_ = nullptr;
   std::string chip_;
   std::vector<uint8_t> availability_;
@@ -452,14 +462,14 @@ class CuptiSession final : public CounterSession {
   std::unique_ptr<HostObject> host_;
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<CounterSession> CounterSession::open(const Profile& p, int device) {
+std::unique_ptr<CounterSession> CounterSession::open(const Profile &p, int device) {
   try {
     return std::make_unique<CuptiSession>(p, device);
-  } catch (const Refusal& r) {
+  } catch (const Refusal &r) {
     return detail::unavailable_session(p, r.call, r.message, r.rejected_metric);
   }
 }
 
-}  // namespace convbench::profiles
+} // namespace convbench::profiles

@@ -18,14 +18,14 @@ struct Value {
   std::string why;
 };
 
-double scale_of(const json& obj) {
+double scale_of(const json &obj) {
   return obj.contains("scale") ? obj.at("scale").get<double>() : 1.0;
 }
 
-Value number_in(const json& metrics, const std::string& name) {
+Value number_in(const json &metrics, const std::string &name) {
   if (!metrics.is_object() || !metrics.contains(name))
     return {std::nullopt, "metric " + name + " missing"};
-  const json& m = metrics.at(name);
+  const json &m = metrics.at(name);
   if (!m.is_number() || !std::isfinite(m.get<double>()))
     return {std::nullopt, "metric " + name + " is not a finite number"};
   return {m.get<double>(), ""};
@@ -33,7 +33,7 @@ Value number_in(const json& metrics, const std::string& name) {
 
 // The profile was validated on load, so every reference resolves; a missing value is a capture
 // that did not deliver it.
-Value eval_term(const json& t, const json& metrics, const std::map<std::string, Value>& done,
+Value eval_term(const json &t, const json &metrics, const std::map<std::string, Value> &done,
                 double best_seconds, double flops_hint) {
   Value x;
   if (t.contains("metric")) {
@@ -42,7 +42,8 @@ Value eval_term(const json& t, const json& metrics, const std::map<std::string, 
     const std::string n = t.at("derived").get<std::string>();
     auto it = done.find(n);
     x = it == done.end() ? Value{std::nullopt, n + " not computed"} : it->second;
-    if (!x.v) x.why = n + " is null";
+    if (!x.v)
+      x.why = n + " is null";
   } else if (t.contains("input")) {
     const std::string n = t.at("input").get<std::string>();
     const double v = n == "best_seconds" ? best_seconds : flops_hint;
@@ -53,11 +54,12 @@ Value eval_term(const json& t, const json& metrics, const std::map<std::string, 
   } else {
     x = {t.at("const").get<double>(), ""};
   }
-  if (x.v) *x.v *= scale_of(t);
+  if (x.v)
+    *x.v *= scale_of(t);
   return x;
 }
 
-double count(const json& metrics, const char* name, CountCheck& c) {
+double count(const json &metrics, const char *name, CountCheck &c) {
   Value v = number_in(metrics, name);
   if (!v.v) {
     c.ok = false;
@@ -74,8 +76,9 @@ std::string fmt(double v) {
   return s.str();
 }
 
-void expect_near(CountCheck& c, const char* what, double got, double want, double tol) {
-  if (std::isnan(got)) return;  // already reported as missing
+void expect_near(CountCheck &c, const char *what, double got, double want, double tol) {
+  if (std::isnan(got))
+    return; // already reported as missing
   if (std::fabs(got - want) > tol) {
     c.ok = false;
     c.failures.push_back(std::string(what) + " = " + fmt(got) + ", expected " + fmt(want) +
@@ -83,23 +86,23 @@ void expect_near(CountCheck& c, const char* what, double got, double want, doubl
   }
 }
 
-}  // namespace
+} // namespace
 
-json derive(const Profile& p, const json& metrics, double best_seconds, double flops_hint) {
+json derive(const Profile &p, const json &metrics, double best_seconds, double flops_hint) {
   json out = json::object();
   json unavailable = json::object();
   std::map<std::string, Value> done;
-  for (const json& d : p.derived) {
+  for (const json &d : p.derived) {
     const std::string name = d.at("name").get<std::string>();
     Value r;
-    auto eval = [&](const json& t) {
+    auto eval = [&](const json &t) {
       return eval_term(t, metrics, done, best_seconds, flops_hint);
     };
     if (d.contains("sum") || d.contains("product")) {
       const bool sum = d.contains("sum");
       double acc = sum ? 0.0 : 1.0;
       r.v = 0.0;
-      for (const json& t : d.at(sum ? "sum" : "product")) {
+      for (const json &t : d.at(sum ? "sum" : "product")) {
         Value x = eval(t);
         if (!x.v) {
           r = x;
@@ -107,7 +110,8 @@ json derive(const Profile& p, const json& metrics, double best_seconds, double f
         }
         acc = sum ? acc + *x.v : acc * *x.v;
       }
-      if (r.v) r.v = acc;
+      if (r.v)
+        r.v = acc;
     } else {
       Value num = eval(d.at("ratio").at("num"));
       Value den = eval(d.at("ratio").at("den"));
@@ -120,7 +124,8 @@ json derive(const Profile& p, const json& metrics, double best_seconds, double f
       else
         r = {*num.v / *den.v, ""};
     }
-    if (r.v) *r.v *= scale_of(d);
+    if (r.v)
+      *r.v *= scale_of(d);
     done[name] = r;
     if (r.v) {
       out[name] = *r.v;
@@ -129,24 +134,28 @@ json derive(const Profile& p, const json& metrics, double best_seconds, double f
       unavailable[name] = r.why;
     }
   }
-  if (!unavailable.empty()) out["unavailable"] = unavailable;
+  if (!unavailable.empty())
+    out["unavailable"] = unavailable;
   return out;
 }
 
-json derived_units(const Profile& p) {
+json derived_units(const Profile &p) {
   json u = json::object();
-  for (const json& d : p.derived) u[d.at("name").get<std::string>()] = d.at("unit");
+  for (const json &d : p.derived)
+    u[d.at("name").get<std::string>()] = d.at("unit");
   return u;
 }
 
 std::string CountCheck::summary() const {
-  if (ok) return "ok";
+  if (ok)
+    return "ok";
   std::string s;
-  for (const auto& f : failures) s += (s.empty() ? "" : "; ") + f;
+  for (const auto &f : failures)
+    s += (s.empty() ? "" : "; ") + f;
   return s;
 }
 
-CountCheck check_fp64_nofma(const json& metrics, double expected_dmul, double expected_dadd,
+CountCheck check_fp64_nofma(const json &metrics, double expected_dmul, double expected_dadd,
                             double tolerance_cells) {
   CountCheck c;
   const double dfma = count(metrics, metric::dfma, c);
@@ -159,7 +168,7 @@ CountCheck check_fp64_nofma(const json& metrics, double expected_dmul, double ex
   return c;
 }
 
-CountCheck check_no_fp64(const json& metrics) {
+CountCheck check_no_fp64(const json &metrics) {
   CountCheck c;
   const double dadd = count(metrics, metric::dadd, c);
   const double dmul = count(metrics, metric::dmul, c);
@@ -176,7 +185,7 @@ CountCheck check_no_fp64(const json& metrics) {
   return c;
 }
 
-CountCheck check_f32_fma_only(const json& metrics, double expected_ffma) {
+CountCheck check_f32_fma_only(const json &metrics, double expected_ffma) {
   CountCheck c;
   expect_near(c, "FFMA", count(metrics, metric::ffma, c), expected_ffma, 0.0);
   expect_near(c, "FADD", count(metrics, metric::fadd, c), 0.0, 0.0);
@@ -187,4 +196,4 @@ CountCheck check_f32_fma_only(const json& metrics, double expected_ffma) {
   return c;
 }
 
-}  // namespace convbench::profiles
+} // namespace convbench::profiles

@@ -34,9 +34,10 @@ const std::set<std::string> kSubmetrics = {"peak_sustained",
 const std::set<std::string> kRatioSuffixes = {"pct", "ratio", "max_rate"};
 const std::set<std::string> kInputs = {"best_seconds", "flops_hint"};
 
-size_t edit_distance(const std::string& a, const std::string& b) {
+size_t edit_distance(const std::string &a, const std::string &b) {
   std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     size_t diag = row[0];
     row[0] = i;
@@ -49,7 +50,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string read_file(const std::string& path, bool* ok) {
+std::string read_file(const std::string &path, bool *ok) {
   std::ifstream in(path, std::ios::binary);
   *ok = static_cast<bool>(in);
   std::ostringstream ss;
@@ -57,76 +58,85 @@ std::string read_file(const std::string& path, bool* ok) {
   return ss.str();
 }
 
-bool is_path(const std::string& s) {
+bool is_path(const std::string &s) {
   return s.find('/') != std::string::npos ||
          (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0);
 }
 
-std::string type_name(const json& v) { return v.type_name(); }
+std::string type_name(const json &v) { return v.type_name(); }
 
 // Validates one profile document; every error names the profile, the field and (where there is
 // one) the metric.
 class Validator {
- public:
-  Validator(std::string label, std::string path, const KnownMetrics& known)
+public:
+  Validator(std::string label, std::string path, const KnownMetrics &known)
       : label_(std::move(label)), path_(std::move(path)), known_(known) {}
 
-  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+  [[noreturn]] void fail(const std::string &field, const std::string &problem) const {
     throw ProfileError("profile '" + label_ + "' (" + path_ + "): field '" + field +
                        "': " + problem);
   }
-  void set_label(const std::string& l) { label_ = l; }
+  void set_label(const std::string &l) { label_ = l; }
 
-  const json& require(const json& obj, const std::string& key, const std::string& field) const {
-    if (!obj.contains(key)) fail(field, "is missing");
+  const json &require(const json &obj, const std::string &key, const std::string &field) const {
+    if (!obj.contains(key))
+      fail(field, "is missing");
     return obj.at(key);
   }
-  std::string require_string(const json& obj, const std::string& key, const std::string& prefix,
+  std::string require_string(const json &obj, const std::string &key, const std::string &prefix,
                              bool non_empty) const {
     const std::string field = prefix + key;
-    const json& v = require(obj, key, field);
-    if (!v.is_string()) fail(field, "must be a string, not " + type_name(v));
-    if (non_empty && v.get<std::string>().empty()) fail(field, "must not be empty");
+    const json &v = require(obj, key, field);
+    if (!v.is_string())
+      fail(field, "must be a string, not " + type_name(v));
+    if (non_empty && v.get<std::string>().empty())
+      fail(field, "must not be empty");
     return v.get<std::string>();
   }
-  void only_keys(const json& obj, const std::set<std::string>& allowed,
-                 const std::string& field) const {
-    for (const auto& [k, v] : obj.items()) {
+  void only_keys(const json &obj, const std::set<std::string> &allowed,
+                 const std::string &field) const {
+    for (const auto &[k, v] : obj.items()) {
       if (!allowed.count(k)) {
         std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        for (const auto &a : allowed)
+          list += (list.empty() ? "" : ", ") + a;
         fail(field.empty() ? k : field + "." + k, "unknown key (allowed: " + list + ")");
       }
     }
   }
 
-  void check_scale(const json& obj, const std::string& field) const {
+  void check_scale(const json &obj, const std::string &field) const {
     if (obj.contains("scale") && !obj.at("scale").is_number())
       fail(field + ".scale", "must be a number, not " + type_name(obj.at("scale")));
   }
 
-  void check_term(const json& t, const std::string& field, const std::set<std::string>& metrics,
-                  const std::set<std::string>& earlier) const {
-    if (!t.is_object()) fail(field, "must be an object, not " + type_name(t));
+  void check_term(const json &t, const std::string &field, const std::set<std::string> &metrics,
+                  const std::set<std::string> &earlier) const {
+    if (!t.is_object())
+      fail(field, "must be an object, not " + type_name(t));
     only_keys(t, {"metric", "derived", "input", "const", "scale"}, field);
     int kinds = 0;
-    for (const char* k : {"metric", "derived", "input", "const"}) kinds += t.contains(k) ? 1 : 0;
-    if (kinds != 1) fail(field, "must have exactly one of metric, derived, input, const");
+    for (const char *k : {"metric", "derived", "input", "const"})
+      kinds += t.contains(k) ? 1 : 0;
+    if (kinds != 1)
+      fail(field, "must have exactly one of metric, derived, input, const");
     check_scale(t, field);
     if (t.contains("metric")) {
-      const json& m = t.at("metric");
-      if (!m.is_string()) fail(field + ".metric", "must be a string, not " + type_name(m));
+      const json &m = t.at("metric");
+      if (!m.is_string())
+        fail(field + ".metric", "must be a string, not " + type_name(m));
       const std::string name = m.get<std::string>();
       if (!metrics.count(name))
         fail(field + ".metric", "metric '" + name + "' is not in the profile's metrics list");
     } else if (t.contains("derived")) {
-      const json& d = t.at("derived");
-      if (!d.is_string()) fail(field + ".derived", "must be a string, not " + type_name(d));
+      const json &d = t.at("derived");
+      if (!d.is_string())
+        fail(field + ".derived", "must be a string, not " + type_name(d));
       if (!earlier.count(d.get<std::string>()))
         fail(field + ".derived",
              "'" + d.get<std::string>() + "' is not a derived figure defined above this one");
     } else if (t.contains("input")) {
-      const json& i = t.at("input");
+      const json &i = t.at("input");
       if (!i.is_string() || !kInputs.count(i.get<std::string>()))
         fail(field + ".input", "unknown input " + i.dump() + " (known: best_seconds, flops_hint)");
     } else if (!t.at("const").is_number()) {
@@ -134,14 +144,15 @@ class Validator {
     }
   }
 
-  Profile run(const std::string& text, const std::string& expected_name) {
+  Profile run(const std::string &text, const std::string &expected_name) {
     json doc;
     try {
       doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::parse_error &e) {
       fail("(document)", std::string("not valid JSON: ") + e.what());
     }
-    if (!doc.is_object()) fail("(document)", "must be a JSON object, not " + type_name(doc));
+    if (!doc.is_object())
+      fail("(document)", "must be a JSON object, not " + type_name(doc));
     Profile p;
     p.path = path_;
     p.name = require_string(doc, "name", "", true);
@@ -151,51 +162,62 @@ class Validator {
     p.description = require_string(doc, "description", "", false);
     only_keys(doc, {"name", "description", "metrics", "derived"}, "");
 
-    const json& ms = require(doc, "metrics", "metrics");
+    const json &ms = require(doc, "metrics", "metrics");
     if (!ms.is_array() || ms.empty())
       fail("metrics", "must be a non-empty array of metric names, not " +
                           (ms.is_array() ? std::string("an empty array") : type_name(ms)));
     std::set<std::string> metric_set;
     for (size_t i = 0; i < ms.size(); ++i) {
       const std::string field = "metrics[" + std::to_string(i) + "]";
-      if (!ms[i].is_string()) fail(field, "must be a string, not " + type_name(ms[i]));
+      if (!ms[i].is_string())
+        fail(field, "must be a string, not " + type_name(ms[i]));
       const std::string m = ms[i].get<std::string>();
       if (const std::string why = known_.problem(m); !why.empty())
         fail(field, "metric '" + m + "': " + why);
-      if (!metric_set.insert(m).second) fail(field, "metric '" + m + "' is listed twice");
+      if (!metric_set.insert(m).second)
+        fail(field, "metric '" + m + "' is listed twice");
       p.metrics.push_back(m);
     }
 
-    const json& ds = require(doc, "derived", "derived");
-    if (!ds.is_array()) fail("derived", "must be an array, not " + type_name(ds));
+    const json &ds = require(doc, "derived", "derived");
+    if (!ds.is_array())
+      fail("derived", "must be an array, not " + type_name(ds));
     std::set<std::string> earlier;
     for (size_t i = 0; i < ds.size(); ++i) {
       const std::string field = "derived[" + std::to_string(i) + "]";
-      const json& d = ds[i];
-      if (!d.is_object()) fail(field, "must be an object, not " + type_name(d));
+      const json &d = ds[i];
+      if (!d.is_object())
+        fail(field, "must be an object, not " + type_name(d));
       const std::string name = require_string(d, "name", field + ".", true);
       const std::string named = field + " (" + name + ")";
-      if (name == "unavailable") fail(named + ".name", "'unavailable' is reserved");
-      if (earlier.count(name)) fail(named + ".name", "'" + name + "' is defined twice");
+      if (name == "unavailable")
+        fail(named + ".name", "'unavailable' is reserved");
+      if (earlier.count(name))
+        fail(named + ".name", "'" + name + "' is defined twice");
       require_string(d, "unit", named + ".", false);
       require_string(d, "description", named + ".", false);
       only_keys(d, {"name", "unit", "description", "sum", "product", "ratio", "scale"}, named);
       check_scale(d, named);
       int forms = 0;
-      for (const char* k : {"sum", "product", "ratio"}) forms += d.contains(k) ? 1 : 0;
-      if (forms != 1) fail(named, "must have exactly one of sum, product, ratio");
-      for (const char* form : {"sum", "product"}) {
-        if (!d.contains(form)) continue;
-        const json& terms = d.at(form);
+      for (const char *k : {"sum", "product", "ratio"})
+        forms += d.contains(k) ? 1 : 0;
+      if (forms != 1)
+        fail(named, "must have exactly one of sum, product, ratio");
+      for (const char *form : {"sum", "product"}) {
+        if (!d.contains(form))
+          continue;
+        const json &terms = d.at(form);
         const std::string f = named + "." + form;
-        if (!terms.is_array() || terms.empty()) fail(f, "must be a non-empty array of terms");
+        if (!terms.is_array() || terms.empty())
+          fail(f, "must be a non-empty array of terms");
         for (size_t j = 0; j < terms.size(); ++j)
           check_term(terms[j], f + "[" + std::to_string(j) + "]", metric_set, earlier);
       }
       if (d.contains("ratio")) {
-        const json& r = d.at("ratio");
+        const json &r = d.at("ratio");
         const std::string f = named + ".ratio";
-        if (!r.is_object()) fail(f, "must be an object {num, den}, not " + type_name(r));
+        if (!r.is_object())
+          fail(f, "must be an object {num, den}, not " + type_name(r));
         only_keys(r, {"num", "den"}, f);
         check_term(require(r, "num", f + ".num"), f + ".num", metric_set, earlier);
         check_term(require(r, "den", f + ".den"), f + ".den", metric_set, earlier);
@@ -206,63 +228,68 @@ class Validator {
     return p;
   }
 
- private:
+private:
   std::string label_;
   std::string path_;
-  const KnownMetrics& known_;
+  const KnownMetrics &known_;
 };
 
-}  // namespace
+} // namespace
 
 std::string default_profiles_dir() { return CONVBENCH_PROFILES_DIR; }
 
-KnownMetrics KnownMetrics::parse(const std::string& text, const std::string& source) {
+KnownMetrics KnownMetrics::parse(const std::string &text, const std::string &source) {
   KnownMetrics k;
   std::istringstream in(text);
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    if (auto hash = line.find('#'); hash != std::string::npos)
+      line.erase(hash);
     std::istringstream ls(line);
     std::string base, type, extra;
-    if (!(ls >> base)) continue;
+    if (!(ls >> base))
+      continue;
     if (!(ls >> type) || (ls >> extra) ||
         (type != "counter" && type != "ratio" && type != "throughput"))
       throw ProfileError("known metric list " + source + " line " + std::to_string(n) +
                          ": expected '<base name> <counter|ratio|throughput>'");
     k.bases_.emplace_back(base, type);
   }
-  if (k.bases_.empty()) throw ProfileError("known metric list " + source + " names no metric");
+  if (k.bases_.empty())
+    throw ProfileError("known metric list " + source + " names no metric");
   return k;
 }
 
-KnownMetrics KnownMetrics::load(const std::string& path) {
+KnownMetrics KnownMetrics::load(const std::string &path) {
   bool ok = false;
   const std::string text = read_file(path, &ok);
-  if (!ok) throw ProfileError("known metric list " + path + " cannot be read");
+  if (!ok)
+    throw ProfileError("known metric list " + path + " cannot be read");
   return parse(text, path);
 }
 
-bool KnownMetrics::contains_base(const std::string& base) const {
-  return std::any_of(bases_.begin(), bases_.end(), [&](const auto& b) { return b.first == base; });
+bool KnownMetrics::contains_base(const std::string &base) const {
+  return std::any_of(bases_.begin(), bases_.end(), [&](const auto &b) { return b.first == base; });
 }
 
-std::string KnownMetrics::problem(const std::string& metric) const {
+std::string KnownMetrics::problem(const std::string &metric) const {
   const auto dot = metric.find('.');
   const std::string base = metric.substr(0, dot);
   auto it =
-      std::find_if(bases_.begin(), bases_.end(), [&](const auto& b) { return b.first == base; });
+      std::find_if(bases_.begin(), bases_.end(), [&](const auto &b) { return b.first == base; });
   if (it == bases_.end()) {
     std::string best;
-    size_t best_d = 4;  // suggest only near misses
-    for (const auto& b : bases_) {
-      if (size_t d = edit_distance(base, b.first); d < best_d) best_d = d, best = b.first;
+    size_t best_d = 4; // suggest only near misses
+    for (const auto &b : bases_) {
+      if (size_t d = edit_distance(base, b.first); d < best_d)
+        best_d = d, best = b.first;
     }
     return "unknown metric base name '" + base + "' (not in known_metrics.txt" +
            (best.empty() ? "" : "; did you mean '" + best + "'?") + ")";
   }
-  const std::string& type = it->second;
+  const std::string &type = it->second;
   if (dot == std::string::npos)
     return type == "ratio" ? "ratio metric needs a suffix: .pct, .ratio or .max_rate"
                            : "needs a rollup suffix: .sum, .avg, .min or .max";
@@ -281,8 +308,8 @@ std::string KnownMetrics::problem(const std::string& metric) const {
   return "";
 }
 
-Profile parse_profile(const std::string& text, const std::string& path, const KnownMetrics& known,
-                      const std::string& expected_name) {
+Profile parse_profile(const std::string &text, const std::string &path, const KnownMetrics &known,
+                      const std::string &expected_name) {
   std::string label = expected_name;
   if (label.empty()) {
     label = path.substr(path.find_last_of('/') + 1);
@@ -293,14 +320,15 @@ Profile parse_profile(const std::string& text, const std::string& path, const Kn
   return v.run(text, expected_name);
 }
 
-Profile load_profile(const std::string& name_or_path, const std::string& dir_in) {
+Profile load_profile(const std::string &name_or_path, const std::string &dir_in) {
   const std::string dir = dir_in.empty() ? default_profiles_dir() : dir_in;
   const bool by_path = is_path(name_or_path);
   const std::string path = by_path ? name_or_path : dir + "/" + name_or_path + ".json";
   bool ok = false;
   const std::string text = read_file(path, &ok);
   if (!ok) {
-    if (by_path) throw ProfileError("profile file " + path + " cannot be read");
+    if (by_path)
+      throw ProfileError("profile file " + path + " cannot be read");
     throw ProfileError("profile '" + name_or_path + "': no file " + path +
                        " (profiles are <dir>/<name>.json)");
   }
@@ -308,4 +336,4 @@ Profile load_profile(const std::string& name_or_path, const std::string& dir_in)
   return parse_profile(text, path, known, by_path ? "" : name_or_path);
 }
 
-}  // namespace convbench::profiles
+} // namespace convbench::profiles

@@ -3,8 +3,8 @@
 
 namespace convbench::profiles {
 
-std::unique_ptr<CounterSession> CounterSession::open(const Profile& p, int) {
+std::unique_ptr<CounterSession> CounterSession::open(const Profile &p, int) {
   return detail::not_collected_session(p, "built without CUDA");
 }
 
-}  // namespace convbench::profiles
+} // namespace convbench::profiles

@@ -40,7 +40,7 @@ ConvShape stage_shape(int i, int64_t frames) {
 // accumulator starts from a conversion (0.0 for transposed, the bias for forward), not an add; a
 // transposed stage adds the bias LAST, one __dadd_rn per output cell. Inputs here are never 0,
 // so no tap is skipped: exact, tolerance 0.
-double bias_adds(const ConvShape& s) {
+double bias_adds(const ConvShape &s) {
   const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
   return s.bias && s.op == ConvOp::transposed ? cells : 0.0;
 }
@@ -49,12 +49,13 @@ std::vector<float> nonzero_random(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> mag(0.25f, 1.0f);
   std::vector<float> v(n);
-  for (auto& x : v) x = (rng() & 1 ? 1.0f : -1.0f) * mag(rng);
+  for (auto &x : v)
+    x = (rng() & 1 ? 1.0f : -1.0f) * mag(rng);
   return v;
 }
 
 // Best of a few event-timed launches: the denominator of the derived rates printed below.
-double best_launch_seconds(cc::ResidentConv& conv) {
+double best_launch_seconds(cc::ResidentConv &conv) {
   auto stream = static_cast<cudaStream_t>(conv.stream());
   cudaEvent_t a, b;
   cudaEventCreate(&a);
@@ -74,28 +75,29 @@ double best_launch_seconds(cc::ResidentConv& conv) {
   return best;
 }
 
-double num(const json& j, const char* k) {
+double num(const json &j, const char *k) {
   return j.contains(k) && j.at(k).is_number() ? j.at(k).get<double>() : -1.0;
 }
 
 class ArmCounters : public ::testing::TestWithParam<int> {
- protected:
+protected:
   void SetUp() override {
     std::string why;
-    if (!cc::device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+    if (!cc::device_available(&why))
+      GTEST_SKIP() << "no GPU: " << why;
     profile_ = cp::load_profile("fp-throughput", PROFILES_SOURCE_DIR);
     session_ = cp::CounterSession::open(profile_, 0);
     ASSERT_EQ(session_->describe().at("status"), "ready") << session_->describe().dump();
   }
 
   // Captures one arm of one stage; returns the counters block.
-  json run_arm(const ConvShape& s, cc::Accum acc, cc::Kernel kernel = cc::Kernel::best) {
+  json run_arm(const ConvShape &s, cc::Accum acc, cc::Kernel kernel = cc::Kernel::best) {
     const auto w = nonzero_random(size_t(s.weight_elems()), 1);
     const auto bias = nonzero_random(size_t(s.cout), 2);
     const auto x = nonzero_random(size_t(s.input_elems()), 3);
     cc::ResidentConv conv(s, acc, w.data(), bias.data(), kernel);
     conv.upload_input(x.data());
-    conv.launch();  // warm: module load and first-launch costs stay out of the timing
+    conv.launch(); // warm: module load and first-launch costs stay out of the timing
     cudaStreamSynchronize(static_cast<cudaStream_t>(conv.stream()));
     const double best = best_launch_seconds(conv);
     return session_->capture([&] { conv.launch(); }, best, s.flops());
@@ -105,25 +107,25 @@ class ArmCounters : public ::testing::TestWithParam<int> {
   std::unique_ptr<cp::CounterSession> session_;
 };
 
-}  // namespace
+} // namespace
 
 TEST_P(ArmCounters, CudaF64HasNoFmaAndExactCounts) {
   const int stage = GetParam();
   const ConvShape s = stage_shape(stage, 96);
   const json b = run_arm(s, cc::Accum::f64);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
-  const json& m = b.at("metrics");
+  const json &m = b.at("metrics");
   const double dmul = double(cc::issued_macs(s, cc::Accum::f64, cc::Kernel::best));
   const double dadd = dmul + bias_adds(s);
   const cp::CountCheck c = cp::check_fp64_nofma(m, dmul, dadd, 0);
   EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f64: " << c.summary();
-  const json& d = b.at("derived");
-  std::printf(
-      "up%d/96/cuda-f64: passes %d  DMUL %.0f (issued %.0f)  DADD %.0f (expect %.0f)  "
-      "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
-      stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul, num(m, cp::metric::dadd),
-      dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"), num(d, "fp64_pct_of_peak"),
-      num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"), num(d, "dram_tbps"));
+  const json &d = b.at("derived");
+  std::printf("up%d/96/cuda-f64: passes %d  DMUL %.0f (issued %.0f)  DADD %.0f (expect %.0f)  "
+              "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
+              stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul,
+              num(m, cp::metric::dadd), dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"),
+              num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"),
+              num(d, "dram_tbps"));
 }
 
 TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
@@ -131,19 +133,18 @@ TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
   const ConvShape s = stage_shape(stage, 96);
   const json b = run_arm(s, cc::Accum::f32);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
-  const json& m = b.at("metrics");
+  const json &m = b.at("metrics");
   const cp::CountCheck c = cp::check_no_fp64(m);
   EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f32: " << c.summary();
   EXPECT_EQ(num(m, cp::metric::ffma), double(cc::issued_macs(s, cc::Accum::f32, cc::Kernel::best)))
       << "up" << stage << " cuda-f32: one FFMA per issued tap";
-  const json& d = b.at("derived");
-  std::printf(
-      "up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
-      "fp32 %.3f TFLOP/s (%.1f%% of %.2f)  DRAM %.3f TB/s\n",
-      stage, b.at("passes").get<int>(), num(m, cp::metric::ffma),
-      static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd), num(m, cp::metric::fmul),
-      num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"), num(d, "fp32_peak_tflops"),
-      num(d, "dram_tbps"));
+  const json &d = b.at("derived");
+  std::printf("up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
+              "fp32 %.3f TFLOP/s (%.1f%% of %.2f)  DRAM %.3f TB/s\n",
+              stage, b.at("passes").get<int>(), num(m, cp::metric::ffma),
+              static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd),
+              num(m, cp::metric::fmul), num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"),
+              num(d, "fp32_peak_tflops"), num(d, "dram_tbps"));
 }
 
 // cuda-f64-fma: the same kernel with one __fma_rn per tap. The counts flip: DFMA == issued taps,
@@ -154,13 +155,13 @@ TEST_P(ArmCounters, CudaF64FmaCountsFlip) {
   const ConvShape s = stage_shape(stage, 96);
   const json b = run_arm(s, cc::Accum::f64, cc::Kernel::fused);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
-  const json& m = b.at("metrics");
+  const json &m = b.at("metrics");
   const double issued = double(cc::issued_macs(s, cc::Accum::f64, cc::Kernel::fused));
   EXPECT_EQ(num(m, cp::metric::dfma), issued);
   EXPECT_EQ(num(m, cp::metric::dmul), 0.0);
   EXPECT_EQ(num(m, cp::metric::dadd), bias_adds(s));
   EXPECT_FALSE(cp::check_fp64_nofma(m, issued, issued + bias_adds(s), 0).ok);
-  const json& d = b.at("derived");
+  const json &d = b.at("derived");
   std::printf("up%d/96/cuda-f64-fma: passes %d  DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  "
               "fp64 pipe %.1f%%\n",
               stage, b.at("passes").get<int>(), num(m, cp::metric::dfma), num(d, "fp64_tflops"),
@@ -168,4 +169,4 @@ TEST_P(ArmCounters, CudaF64FmaCountsFlip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DefaultModel96Frames, ArmCounters, ::testing::Values(0, 1, 2, 3),
-                         [](const auto& info) { return "up" + std::to_string(info.param); });
+                         [](const auto &info) { return "up" + std::to_string(info.param); });

@@ -19,21 +19,24 @@ namespace {
 // Not a multiple of the 256-thread block: the idle tail threads must not be counted.
 constexpr int kN = 1000003;
 constexpr int kM = 64;
-constexpr double kCells = double(kN) * kM;  // 64,000,192: exact in a double
+constexpr double kCells = double(kN) * kM; // 64,000,192: exact in a double
 
 std::string no_gpu_reason() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   cudaGetLastError();
-  if (e != cudaSuccess) return std::string("no GPU: cudaGetDeviceCount: ") + cudaGetErrorString(e);
-  if (n == 0) return "no GPU: cudaGetDeviceCount returned 0";
+  if (e != cudaSuccess)
+    return std::string("no GPU: cudaGetDeviceCount: ") + cudaGetErrorString(e);
+  if (n == 0)
+    return "no GPU: cudaGetDeviceCount returned 0";
   return "";
 }
 
 class InstructionMix : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
-    if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+    if (const std::string why = no_gpu_reason(); !why.empty())
+      GTEST_SKIP() << why;
     profile_ = cp::load_profile("fp-throughput", PROFILES_SOURCE_DIR);
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
     ASSERT_EQ(mix::alloc(buf_, kN), cudaSuccess);
@@ -46,15 +49,17 @@ class InstructionMix : public ::testing::Test {
   void TearDown() override { mix::release(buf_); }
 
   // One capture of `launch`; asserts it was collected with the planned number of passes.
-  json capture(cudaError_t (*launch)(const mix::Buffers&, int)) {
+  json capture(cudaError_t (*launch)(const mix::Buffers &, int)) {
     const json b = session_->capture(
         [&] {
-          if (launch(buf_, kM) != cudaSuccess) throw std::runtime_error("launch failed");
+          if (launch(buf_, kM) != cudaSuccess)
+            throw std::runtime_error("launch failed");
         },
         1e-3, 2 * kCells);
     std::cout << b.dump() << "\n";
     EXPECT_EQ(b.at("status"), "collected") << b.dump();
-    if (b.at("status") != "collected") return json::object();
+    if (b.at("status") != "collected")
+      return json::object();
     EXPECT_GE(b.at("passes").get<int>(), 1);
     EXPECT_EQ(b.at("passes"), b.at("passes_planned"));
     EXPECT_EQ(b.at("range"), "convbench-counters");
@@ -66,7 +71,7 @@ class InstructionMix : public ::testing::Test {
   std::unique_ptr<cp::CounterSession> session_;
 };
 
-}  // namespace
+} // namespace
 
 TEST_F(InstructionMix, DmulDaddChainCountsExactly) {
   const json m = capture(mix::dmul_dadd);
@@ -91,7 +96,7 @@ TEST_F(InstructionMix, FfmaChainCountsExactly) {
 TEST_F(InstructionMix, PlantedFmaFailsTheZeroDfmaCheck) {
   const json m = capture(mix::dfma_mutant);
   ASSERT_FALSE(m.empty());
-  EXPECT_EQ(m.at(cp::metric::dfma), kCells);  // the instrument sees the mutation exactly
+  EXPECT_EQ(m.at(cp::metric::dfma), kCells); // the instrument sees the mutation exactly
   const cp::CountCheck c = cp::check_fp64_nofma(m, kCells, kCells, 0);
   EXPECT_FALSE(c.ok) << "an f64 chain full of DFMA passed the zero-DFMA check";
   EXPECT_NE(c.summary().find("DFMA = 64000192, expected 0"), std::string::npos) << c.summary();
@@ -101,7 +106,7 @@ TEST_F(InstructionMix, DerivedFiguresFromTheCapture) {
   const json b = session_->capture([&] { ASSERT_EQ(mix::dmul_dadd(buf_, kM), cudaSuccess); }, 1e-3,
                                    2 * kCells);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
-  const json& d = b.at("derived");
+  const json &d = b.at("derived");
   EXPECT_EQ(d.at("fp64_flop"), 2 * kCells);
   EXPECT_DOUBLE_EQ(d.at("fp64_tflops").get<double>(), 2 * kCells / 1e-3 * 1e-12);
   EXPECT_EQ(d.at("fp64_share_pct"), 100.0);

@@ -18,7 +18,7 @@ namespace {
 
 const std::string kDir = PROFILES_SOURCE_DIR;
 
-const cp::KnownMetrics& known() {
+const cp::KnownMetrics &known() {
   static const cp::KnownMetrics k = cp::KnownMetrics::load(kDir + "/known_metrics.txt");
   return k;
 }
@@ -39,20 +39,20 @@ json valid_doc() {
 }
 
 // The ProfileError message of parsing `doc` as t.json, or "" when it parses.
-std::string error_of(const std::string& text, const std::string& expected_name = "") {
+std::string error_of(const std::string &text, const std::string &expected_name = "") {
   try {
     cp::parse_profile(text, "t.json", known(), expected_name);
-  } catch (const cp::ProfileError& e) {
+  } catch (const cp::ProfileError &e) {
     return e.what();
   }
   return "";
 }
-std::string error_of(const json& doc) { return error_of(doc.dump()); }
-std::string error_of(const char* text) { return error_of(std::string(text)); }
+std::string error_of(const json &doc) { return error_of(doc.dump()); }
+std::string error_of(const char *text) { return error_of(std::string(text)); }
 
 const std::string P = "profile 't' (t.json): field ";
 
-}  // namespace
+} // namespace
 
 // Planted fault (seen failing): parse_profile without the "not in the profile's metrics list"
 // check accepted Derived_MetricNotInList and the exact-text expectation failed.
@@ -154,14 +154,14 @@ TEST(ProfileValidation, DuplicateMetric) {
 
 TEST(ProfileValidation, Derived_MetricNotInList) {
   json d = valid_doc();
-  d["derived"][0]["sum"][1]["metric"] = "dram__bytes_write.sum";  // known, but not collected
+  d["derived"][0]["sum"][1]["metric"] = "dram__bytes_write.sum"; // known, but not collected
   EXPECT_EQ(error_of(d), P + "'derived[0] (flop).sum[1].metric': metric 'dram__bytes_write.sum' "
                              "is not in the profile's metrics list");
 }
 
 TEST(ProfileValidation, Derived_ReferencesOnlyEarlierFigures) {
   json d = valid_doc();
-  std::swap(d["derived"][0], d["derived"][1]);  // tflops now names flop before it is defined
+  std::swap(d["derived"][0], d["derived"][1]); // tflops now names flop before it is defined
   EXPECT_EQ(error_of(d), P + "'derived[0] (tflops).ratio.num.derived': 'flop' is not a derived "
                              "figure defined above this one");
 }
@@ -206,7 +206,7 @@ TEST(ProfileLoading, UnknownNameAndUnreadablePath) {
   try {
     cp::load_profile("no-such-profile", kDir);
     ADD_FAILURE() << "loaded a profile that does not exist";
-  } catch (const cp::ProfileError& e) {
+  } catch (const cp::ProfileError &e) {
     EXPECT_EQ(std::string(e.what()), "profile 'no-such-profile': no file " + kDir +
                                          "/no-such-profile.json (profiles are <dir>/<name>.json)");
   }
@@ -222,7 +222,7 @@ TEST(ProfileLoading, ByPathValidatesToo) {
   try {
     cp::load_profile(path.string(), kDir);
     ADD_FAILURE() << "an unknown metric passed";
-  } catch (const cp::ProfileError& e) {
+  } catch (const cp::ProfileError &e) {
     EXPECT_EQ(std::string(e.what()),
               "profile 'mine' (" + path.string() +
                   "): field 'metrics[0]': metric 'sm__nope.sum': "
@@ -266,7 +266,7 @@ TEST(ShippedProfiles, MemoryLoads) {
   const cp::Profile p = cp::load_profile("memory", kDir);
   EXPECT_EQ(p.name, "memory");
   EXPECT_GE(p.metrics.size(), 6u);
-  EXPECT_LE(p.metrics.size(), 12u);  // keep the pass count modest
+  EXPECT_LE(p.metrics.size(), 12u); // keep the pass count modest
   const json units = cp::derived_units(p);
   EXPECT_EQ(units.at("dram_tbps"), "TB/s");
   EXPECT_EQ(units.at("l2_hit_rate_pct"), "%");
@@ -297,24 +297,24 @@ TEST(Derive, FpThroughputByHand) {
                   {"gpu__time_duration.sum", 1.25e6},
                   {"sm__cycles_elapsed.avg.per_second", 1.98e9}};
   const json d = cp::derive(p, m, /*best_seconds=*/1e-3, /*flops_hint=*/1.1e10);
-  auto near = [&](const char* k, double want) {
+  auto near = [&](const char *k, double want) {
     ASSERT_TRUE(d.contains(k) && d.at(k).is_number()) << k << " in " << d.dump();
     EXPECT_NEAR(d.at(k).get<double>(), want, 1e-12 * std::max(1.0, std::fabs(want))) << k;
   };
-  near("fp64_flop", 3e9);    // 1e9 + 1e9 + 2 x 5e8
-  near("fp32_flop", 8e9);    // 2e9 + 0 + 2 x 3e9
-  near("fp64_tflops", 3.0);  // 3e9 / 1e-3 s
+  near("fp64_flop", 3e9);   // 1e9 + 1e9 + 2 x 5e8
+  near("fp32_flop", 8e9);   // 2e9 + 0 + 2 x 3e9
+  near("fp64_tflops", 3.0); // 3e9 / 1e-3 s
   near("fp32_tflops", 8.0);
-  near("fp64_peak_tflops", 33.45408);  // 2 x 8448 x 1.98e9
-  near("fp32_peak_tflops", 66.90816);  // 2 x 16896 x 1.98e9
+  near("fp64_peak_tflops", 33.45408); // 2 x 8448 x 1.98e9
+  near("fp32_peak_tflops", 66.90816); // 2 x 16896 x 1.98e9
   near("fp64_pct_of_peak", 300.0 / 33.45408);
   near("fp32_pct_of_peak", 800.0 / 66.90816);
   near("fp64_pipe_util_pct", 37.5);
   near("dram_bytes", 8e8);
-  near("dram_tbps", 0.8);  // 8e8 B / 1e-3 s
+  near("dram_tbps", 0.8); // 8e8 B / 1e-3 s
   near("fp64_inst", 2.5e9);
-  near("fp_inst", 7.5e9);               // 2.5e9 + 2e9 + 0 + 3e9
-  near("fp64_share_pct", 100.0 / 3.0);  // 2.5e9 / 7.5e9
+  near("fp_inst", 7.5e9);              // 2.5e9 + 2e9 + 0 + 3e9
+  near("fp64_share_pct", 100.0 / 3.0); // 2.5e9 / 7.5e9
   near("fp_flop", 1.1e10);
   near("counted_over_nominal_flop", 1.0);
   EXPECT_FALSE(d.contains("unavailable")) << d.dump();
@@ -345,9 +345,9 @@ TEST(Derive, ProductConstAndScaleForms) {
   const cp::Profile p = cp::parse_profile(doc.dump(), "t.json", known());
   const json m = {{cp::metric::dmul, 4.0}, {cp::metric::dfma, 1.0}};
   const json d = cp::derive(p, m, 2.0, 7.0);
-  EXPECT_EQ(d.at("flop"), 6.0);      // 4 + 2 x 1
-  EXPECT_EQ(d.at("tflops"), 3e-12);  // 6 / 2 x 1e-12
-  EXPECT_EQ(d.at("p"), 630.0);       // 3 x 3.5 x 6 x 10
+  EXPECT_EQ(d.at("flop"), 6.0);     // 4 + 2 x 1
+  EXPECT_EQ(d.at("tflops"), 3e-12); // 6 / 2 x 1e-12
+  EXPECT_EQ(d.at("p"), 630.0);      // 3 x 3.5 x 6 x 10
 }
 
 // The analytic checks on counts a kernel with a known mix must produce.
@@ -387,7 +387,7 @@ TEST(CountChecks, NoFp64) {
   m[cp::metric::dmul] = 0.0;
   m[cp::metric::fadd] = 0.0;
   m[cp::metric::ffma] = 0.0;
-  EXPECT_FALSE(cp::check_no_fp64(m).ok);  // nothing ran at all
+  EXPECT_FALSE(cp::check_no_fp64(m).ok); // nothing ran at all
 }
 
 TEST(CountChecks, F32FmaOnly) {

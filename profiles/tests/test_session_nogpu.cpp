@@ -16,7 +16,8 @@ namespace {
 int visible_devices() {
 #if CONVBENCH_PROFILES_HAVE_CUPTI
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess)
+    n = 0;
   cudaGetLastError();
   return n;
 #else
@@ -24,7 +25,7 @@ int visible_devices() {
 #endif
 }
 
-}  // namespace
+} // namespace
 
 // Planted fault (seen failing): the refused session's capture() ran the work before answering;
 // `ran` became true.

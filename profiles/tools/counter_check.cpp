@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-convbench::ConvShape shape_of(const json& j) {
+convbench::ConvShape shape_of(const json &j) {
   convbench::ConvShape s;
   s.op = j.at("op") == "forward" ? convbench::ConvOp::forward : convbench::ConvOp::transposed;
   s.batch = j.at("batch");
@@ -33,7 +33,7 @@ convbench::ConvShape shape_of(const json& j) {
   s.padding = j.at("padding");
   s.output_padding = j.value("output_padding", 0);
   s.l_in = j.at("l_in");
-  s.bias = j.value("bias", true);  // the record's shape has no bias field; vocoder stages have one
+  s.bias = j.value("bias", true); // the record's shape has no bias field; vocoder stages have one
   s.validate();
   return s;
 }
@@ -41,22 +41,23 @@ convbench::ConvShape shape_of(const json& j) {
 // kernels/src/cuda/conv_kernels.cu (AccumF64): one __dadd_rn per non-zero-input tap; a transposed
 // stage adds the bias last (one more per output cell), a forward one starts from it (no add).
 // Inputs of bench_conv are seeded random values; a zero input would lower both counts equally.
-double bias_adds(const convbench::ConvShape& s) {
+double bias_adds(const convbench::ConvShape &s) {
   const double cells = double(s.batch) * double(s.cout) * double(s.l_out());
   return s.bias && s.op == convbench::ConvOp::transposed ? cells : 0.0;
 }
 
-double issued_macs(const json& c, const convbench::ConvShape& s) {
+double issued_macs(const json &c, const convbench::ConvShape &s) {
   const json k = c.value("kernel", json());
-  if (k.is_object() && k.contains("issued_macs")) return k.at("issued_macs").get<double>();
+  if (k.is_object() && k.contains("issued_macs"))
+    return k.at("issued_macs").get<double>();
   return double(s.valid_macs());
 }
 
 // cuda-f64-fma: every tap one DFMA, no DMUL, DADD only for the bias.
-cp::CountCheck check_fp64_fma(const json& m, double issued, double dadd) {
+cp::CountCheck check_fp64_fma(const json &m, double issued, double dadd) {
   cp::CountCheck r;
-  auto num = [&](const char* k) { return m.contains(k) ? m.at(k).get<double>() : -1.0; };
-  auto expect = [&](const char* what, const char* k, double want) {
+  auto num = [&](const char *k) { return m.contains(k) ? m.at(k).get<double>() : -1.0; };
+  auto expect = [&](const char *what, const char *k, double want) {
     if (num(k) != want) {
       r.ok = false;
       r.failures.push_back(std::string(what) + " " + std::to_string(num(k)) + " != expected " +
@@ -69,9 +70,9 @@ cp::CountCheck check_fp64_fma(const json& m, double issued, double dadd) {
   return r;
 }
 
-}  // namespace
+} // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   CLI::App app{"Checks the counters of a bench_conv result against the instruction counts its "
                "shapes imply (cuda-f64: no FMA, one DMUL + DADD per MAC; cuda-f64-fma: one DFMA "
                "per MAC; cuda-f32: no fp64). Exit 0 all ok, 1 a count differs, 2 bad input.",
@@ -80,27 +81,29 @@ int main(int argc, char** argv) {
   app.add_option("result", path, "a bench_conv result file (.json)")->required();
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ParseError &e) {
     std::cerr << "counter_check: " << e.what() << " (usage: counter_check <result.json>)\n";
     return 2;
   }
   json run;
   try {
     std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read");
+    if (!in)
+      throw std::runtime_error("cannot read");
     run = json::parse(in);
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::cerr << "counter_check: " << path << ": " << e.what() << "\n";
     return 2;
   }
   int checked = 0, failed = 0;
   try {
-    for (const json& c : run.at("cases")) {
+    for (const json &c : run.at("cases")) {
       const std::string arm = c.at("arm"), id = c.value("id", arm);
-      if (arm != "cuda-f64" && arm != "cuda-f32" && arm != "cuda-f64-fma") continue;
-      const json& counters = c.value("counters", json::object());
+      if (arm != "cuda-f64" && arm != "cuda-f32" && arm != "cuda-f64-fma")
+        continue;
+      const json &counters = c.value("counters", json::object());
       if (counters.value("status", "") != "collected" || !c.at("shape").contains("op")) {
         std::printf("%-40s not checked: counters %s\n", id.c_str(),
                     counters.value("status", std::string("absent")).c_str());
@@ -108,16 +111,16 @@ int main(int argc, char** argv) {
       }
       const convbench::ConvShape s = shape_of(c.at("shape"));
       const double issued = issued_macs(c, s);
-      const json& m = counters.at("metrics");
-      const cp::CountCheck r =
-          arm == "cuda-f64"       ? cp::check_fp64_nofma(m, issued, issued + bias_adds(s), 0)
-          : arm == "cuda-f64-fma" ? check_fp64_fma(m, issued, bias_adds(s))
-                                  : cp::check_no_fp64(m);
+      const json &m = counters.at("metrics");
+      const cp::CountCheck r = arm == "cuda-f64"
+                                   ? cp::check_fp64_nofma(m, issued, issued + bias_adds(s), 0)
+                               : arm == "cuda-f64-fma" ? check_fp64_fma(m, issued, bias_adds(s))
+                                                       : cp::check_no_fp64(m);
       ++checked;
       failed += r.ok ? 0 : 1;
       std::printf("%-40s %s\n", id.c_str(), r.ok ? "ok" : ("FAIL: " + r.summary()).c_str());
     }
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::cerr << "counter_check: " << path << ": malformed case: " << e.what() << "\n";
     return 2;
   }

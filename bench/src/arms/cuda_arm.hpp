@@ -27,8 +27,8 @@ template <class Conv> class ResidentPrepared final : public PreparedArm {
 public:
   template <class Make> ResidentPrepared(const Problem &p, Make make) {
     for (size_t i = 0; i < p.shapes.size(); ++i) {
-      convs_.push_back(make(p.shapes[i], p.weights[i].data(),
-                            p.shapes[i].bias ? p.biases[i].data() : nullptr));
+      convs_.push_back(
+          make(p.shapes[i], p.weights[i].data(), p.shapes[i].bias ? p.biases[i].data() : nullptr));
       links_.push_back(std::make_unique<device::StreamLink>());
     }
     convs_[0]->upload_input(p.input.data());

@@ -32,9 +32,8 @@ public:
   double device_bytes(const Problem &p, const std::string &staging) const override {
     const tc::Precision prec = precision();
     // The split-K workspace too (up0 at 96 frames: 3 partial outputs).
-    return staged_device_bytes(p, staging, [prec](const ConvShape &s) {
-      return double(tc::tc_workspace_bytes(s, prec));
-    });
+    return staged_device_bytes(
+        p, staging, [prec](const ConvShape &s) { return double(tc::tc_workspace_bytes(s, prec)); });
   }
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
                                        const ArmContext &) const override {

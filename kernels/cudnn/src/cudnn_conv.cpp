@@ -123,7 +123,8 @@ struct CudnnConv::Impl {
   void upload(void *dst, const float *src, int64_t n) {
     if (mode == Mode::f64) {
       std::vector<double> tmp(src, src + n);
-      CONVBENCH_CUDA_CHECK(cudaMemcpy(dst, tmp.data(), size_t(n) * sizeof(double), cudaMemcpyHostToDevice));
+      CONVBENCH_CUDA_CHECK(
+          cudaMemcpy(dst, tmp.data(), size_t(n) * sizeof(double), cudaMemcpyHostToDevice));
     } else {
       CONVBENCH_CUDA_CHECK(cudaMemcpy(dst, src, size_t(n) * sizeof(float), cudaMemcpyHostToDevice));
     }
@@ -359,18 +360,20 @@ void CudnnConv::download_output(float *y) {
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
   if (impl_->mode == Mode::f64) {
     std::vector<double> tmp(static_cast<size_t>(n));
-    CONVBENCH_CUDA_CHECK(cudaMemcpy(tmp.data(), impl_->d_y, size_t(n) * sizeof(double), cudaMemcpyDeviceToHost));
+    CONVBENCH_CUDA_CHECK(
+        cudaMemcpy(tmp.data(), impl_->d_y, size_t(n) * sizeof(double), cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < n; ++i)
       y[i] = static_cast<float>(tmp[size_t(i)]);
   } else {
-    CONVBENCH_CUDA_CHECK(cudaMemcpy(y, impl_->d_y, size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
+    CONVBENCH_CUDA_CHECK(
+        cudaMemcpy(y, impl_->d_y, size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
   }
 }
 
 void CudnnConv::poison_output() {
   // All-ones bytes are a NaN in both f32 and f64.
-  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(impl_->d_y, 0xFF, size_t(impl_->s.output_elems()) * impl_->elem,
-                          impl_->stream));
+  CONVBENCH_CUDA_CHECK(cudaMemsetAsync(
+      impl_->d_y, 0xFF, size_t(impl_->s.output_elems()) * impl_->elem, impl_->stream));
 }
 
 void *CudnnConv::stream() const { return impl_->stream; }

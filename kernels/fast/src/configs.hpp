@@ -66,10 +66,10 @@ using CompiledConfigs =
 // registers at the 128-register cap). Each adds 3 kernels (f32, TR 1, 2, 4; M == 2). A fourth
 // buffer was tried and made no difference, so the pipeline depth stays at 3.
 using F32OnlyConfigs =
-    std::tuple<Config<256, 16, 8, 16, 8, 2, false, 3>,  // 128 x 128, 8 x 8, 16 a chunk
-               Config<256, 16, 8, 8, 8, 2, false, 3>,   // its register-staged twin's block: A/B
-               Config<128, 16, 4, 16, 8, 1, false, 3>,  // 64 x 64, 8 x 4, 16 a chunk
-               Config<192, 24, 4, 24, 4, 1, false, 3>,  // 32 x 96, 4 x 4, 24 a chunk
+    std::tuple<Config<256, 16, 8, 16, 8, 2, false, 3>, // 128 x 128, 8 x 8, 16 a chunk
+               Config<256, 16, 8, 8, 8, 2, false, 3>,  // its register-staged twin's block: A/B
+               Config<128, 16, 4, 16, 8, 1, false, 3>, // 64 x 64, 8 x 4, 16 a chunk
+               Config<192, 24, 4, 24, 4, 1, false, 3>, // 32 x 96, 4 x 4, 24 a chunk
                // 8 x 8 cells in 128-thread blocks, for the stages whose grids the 128 x 128 tile
                // leaves under a wave and whose reductions are short. (128 x 64 in 128 threads
                // cannot take cp.async: one weight row per element step is not affine in the
@@ -78,8 +78,8 @@ using F32OnlyConfigs =
 using AllConfigs = decltype(std::tuple_cat(CompiledConfigs{}, F32OnlyConfigs{}));
 
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads,    C::kCells, C::kBk,       C::kUg,    C::kRows,
-                    C::kMinBlocks, 1,          C::kRowMajor, C::kStages};
+  return FastConfig{C::kThreads,   C::kCells, C::kBk,       C::kUg,    C::kRows,
+                    C::kMinBlocks, 1,         C::kRowMajor, C::kStages};
 }
 
 // Calls f(C{}) for the compiled Config type of `c`'s block shape (AllConfigs); returns false

@@ -37,13 +37,11 @@ template <typename T, class TL> constexpr size_t smem_bytes(int split) {
 // that ended the previous iteration; the barrier after the store publishes chunk c + 1. (A single
 // buffer would need a second barrier between compute and store, where warps stall.)
 template <class TL>
-__device__ __forceinline__ void chunks_through_registers(const Plan &P,
-                                                         const typename TL::Block &blk,
-                                                         const typename TL::Cursor &cur, int tid,
-                                                         const float *__restrict__ x,
-                                                         const float *__restrict__ w,
-                                                         typename TL::Smem *buf,
-                                                         typename TL::Acc &acc) {
+__device__ __forceinline__ void
+chunks_through_registers(const Plan &P, const typename TL::Block &blk,
+                         const typename TL::Cursor &cur, int tid, const float *__restrict__ x,
+                         const float *__restrict__ w, typename TL::Smem *buf,
+                         typename TL::Acc &acc) {
   using T = typename TL::Value;
   using C = typename TL::Cfg;
   typename TL::Stage st;
@@ -80,11 +78,10 @@ __device__ __forceinline__ void chunks_through_registers(const Plan &P,
 // commits one group (empty past the last chunk), so "all but kStages - 2 groups done" means
 // chunk c is in.
 template <class TL>
-__device__ __forceinline__ void chunks_async(const Plan &P, const typename TL::Block &blk,
-                                             const typename TL::AsyncCursor &cur, int tid,
-                                             const float *__restrict__ x,
-                                             const float *__restrict__ w, typename TL::Smem *buf,
-                                             typename TL::Acc &acc) {
+__device__ __forceinline__ void
+chunks_async(const Plan &P, const typename TL::Block &blk, const typename TL::AsyncCursor &cur,
+             int tid, const float *__restrict__ x, const float *__restrict__ w,
+             typename TL::Smem *buf, typename TL::Acc &acc) {
   using C = typename TL::Cfg;
   struct Device {
     const Plan &P;
@@ -139,8 +136,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
       TL::store_partial(tid, acc, partial);
       cluster.sync();
       TL::reduce_store(
-          P, blk, tid,
-          [&](int r) -> const T * { return cluster.map_shared_rank(partial, r); }, bias, y);
+          P, blk, tid, [&](int r) -> const T * { return cluster.map_shared_rank(partial, r); },
+          bias, y);
       cluster.sync();
       return;
     }

@@ -87,9 +87,8 @@ FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tu
   const Tuned *nearest = nullptr;
   double nearest_d = 0;
   for (const Tuned &t : kTuned)
-    if (t.arm == arm && t.cin == s.cin && t.cout == s.cout && t.k == s.k &&
-        t.stride == s.stride && t.padding == s.padding &&
-        fast_config_unsupported_reason(s, t.config, f64).empty()) {
+    if (t.arm == arm && t.cin == s.cin && t.cout == s.cout && t.k == s.k && t.stride == s.stride &&
+        t.padding == s.padding && fast_config_unsupported_reason(s, t.config, f64).empty()) {
       if (t.l_in == s.l_in) {
         if (tuned)
           *tuned = true;
@@ -121,8 +120,8 @@ int64_t fast_issued_macs(const ConvShape &s, const FastConfig &c) {
 std::string FastConfig::name() const {
   // snprintf, not "t" + std::to_string(..): GCC 12 at -O3 warns falsely on the latter (-Wrestrict).
   char buf[96];
-  int n = std::snprintf(buf, sizeof buf, "t%d-c%d-k%d-u%d", threads, cells_per_thread, chunk,
-                        u_groups);
+  int n =
+      std::snprintf(buf, sizeof buf, "t%d-c%d-k%d-u%d", threads, cells_per_thread, chunk, u_groups);
   if (rows_per_thread != 4 && n > 0 && n < int(sizeof buf))
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-r%d", rows_per_thread);
   if (min_blocks != 1 && n > 0 && n < int(sizeof buf))
@@ -174,7 +173,8 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
              " stages f32 through cp.async: f32 only (the f64 kernels convert on the way)";
     // Its x offsets are int over a whole chunk's rows (polyphase_tile.hpp, AsyncCursor).
     if (std::max<int64_t>(s.cin, c.chunk) * s.l_in >= (int64_t{1} << 31))
-      return "block configuration " + c.name() + ": max(cin, chunk) x l_in too large for 32-bit "
+      return "block configuration " + c.name() +
+             ": max(cin, chunk) x l_in too large for 32-bit "
              "offsets";
   }
   if (c.split != 1) {

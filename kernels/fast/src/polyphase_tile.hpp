@@ -63,14 +63,14 @@ template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks 
           bool RowMajor = false, int Stages = 0>
 struct Config {
   static constexpr int kThreads = Threads;
-  static constexpr int kUg = UGroups;        // u-groups per block
-  static constexpr int kTn = Tn;             // consecutive u per thread
-  static constexpr int kBk = Bk;             // input channels per shared-memory chunk
-  static constexpr int kRows = Rows;         // (oc, phase) rows per thread
+  static constexpr int kUg = UGroups; // u-groups per block
+  static constexpr int kTn = Tn;      // consecutive u per thread
+  static constexpr int kBk = Bk;      // input channels per shared-memory chunk
+  static constexpr int kRows = Rows;  // (oc, phase) rows per thread
   static constexpr int kMinBlocks = MinBlocks;
   static constexpr int kBu = kTn * kUg;      // u per block
   static constexpr int kOg = kThreads / kUg; // oc-groups per block
-  static constexpr int kXw = kBu + 4;    // x window row: kBu + M - 1 <= kBu + 3, padded for float4
+  static constexpr int kXw = kBu + 4; // x window row: kBu + M - 1 <= kBu + 3, padded for float4
   // A thread reads its x values per channel as aligned kVec-vectors: 4 (16 bytes in f32), or 2
   // where it owns 2 consecutive u (Tn == 2: ug * 2 values from the row start is only
   // 8-byte aligned in f32). kXr values in all (kTn + M - 1 of them used).
@@ -81,11 +81,11 @@ struct Config {
   static constexpr int kStages = Stages;
   // Warp tile: u-groups along a warp's lanes (8 where the block allows, else 16 or 4; 0: none
   // fits, row-major), and oc-groups across them.
-  static constexpr int kWarpU = RowMajor || kThreads % 32 != 0 ? 0
-                                : (kUg % 8 == 0 && kOg % 4 == 0)   ? 8
-                                : (kUg % 16 == 0 && kOg % 2 == 0)  ? 16
-                                : (kUg % 4 == 0 && kOg % 8 == 0)   ? 4
-                                                                   : 0;
+  static constexpr int kWarpU = RowMajor || kThreads % 32 != 0    ? 0
+                                : (kUg % 8 == 0 && kOg % 4 == 0)  ? 8
+                                : (kUg % 16 == 0 && kOg % 2 == 0) ? 16
+                                : (kUg % 4 == 0 && kOg % 8 == 0)  ? 4
+                                                                  : 0;
   static constexpr int kWarpO = kWarpU ? 32 / kWarpU : 0;
   // The u-group and oc-group of thread tid (a bijection of [0, kThreads) onto kUg x kOg).
   CONVBENCH_HD static int ug_of(int tid) {
@@ -102,7 +102,8 @@ struct Config {
   }
   static_assert(kThreads % kUg == 0, "u-groups divide the block");
   static_assert(kRows == 4 || kRows == 8, "rows per thread");
-  static_assert(kUg % kRows == 0, "weight rows (Rows * kOg elements) split evenly over the threads");
+  static_assert(kUg % kRows == 0,
+                "weight rows (Rows * kOg elements) split evenly over the threads");
   static_assert(kTn % 4 == 0 || kTn == 2, "a thread's x window is read as aligned 4- or 2-vectors");
   static_assert(kStages == 0 || kStages >= 2, "cp.async staging needs two buffers or more");
 };
@@ -218,8 +219,7 @@ template <typename T> CONVBENCH_HD void load2(const T *p, T (&v)[2]) {
 CONVBENCH_HD void copy4_async(float *dst, const float *src, bool ok) {
 #ifdef __CUDA_ARCH__
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
-               "r"(ok ? 4 : 0)
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
                : "memory");
 #else
   *dst = ok ? *src : 0.0f;
@@ -312,8 +312,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // Weight element e = tid + i*kThreads of the tile is (ii, j, ol, rr) with rr fastest; since
   // kThreads is a multiple of TR*BO (= 4 * kOg), ol and rr are fixed per thread and (ii*M + j) =
   // tid/(TR*BO) + kRowStep*i.
-  CONVBENCH_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid, const float *x,
-                                const float *w, Stage &st) {
+  CONVBENCH_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid,
+                                       const float *x, const float *w, Stage &st) {
     static_assert(kThreads % (TR * BO) == 0, "weight rows split evenly");
     constexpr int kRowStep = kThreads / (TR * BO);
     const int rr = tid % TR;
@@ -391,7 +391,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // Global -> registers for the chunk starting at channel ic0, through the cursor; the same
   // values as load_global (which it falls back to when the weights are not affine in i).
   CONVBENCH_HD static void load_chunk(const Plan &P, const Block &k, const Cursor &c, int64_t ic0,
-                               int tid, const float *x, const float *w, Stage &st) {
+                                      int tid, const float *x, const float *w, Stage &st) {
     if constexpr (!kAffineW) {
       load_global(P, k, ic0, tid, x, w, st);
     } else {
@@ -425,9 +425,9 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // spilled the 128 x 128 tile at its 128-register cap): the first kBu columns as rows of the
   // block's threads (thread tid owns column tid % kBu of rows tid / kBu + i * kXRowStep), the 4
   // columns past them (the M - 1 taps' overlap, padded) one element per thread.
-  static constexpr int kXRowStep = kThreads / kBu;     // x rows per element step
-  static constexpr int kXMain = kBk / kXRowStep;       // main x elements per thread
-  static constexpr int kXEdge = kBk * (kXw - kBu);     // edge x elements per block
+  static constexpr int kXRowStep = kThreads / kBu; // x rows per element step
+  static constexpr int kXMain = kBk / kXRowStep;   // main x elements per thread
+  static constexpr int kXEdge = kBk * (kXw - kBu); // edge x elements per block
   static constexpr int kXEdgePt = (kXEdge + kThreads - 1) / kThreads;
   // The cp.async schedule (kStages buffers) of a block's n chunks, written once for the kernel
   // and its emulation: s.copy(i, b) stages the block's i-th chunk into buffer b, s.wait_for(i)
@@ -451,10 +451,10 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   }
   static constexpr int kNoRow = 1 << 30; // never below a chunk's channels left
   struct AsyncCursor : WeightCursor {
-    int x_row0; // the thread's first main row
-    int x_off;  // its first main element's offset from the chunk's first x row
-    bool x_ok;  // its column's t is inside [0, l_in)
-    int x_step; // offset from one of its main elements to the next (kXRowStep rows)
+    int x_row0;          // the thread's first main row
+    int x_off;           // its first main element's offset from the chunk's first x row
+    bool x_ok;           // its column's t is inside [0, l_in)
+    int x_step;          // offset from one of its main elements to the next (kXRowStep rows)
     int e_row[kXEdgePt]; // edge element i's row; kNoRow: none, or its t outside [0, l_in)
     int e_off[kXEdgePt]; // its offset from the chunk's first x row
   };
@@ -490,8 +490,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // outside the tensors to valid addresses (they copy zeros), so no address is ever invalid;
   // the last, partial chunk selects a valid address per element.
   CONVBENCH_HD static void copy_chunk_async(const Plan &P, const Block &k, const AsyncCursor &c,
-                                     int64_t ic0, int tid, const float *x, const float *w,
-                                     Smem &sm) {
+                                            int64_t ic0, int tid, const float *x, const float *w,
+                                            Smem &sm) {
     static_assert(sizeof(T) == sizeof(float), "cp.async copies f32 as it is: f32 kernels only");
     static_assert(kAffineW, "cp.async staging needs the cursor's affine weight offsets");
     const int left = static_cast<int>(P.cin - ic0); // channels left (> 0)
@@ -613,7 +613,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
 
   // One finished cell (tm, rr, n) of thread (og, ug): bias LAST, as the reference.
   CONVBENCH_HD static void store_cell(const Plan &P, const Block &k, int og, int ug, int tm, int rr,
-                               int n, T v, const float *bias, float *y) {
+                                      int n, T v, const float *bias, float *y) {
     const int64_t oc = k.oc0 + og * TM + tm;
     if (oc >= P.cout)
       return;
@@ -627,7 +627,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   }
 
   CONVBENCH_HD static void store_output(const Plan &P, const Block &k, int tid, const Acc &a,
-                                 const float *bias, float *y) {
+                                        const float *bias, float *y) {
     const int ug = C::ug_of(tid);
     const int og = C::og_of(tid);
     CB_UNROLL
@@ -653,8 +653,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   }
   // partials[r] is rank r's partial array (distributed shared memory on the device).
   template <class Partials>
-  CONVBENCH_HD static void reduce_store(const Plan &P, const Block &k, int tid, const Partials &partials,
-                                 const float *bias, float *y) {
+  CONVBENCH_HD static void reduce_store(const Plan &P, const Block &k, int tid,
+                                        const Partials &partials, const float *bias, float *y) {
     constexpr int kN = kThreads * kCells;
     const int lo = k.sp * (kN / P.split), hi = lo + kN / P.split;
     for (int e = lo + tid; e < hi; e += kThreads) {
@@ -662,8 +662,8 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
       for (int r = 1; r < P.split; ++r)
         v = add_rn(v, partials(r)[e]);
       const int t = e % kThreads, cell = e / kThreads;
-      store_cell(P, k, C::og_of(t), C::ug_of(t), cell / (TR * kTn), (cell / kTn) % TR,
-                 cell % kTn, v, bias, y);
+      store_cell(P, k, C::og_of(t), C::ug_of(t), cell / (TR * kTn), (cell / kTn) % TR, cell % kTn,
+                 v, bias, y);
     }
   }
 };

@@ -138,15 +138,15 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
   std::vector<typename TL::Acc> acc(kThreads);
   // Split (f32): one cluster's ranks run one after another; their partial tiles are then added
   // by reduce_store exactly as the device's ranks do through distributed shared memory.
-  std::vector<std::vector<T>> partial(size_t(P.split), std::vector<T>(size_t(kThreads * C::kCells)));
+  std::vector<std::vector<T>> partial(size_t(P.split),
+                                      std::vector<T>(size_t(kThreads * C::kCells)));
   for (int64_t b_item = 0; b_item < P.batch; ++b_item)
     for (int64_t by = 0; by < P.oc_tiles; ++by)
       for (int64_t bx = 0; bx < P.groups * P.u_tiles; ++bx) {
         for (int sp = 0; sp < P.split; ++sp) {
           const auto blk = TL::block_coords(P, bx, by, b_item * P.split + sp);
           // Poison shared memory per block, so a read of a slot no thread wrote shows up.
-          std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), kBuffers * sizeof(sm[0]),
-                      0xFF);
+          std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), kBuffers * sizeof(sm[0]), 0xFF);
           for (int t = 0; t < kThreads; ++t)
             TL::zero(acc[t]);
           if constexpr (C::kStages > 0) {
@@ -314,32 +314,34 @@ TEST(FastEmulation, ConfigsAreTheDocumentedSetDefaultFirst) {
 TEST(FastEmulation, ThreadLayoutCoversTheTileInWarpTiles) {
   std::apply(
       [](auto... cs) {
-        ([&](auto c) {
-          using C = decltype(c);
-          const std::string name = detail::runtime_config<C>().name();
-          std::vector<int> owner(size_t(C::kThreads), -1);
-          for (int tid = 0; tid < C::kThreads; ++tid) {
-            const int ug = C::ug_of(tid), og = C::og_of(tid);
-            ASSERT_TRUE(ug >= 0 && ug < C::kUg && og >= 0 && og < C::kOg) << name << " " << tid;
-            int &o = owner[size_t(og * C::kUg + ug)];
-            EXPECT_EQ(o, -1) << name << ": (og " << og << ", ug " << ug << ") owned twice";
-            o = tid;
-          }
-          EXPECT_EQ(C::kWarpU == 0, C::kRowMajor) << name;
-          EXPECT_EQ(name.find("-rm") != std::string::npos, C::kRowMajor) << name;
-          if constexpr (C::kWarpU != 0)
-            for (int warp = 0; warp < C::kThreads / 32; ++warp) {
-              std::set<int> us, os;
-              for (int lane = 0; lane < 32; ++lane) {
-                us.insert(C::ug_of(warp * 32 + lane));
-                os.insert(C::og_of(warp * 32 + lane));
+        (
+            [&](auto c) {
+              using C = decltype(c);
+              const std::string name = detail::runtime_config<C>().name();
+              std::vector<int> owner(size_t(C::kThreads), -1);
+              for (int tid = 0; tid < C::kThreads; ++tid) {
+                const int ug = C::ug_of(tid), og = C::og_of(tid);
+                ASSERT_TRUE(ug >= 0 && ug < C::kUg && og >= 0 && og < C::kOg) << name << " " << tid;
+                int &o = owner[size_t(og * C::kUg + ug)];
+                EXPECT_EQ(o, -1) << name << ": (og " << og << ", ug " << ug << ") owned twice";
+                o = tid;
               }
-              EXPECT_EQ(int(us.size()), C::kWarpU) << name;
-              EXPECT_EQ(*us.rbegin() - *us.begin(), C::kWarpU - 1) << name << ": not consecutive";
-              EXPECT_EQ(int(os.size()), C::kWarpO) << name;
-            }
-        }(cs),
-         ...);
+              EXPECT_EQ(C::kWarpU == 0, C::kRowMajor) << name;
+              EXPECT_EQ(name.find("-rm") != std::string::npos, C::kRowMajor) << name;
+              if constexpr (C::kWarpU != 0)
+                for (int warp = 0; warp < C::kThreads / 32; ++warp) {
+                  std::set<int> us, os;
+                  for (int lane = 0; lane < 32; ++lane) {
+                    us.insert(C::ug_of(warp * 32 + lane));
+                    os.insert(C::og_of(warp * 32 + lane));
+                  }
+                  EXPECT_EQ(int(us.size()), C::kWarpU) << name;
+                  EXPECT_EQ(*us.rbegin() - *us.begin(), C::kWarpU - 1)
+                      << name << ": not consecutive";
+                  EXPECT_EQ(int(os.size()), C::kWarpO) << name;
+                }
+            }(cs),
+            ...);
       },
       detail::AllConfigs{});
 }

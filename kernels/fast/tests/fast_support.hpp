@@ -23,7 +23,6 @@ using testing::random_problem;
 using testing::random_values;
 using testing::relative_l2;
 
-
 // A random ConvTranspose1d shape for the polyphase kernels' tests, drawn until `supported(s)`:
 // batch, cin, cout, stride, taps per phase M, padding, output_padding, l_in, bias, in this order
 // (each test's shapes are its seed's sequence of these draws). K = M * stride; M is drawn from
@@ -69,7 +68,6 @@ inline int64_t nan_cells(const std::vector<float> &a) {
     n += std::isnan(v);
   return n;
 }
-
 
 // The accumulator-width probe along input channels: cin 27, cout 1, K 1, l_in 1, ones in, taps
 // [+1e8, 0.1 x 25, -1e8]: an f32 accumulator in ic order gives exactly 0.0, an f64 one ~2.5.

@@ -15,7 +15,7 @@ inline std::string cuda_message(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
-inline void check(cudaError_t e, const char* call, const char* file, int line) {
+inline void check(cudaError_t e, const char *call, const char *file, int line) {
   if (e != cudaSuccess) {
     // A non-sticky error (a failed cudaMalloc) also stays as the thread's "last error"; clear it,
     // or the next launch check would report this failure again.
@@ -25,7 +25,7 @@ inline void check(cudaError_t e, const char* call, const char* file, int line) {
   }
 }
 
-}  // namespace convbench::cuda::detail
+} // namespace convbench::cuda::detail
 
-#define CONVBENCH_CUDA_CHECK(call) \
+#define CONVBENCH_CUDA_CHECK(call)                                                                 \
   ::convbench::cuda::detail::check((call), #call, __FILE__, __LINE__)

@@ -16,16 +16,16 @@ namespace convbench::cuda {
 
 // Every CUDA call is checked; a failure throws this, naming the call and CUDA's message.
 class CudaError : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
 };
 
 // True when this build has CUDA and a device can be used; otherwise *why_not says why.
-bool device_available(std::string* why_not);
+bool device_available(std::string *why_not);
 
 #if CONVBENCH_HAVE_CUDA
 
-enum class Accum { f64, f32 };  // cuda-f64 (byte-identical to cpu-f64), cuda-f32
+enum class Accum { f64, f32 }; // cuda-f64 (byte-identical to cpu-f64), cuda-f32
 
 // Which device kernel computes an arm.
 //  best:   the fast polyphase kernel where it handles the shape (transposed, dilation 1, K a
@@ -45,39 +45,38 @@ using Block = std::optional<fast::FastConfig>;
 // The kernel launch_conv would run, in words (recorded in results), and the multiply-adds it
 // issues per call (what the instruction counters must show: taps cut off by padding or tile
 // remainders are issued with x staged as 0 by the fast kernel, skipped by the simple one).
-std::string kernel_name(const ConvShape& s, Accum acc, Kernel k, const Block& block = {});
-int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k, const Block& block = {});
+std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &block = {});
+int64_t issued_macs(const ConvShape &s, Accum acc, Kernel k, const Block &block = {});
 
 // `resident` staging: weights, bias, input and output buffers stay on the device; one
 // persistent stream. Only launch() belongs in a timed region.
 class ResidentConv {
- public:
-  ResidentConv(const ConvShape& s, Accum acc, const float* w, const float* bias,
-               Kernel kernel = Kernel::best, const Block& block = {});
+public:
+  ResidentConv(const ConvShape &s, Accum acc, const float *w, const float *bias,
+               Kernel kernel = Kernel::best, const Block &block = {});
   ~ResidentConv();
-  ResidentConv(const ResidentConv&) = delete;
-  ResidentConv& operator=(const ResidentConv&) = delete;
+  ResidentConv(const ResidentConv &) = delete;
+  ResidentConv &operator=(const ResidentConv &) = delete;
 
-  void upload_input(const float* x);         // host -> device input buffer, synchronous
+  void upload_input(const float *x);         // host -> device input buffer, synchronous
   void launch();                             // enqueue on stream(): own input -> own output
-  void launch(const float* d_x, float* d_y); // enqueue on stream() with caller's device buffers
-  void download_output(float* y);            // synchronises stream(), device -> host
-  void* stream() const;                      // the cudaStream_t
-  const ConvShape& shape() const;
-  float* d_input();
-  float* d_output();
+  void launch(const float *d_x, float *d_y); // enqueue on stream() with caller's device buffers
+  void download_output(float *y);            // synchronises stream(), device -> host
+  void *stream() const;                      // the cudaStream_t
+  const ConvShape &shape() const;
+  float *d_input();
+  float *d_output();
 
- private:
+private:
   struct Impl;
-  Impl* impl_;
+  Impl *impl_;
 };
 
 // `per-call` staging, as a naive provider does: allocate, upload, create a stream, launch,
 // download, destroy, free, all inside this synchronous call.
-void per_call_conv(const ConvShape& s, Accum acc, const float* x, const float* w,
-                   const float* bias, float* y, Kernel kernel = Kernel::best,
-                   const Block& block = {});
+void per_call_conv(const ConvShape &s, Accum acc, const float *x, const float *w, const float *bias,
+                   float *y, Kernel kernel = Kernel::best, const Block &block = {});
 
-#endif  // CONVBENCH_HAVE_CUDA
+#endif // CONVBENCH_HAVE_CUDA
 
-}  // namespace convbench::cuda
+} // namespace convbench::cuda

@@ -8,11 +8,11 @@
 
 namespace convbench {
 
-enum class ConvOp { forward, transposed };  // torch Conv1d, ConvTranspose1d
+enum class ConvOp { forward, transposed }; // torch Conv1d, ConvTranspose1d
 
 // Thrown by ConvShape::validate(); what() names the offending field.
 class ShapeError : public std::invalid_argument {
- public:
+public:
   using std::invalid_argument::invalid_argument;
 };
 
@@ -27,11 +27,11 @@ struct ConvShape {
   int64_t stride = 1;
   int64_t dilation = 1;
   int64_t padding = 0;
-  int64_t output_padding = 0;  // transposed only; must be < stride or < dilation (torch's rule)
+  int64_t output_padding = 0; // transposed only; must be < stride or < dilation (torch's rule)
   int64_t l_in = 0;
   bool bias = true;
 
-  int64_t l_out() const;  // exactly torch's formula
+  int64_t l_out() const; // exactly torch's formula
   int64_t input_elems() const;
   int64_t weight_elems() const;
   int64_t output_elems() const;
@@ -40,14 +40,15 @@ struct ConvShape {
   double flops() const;
   // Multiply-adds actually performed: (output cell, tap) pairs whose input index is in range.
   int64_t valid_macs() const;
-  // Fewest bytes a device kernel must move: input + weight + bias read once, output written once (f32).
+  // Fewest bytes a device kernel must move: input + weight + bias read once, output written once
+  // (f32).
   double min_bytes() const;
-  void validate() const;  // throws ShapeError naming the field
+  void validate() const; // throws ShapeError naming the field
 };
 
 std::string to_string(ConvOp op);
 
-enum class Activation { none, silu };  // SiLU: v / (1 + exp(-v))
+enum class Activation { none, silu }; // SiLU: v / (1 + exp(-v))
 std::string to_string(Activation a);
 
 // Causal depthwise conv1d (causal_conv1d_fwd): x [batch, channels, length], weight [channels, k],
@@ -64,7 +65,7 @@ struct CausalConvShape {
   int64_t k = 4;
   int64_t length = 0;
   bool bias = true;
-  bool initial_state = false;  // an initial state tensor (and has_initial_state flags) is given
+  bool initial_state = false; // an initial state tensor (and has_initial_state flags) is given
   Activation activation = Activation::silu;
 
   int64_t input_elems() const { return batch * channels * length; }
@@ -76,7 +77,7 @@ struct CausalConvShape {
   // Fewest bytes a device kernel must move (f32): x, weight, bias and the initial state read once,
   // y and the final state written once.
   double min_bytes() const;
-  void validate() const;  // throws ShapeError naming the field
+  void validate() const; // throws ShapeError naming the field
 };
 
-}  // namespace convbench
+} // namespace convbench

@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(kTiledThreads) causal_tiled_kernel(CausalParam
 }
 
 template <int K, bool kBf16, Fault F>
-void launch_k(const CausalParams& p, CausalKernel k, cudaStream_t stream) {
+void launch_k(const CausalParams &p, CausalKernel k, cudaStream_t stream) {
   if (k == CausalKernel::reg) {
     const int64_t blocks = (register_threads(p) + kRegThreads - 1) / kRegThreads;
     causal_register_kernel<K, kBf16, F><<<unsigned(blocks), kRegThreads, 0, stream>>>(p);
@@ -44,21 +44,21 @@ void launch_k(const CausalParams& p, CausalKernel k, cudaStream_t stream) {
 }
 
 template <Fault F>
-void launch_f(const CausalParams& p, int k_taps, CausalKernel k, CausalOut out, cudaStream_t st) {
+void launch_f(const CausalParams &p, int k_taps, CausalKernel k, CausalOut out, cudaStream_t st) {
   const bool bf = out == CausalOut::bf16;
   switch (k_taps) {
-    case 2:
-      return bf ? launch_k<2, true, F>(p, k, st) : launch_k<2, false, F>(p, k, st);
-    case 3:
-      return bf ? launch_k<3, true, F>(p, k, st) : launch_k<3, false, F>(p, k, st);
-    case 4:
-      return bf ? launch_k<4, true, F>(p, k, st) : launch_k<4, false, F>(p, k, st);
-    default:
-      throw CudaError("causal kernels: k must be 2, 3 or 4");
+  case 2:
+    return bf ? launch_k<2, true, F>(p, k, st) : launch_k<2, false, F>(p, k, st);
+  case 3:
+    return bf ? launch_k<3, true, F>(p, k, st) : launch_k<3, false, F>(p, k, st);
+  case 4:
+    return bf ? launch_k<4, true, F>(p, k, st) : launch_k<4, false, F>(p, k, st);
+  default:
+    throw CudaError("causal kernels: k must be 2, 3 or 4");
   }
 }
 
-void launch_causal(const CausalParams& p, int k_taps, CausalKernel k, CausalOut out,
+void launch_causal(const CausalParams &p, int k_taps, CausalKernel k, CausalOut out,
                    cudaStream_t stream, bool planted_in_place_state) {
   if (planted_in_place_state)
     launch_f<Fault::in_place_state>(p, k_taps, k, out, stream);
@@ -66,61 +66,66 @@ void launch_causal(const CausalParams& p, int k_taps, CausalKernel k, CausalOut 
     launch_f<Fault::none>(p, k_taps, k, out, stream);
 }
 
-}  // namespace detail
+} // namespace detail
 
 namespace {
 
-void* device_alloc(size_t bytes) {
-  void* p = nullptr;
-  if (bytes) CONVBENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
+void *device_alloc(size_t bytes) {
+  void *p = nullptr;
+  if (bytes)
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
   return p;
 }
-void device_free(void* p) {
-  if (!p) return;
+void device_free(void *p) {
+  if (!p)
+    return;
   const cudaError_t e = cudaFree(p);
   if (e != cudaSuccess)
     std::fprintf(stderr, "convbench: cudaFree failed: %s\n", detail::cuda_message(e).c_str());
 }
 
-}  // namespace
+} // namespace
 
 struct ResidentCausal::Impl {
   CausalConvShape s;
   CausalKernel kernel;
   CausalOut out;
   cudaStream_t stream = nullptr;
-  std::vector<void*> owned;
+  std::vector<void *> owned;
   detail::CausalParams p{};
 
   // Enqueued on the case's stream (a plain cudaMemcpy from pageable memory may return before
   // the copy lands, and the non-blocking stream would not wait for it); the constructor syncs.
-  template <class T>
-  T* upload(const T* host, int64_t n) {
-    if (!host || n <= 0) return nullptr;
-    void* d = device_alloc(size_t(n) * sizeof(T));
+  template <class T> T *upload(const T *host, int64_t n) {
+    if (!host || n <= 0)
+      return nullptr;
+    void *d = device_alloc(size_t(n) * sizeof(T));
     owned.push_back(d);
     CONVBENCH_CUDA_CHECK(
         cudaMemcpyAsync(d, host, size_t(n) * sizeof(T), cudaMemcpyHostToDevice, stream));
-    return static_cast<T*>(d);
+    return static_cast<T *>(d);
   }
-  void* alloc(size_t bytes) {
-    void* d = device_alloc(bytes);
+  void *alloc(size_t bytes) {
+    void *d = device_alloc(bytes);
     owned.push_back(d);
     return d;
   }
   ~Impl() {
-    for (void* d : owned) device_free(d);
-    if (stream) cudaStreamDestroy(stream);
+    for (void *d : owned)
+      device_free(d);
+    if (stream)
+      cudaStreamDestroy(stream);
   }
 };
 
-ResidentCausal::ResidentCausal(const CausalConvShape& s, CausalKernel k, CausalOut out,
-                               const CausalTensors& t)
+ResidentCausal::ResidentCausal(const CausalConvShape &s, CausalKernel k, CausalOut out,
+                               const CausalTensors &t)
     : impl_(new Impl{s, k, out}) {
   try {
     std::string why;
-    if (!causal_supported(s, &why)) throw CudaError("causal kernels: " + why);
-    Impl& m = *impl_;
+    if (!causal_supported(s, &why))
+      throw CudaError("causal kernels: " + why);
+    Impl &m = *impl_;
     CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
     m.p.batch = s.batch;
     m.p.channels = s.channels;
@@ -134,7 +139,7 @@ ResidentCausal::ResidentCausal(const CausalConvShape& s, CausalKernel k, CausalO
       m.p.has_initial_state = m.upload(t.has_initial_state, s.batch);
     }
     m.p.y = m.alloc(size_t(s.output_elems()) * (out == CausalOut::bf16 ? 2 : 4));
-    m.p.final_state = static_cast<float*>(m.alloc(size_t(s.state_elems()) * 4));
+    m.p.final_state = static_cast<float *>(m.alloc(size_t(s.state_elems()) * 4));
     CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(m.stream));
   } catch (...) {
     delete impl_;
@@ -148,23 +153,24 @@ void ResidentCausal::launch() {
   detail::launch_causal(impl_->p, int(impl_->s.k), impl_->kernel, impl_->out, impl_->stream, false);
 }
 
-void ResidentCausal::download(float* y, float* final_state) {
-  const Impl& m = *impl_;
+void ResidentCausal::download(float *y, float *final_state) {
+  const Impl &m = *impl_;
   const size_t n = size_t(m.s.output_elems());
   std::vector<uint16_t> h(m.out == CausalOut::bf16 ? n : 0);
-  void* dst = m.out == CausalOut::bf16 ? static_cast<void*>(h.data()) : static_cast<void*>(y);
+  void *dst = m.out == CausalOut::bf16 ? static_cast<void *>(h.data()) : static_cast<void *>(y);
   const size_t bytes = n * (m.out == CausalOut::bf16 ? 2 : 4);
   CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, m.p.y, bytes, cudaMemcpyDeviceToHost, m.stream));
   CONVBENCH_CUDA_CHECK(cudaMemcpyAsync(final_state, m.p.final_state, size_t(m.s.state_elems()) * 4,
                                        cudaMemcpyDeviceToHost, m.stream));
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(m.stream));
-  for (size_t i = 0; i < h.size(); ++i) y[i] = causal_detail::from_bf16(h[i]);
+  for (size_t i = 0; i < h.size(); ++i)
+    y[i] = causal_detail::from_bf16(h[i]);
 }
 
-void* ResidentCausal::stream() const { return impl_->stream; }
+void *ResidentCausal::stream() const { return impl_->stream; }
 
-void per_call_causal(const CausalConvShape& s, CausalKernel k, CausalOut out,
-                     const CausalTensors& t) {
+void per_call_causal(const CausalConvShape &s, CausalKernel k, CausalOut out,
+                     const CausalTensors &t) {
   ResidentCausal r(s, k, out, t);
   r.launch();
   r.download(t.y, t.final_state);
@@ -173,7 +179,7 @@ void per_call_causal(const CausalConvShape& s, CausalKernel k, CausalOut out,
 namespace testing {
 
 // Launches the planted in-place variant on the caller's device buffers and waits for it.
-void launch_planted_in_place(const CausalConvShape& s, CausalKernel k, const DeviceCausal& d) {
+void launch_planted_in_place(const CausalConvShape &s, CausalKernel k, const DeviceCausal &d) {
   detail::CausalParams p{};
   p.batch = s.batch;
   p.channels = s.channels;
@@ -190,5 +196,5 @@ void launch_planted_in_place(const CausalConvShape& s, CausalKernel k, const Dev
   CONVBENCH_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-}  // namespace testing
-}  // namespace convbench::cuda
+} // namespace testing
+} // namespace convbench::cuda

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "convbench/cuda_check.hpp"
-#include "launch.cuh"
 #include "convbench/fast_conv.hpp"
+#include "launch.cuh"
 #include "tap_walk.hpp"
 
 namespace convbench::cuda::detail {
@@ -15,7 +15,7 @@ namespace {
 struct Params {
   ::convbench::detail::TapGeometry g;
   int64_t batch;
-  int64_t cells;  // batch * cout * l_out
+  int64_t cells; // batch * cout * l_out
 };
 
 // cuda-f64: the reference's arithmetic. The product of two f32 values is exact in f64, so only
@@ -24,7 +24,8 @@ struct AccumF64 {
   using type = double;
   __device__ static double init(float v) { return double(v); }
   __device__ static double tap(double acc, float xv, float wv) {
-    if (xv == 0.0f) return acc;
+    if (xv == 0.0f)
+      return acc;
     return __dadd_rn(acc, __dmul_rn(double(xv), double(wv)));
   }
   __device__ static double add_bias(double acc, float bv) { return __dadd_rn(acc, double(bv)); }
@@ -42,8 +43,8 @@ struct AccumF32 {
 
 // Forward (Conv1d): gather, bias FIRST, then ic ascending, k ascending.
 template <class A>
-__global__ void conv1d_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w,
-                              const float* __restrict__ b, float* __restrict__ y) {
+__global__ void conv1d_kernel(Params p, const float *__restrict__ x, const float *__restrict__ w,
+                              const float *__restrict__ b, float *__restrict__ y) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t cell = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; cell < p.cells;
        cell += step) {
@@ -53,11 +54,11 @@ __global__ void conv1d_kernel(Params p, const float* __restrict__ x, const float
     const int64_t bi = row / p.g.cout;
     const auto taps = ::convbench::detail::forward_taps(p.g, o);
     typename A::type acc = A::init(b ? b[oc] : 0.0f);
-    const float* xb = x + bi * p.g.cin * p.g.l_in;
-    const float* wr = w + oc * p.g.cin * p.g.k;
+    const float *xb = x + bi * p.g.cin * p.g.l_in;
+    const float *wr = w + oc * p.g.cin * p.g.k;
     for (int64_t ic = 0; ic < p.g.cin; ++ic) {
-      const float* xr = xb + ic * p.g.l_in;
-      const float* wk = wr + ic * p.g.k;
+      const float *xr = xb + ic * p.g.l_in;
+      const float *wk = wr + ic * p.g.k;
       for (int64_t kk = taps.k_lo; kk < taps.k_hi; ++kk)
         acc = A::tap(acc, xr[taps.base + kk * p.g.dilation], wk[kk]);
     }
@@ -68,9 +69,9 @@ __global__ void conv1d_kernel(Params p, const float* __restrict__ x, const float
 // Transposed (ConvTranspose1d): the owner of destination q sweeps ic ascending, then t ascending,
 // taking the single k with t*stride + k*dilation == q + padding; bias LAST.
 template <class A>
-__global__ void conv_transpose1d_kernel(Params p, const float* __restrict__ x,
-                                        const float* __restrict__ w, const float* __restrict__ b,
-                                        float* __restrict__ y) {
+__global__ void conv_transpose1d_kernel(Params p, const float *__restrict__ x,
+                                        const float *__restrict__ w, const float *__restrict__ b,
+                                        float *__restrict__ y) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t cell = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; cell < p.cells;
        cell += step) {
@@ -80,29 +81,31 @@ __global__ void conv_transpose1d_kernel(Params p, const float* __restrict__ x,
     const int64_t bi = row / p.g.cout;
     const auto taps = ::convbench::detail::transposed_taps(p.g, q);
     typename A::type acc = A::init(0.0f);
-    const float* xb = x + bi * p.g.cin * p.g.l_in + taps.t_first;
-    const float* wb = w + oc * p.g.k + taps.k_first;
+    const float *xb = x + bi * p.g.cin * p.g.l_in + taps.t_first;
+    const float *wb = w + oc * p.g.k + taps.k_first;
     const int64_t w_ic = p.g.cout * p.g.k;
     for (int64_t ic = 0; ic < p.g.cin; ++ic) {
-      const float* xr = xb + ic * p.g.l_in;
-      const float* wr = wb + ic * w_ic;
-      for (int64_t j = 0; j < taps.n; ++j) acc = A::tap(acc, xr[j * taps.dt], wr[-j * taps.dk]);
+      const float *xr = xb + ic * p.g.l_in;
+      const float *wr = wb + ic * w_ic;
+      for (int64_t j = 0; j < taps.n; ++j)
+        acc = A::tap(acc, xr[j * taps.dt], wr[-j * taps.dk]);
     }
-    if (b) acc = A::add_bias(acc, b[oc]);
+    if (b)
+      acc = A::add_bias(acc, b[oc]);
     y[cell] = A::store(acc);
   }
 }
 
 template <class A>
-void launch_typed(const ConvShape& s, const float* d_x, const float* d_w, const float* d_b,
-                  float* d_y, cudaStream_t stream) {
+void launch_typed(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                  float *d_y, cudaStream_t stream) {
   Params p{{s.cin, s.cout, s.k, s.stride, s.dilation, s.padding, s.l_in, s.l_out()}, s.batch, 0};
   p.cells = s.batch * s.cout * p.g.l_out;
   constexpr int kThreads = 256;
   // A grid-stride loop covers any cell count; the grid is capped well inside gridDim.x's limit.
   const int64_t wanted = (p.cells + kThreads - 1) / kThreads;
   const unsigned blocks = unsigned(wanted < (int64_t(1) << 20) ? wanted : (int64_t(1) << 20));
-  const float* bias = s.bias ? d_b : nullptr;
+  const float *bias = s.bias ? d_b : nullptr;
   if (s.op == ConvOp::forward)
     conv1d_kernel<A><<<blocks, kThreads, 0, stream>>>(p, d_x, d_w, bias, d_y);
   else
@@ -110,23 +113,23 @@ void launch_typed(const ConvShape& s, const float* d_x, const float* d_w, const 
   CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
-}  // namespace
+} // namespace
 
-ConvLaunch::ConvLaunch(const ConvShape& s, Accum acc, Kernel k, const Block& block)
+ConvLaunch::ConvLaunch(const ConvShape &s, Accum acc, Kernel k, const Block &block)
     : shape_(s), acc_(acc) {
   const bool f64 = acc == Accum::f64;
   if (k != Kernel::simple && block)
-    fast_.emplace(s, f64, k == Kernel::fused, *block);  // throws where the block cannot run s
+    fast_.emplace(s, f64, k == Kernel::fused, *block); // throws where the block cannot run s
   else if (k != Kernel::simple && fast::fast_supported(s, f64))
     fast_.emplace(s, f64, k == Kernel::fused);
 }
 
-void ConvLaunch::operator()(const float* d_x, const float* d_w, const float* d_b, float* d_y,
+void ConvLaunch::operator()(const float *d_x, const float *d_w, const float *d_b, float *d_y,
                             cudaStream_t stream) const {
   if (fast_) {
     try {
       fast_->launch(d_x, d_w, d_b, d_y, stream);
-    } catch (const std::runtime_error& e) {
+    } catch (const std::runtime_error &e) {
       (void)cudaGetLastError();
       throw CudaError(e.what());
     }
@@ -138,38 +141,41 @@ void ConvLaunch::operator()(const float* d_x, const float* d_w, const float* d_b
     launch_typed<AccumF32>(shape_, d_x, d_w, d_b, d_y, stream);
 }
 
-void launch_conv(const ConvShape& s, Accum acc, Kernel k, const Block& block, const float* d_x,
-                 const float* d_w, const float* d_b, float* d_y, cudaStream_t stream) {
+void launch_conv(const ConvShape &s, Accum acc, Kernel k, const Block &block, const float *d_x,
+                 const float *d_w, const float *d_b, float *d_y, cudaStream_t stream) {
   ConvLaunch(s, acc, k, block)(d_x, d_w, d_b, d_y, stream);
 }
 
-}  // namespace convbench::cuda::detail
+} // namespace convbench::cuda::detail
 
 namespace convbench::cuda {
 
 namespace {
 // The block the fast kernel runs for (s, acc, k, block), or nullopt for the simple kernel.
-Block fast_block(const ConvShape& s, Accum acc, Kernel k, const Block& block) {
+Block fast_block(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
   const bool f64 = acc == Accum::f64;
-  if (k == Kernel::simple) return std::nullopt;
-  if (block) return block;
-  if (fast::fast_supported(s, f64)) return fast::choose_fast_config(s, f64, k == Kernel::fused);
+  if (k == Kernel::simple)
+    return std::nullopt;
+  if (block)
+    return block;
+  if (fast::fast_supported(s, f64))
+    return fast::choose_fast_config(s, f64, k == Kernel::fused);
   return std::nullopt;
 }
-}  // namespace
+} // namespace
 
-std::string kernel_name(const ConvShape& s, Accum acc, Kernel k, const Block& block) {
+std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
   const bool f64 = acc == Accum::f64;
   if (const Block b = fast_block(s, acc, k, block))
     return std::string("polyphase-tile ") +
-           (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " +
-           b->name();
+           (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " + b->name();
   return std::string("simple one-thread-per-cell ") + (f64 ? "f64 dmul+dadd" : "f32");
 }
 
-int64_t issued_macs(const ConvShape& s, Accum acc, Kernel k, const Block& block) {
-  if (const Block b = fast_block(s, acc, k, block)) return fast::fast_issued_macs(s, *b);
+int64_t issued_macs(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
+  if (const Block b = fast_block(s, acc, k, block))
+    return fast::fast_issued_macs(s, *b);
   return s.valid_macs();
 }
 
-}  // namespace convbench::cuda
+} // namespace convbench::cuda

@@ -14,22 +14,22 @@ namespace convbench::cuda::detail {
 
 // Enqueues y = conv(x, w, b) on `stream`. All pointers are device pointers; b may be null when
 // the shape has no bias. The shape must already be validated. Checks the launch (cudaGetLastError).
-void launch_conv(const ConvShape& s, Accum acc, Kernel k, const Block& block, const float* d_x,
-                 const float* d_w, const float* d_b, float* d_y, cudaStream_t stream);
+void launch_conv(const ConvShape &s, Accum acc, Kernel k, const Block &block, const float *d_x,
+                 const float *d_w, const float *d_b, float *d_y, cudaStream_t stream);
 
 // launch_conv resolved once for (s, acc, k, block): which kernel, and for the fast path its
 // configuration and plan (fast::FastLaunch). ResidentConv keeps one, so its timed launches only
 // enqueue. The shape must already be validated.
 class ConvLaunch {
- public:
-  ConvLaunch(const ConvShape& s, Accum acc, Kernel k, const Block& block = {});
-  void operator()(const float* d_x, const float* d_w, const float* d_b, float* d_y,
+public:
+  ConvLaunch(const ConvShape &s, Accum acc, Kernel k, const Block &block = {});
+  void operator()(const float *d_x, const float *d_w, const float *d_b, float *d_y,
                   cudaStream_t stream) const;
 
- private:
+private:
   ConvShape shape_;
   Accum acc_;
   std::optional<fast::FastLaunch> fast_;
 };
 
-}  // namespace convbench::cuda::detail
+} // namespace convbench::cuda::detail

@@ -70,7 +70,8 @@ struct Block {
   int64_t sp, ch_begin, ch_end; // the split and its chunk range [ch_begin, ch_end)
 };
 
-template <class G> CONVBENCH_HD Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
+template <class G>
+CONVBENCH_HD Block block_coords(const Plan &P, int64_t bx, int64_t by, int64_t bz) {
   Block k;
   // Phase blocks vary fastest: the blocks that read the same 32-byte weight sectors (one oc, one
   // tap row, all phases) run side by side and share them through L2.
@@ -107,7 +108,8 @@ struct WeightSlot {
   int kk0;     // tile column of channel 0: j * kBKc
   bool ok;     // oc < cout and r < s
 };
-template <class G, int M> CONVBENCH_HD WeightSlot weight_slot(const Plan &P, const Block &k, int q) {
+template <class G, int M>
+CONVBENCH_HD WeightSlot weight_slot(const Plan &P, const Block &k, int q) {
   const int rr = q % G::kPB;
   const int j = (q / G::kPB) % M;
   const int ocl = q / (G::kPB * M);
@@ -118,7 +120,7 @@ template <class G, int M> CONVBENCH_HD constexpr int weight_slots() { return M *
 
 template <class G, int M>
 CONVBENCH_HD float weight_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *w,
-                           int &row, int &kk) {
+                                  int &row, int &kk) {
   const WeightSlot ws = weight_slot<G, M>(P, k, e % weight_slots<G, M>());
   const int icl = e / weight_slots<G, M>();
   row = ws.row;
@@ -135,8 +137,8 @@ template <class G, int M> CONVBENCH_HD constexpr int weight_elements() {
 // x-window element e of the chunk at ic0: slot d, channel icl, column n (n fastest). Slot d
 // holds t = u0 + n + c_lo + d - (M - 1).
 template <class G, int M>
-CONVBENCH_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *x, int &d,
-                      int &icl, int &n) {
+CONVBENCH_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, const float *x,
+                             int &d, int &icl, int &n) {
   n = e % G::kBN;
   icl = (e / G::kBN) % G::kBKc;
   d = e / (G::kBN * G::kBKc);
@@ -146,7 +148,9 @@ CONVBENCH_HD float x_element(const Plan &P, const Block &k, int64_t ic0, int e, 
     return 0.0f;
   return x[(k.b * P.cin + ic) * P.l_in + t];
 }
-template <class G, int M> CONVBENCH_HD constexpr int x_elements() { return (M + 1) * G::kBKc * G::kBN; }
+template <class G, int M> CONVBENCH_HD constexpr int x_elements() {
+  return (M + 1) * G::kBKc * G::kBN;
+}
 
 // The block's phases as the store needs them, computed once per thread (64-bit divisions by
 // the stride are expensive on the device; per cell they cost more than the tile's MMAs).
@@ -168,8 +172,8 @@ template <class G> CONVBENCH_HD BlockPhases<G> block_phases(const Plan &P, const
 // output. p = (u + c_r) * s + r - pad >= 0 by the choice of c_r. (rr apart from ocl: the kernel
 // indexes ph with a compile-time rr, keeping it in registers.)
 template <class G>
-CONVBENCH_HD int64_t output_index(const Plan &P, const Block &k, const BlockPhases<G> &ph, int rr, int ocl,
-                           int n) {
+CONVBENCH_HD int64_t output_index(const Plan &P, const Block &k, const BlockPhases<G> &ph, int rr,
+                                  int ocl, int n) {
   const int64_t oc = k.oc0 + ocl, u = k.u0 + n;
   if (oc >= P.cout || u >= ph.cells[rr])
     return -1;

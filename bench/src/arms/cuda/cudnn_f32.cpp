@@ -1,5 +1,7 @@
 // cudnn-f32: the peer a user would pick instead (cuDNN through its legacy convolution API).
-// Tolerance 5e-5 relative L2: IEEE f32 with FMA math and no tensor-op conversion; Find may pick FFT or Winograd, whose transforms add error beyond plain f32 summation (kernels/cudnn/tests states the same bound).
+// Tolerance 5e-5 relative L2: IEEE f32 with FMA math and no tensor-op conversion; Find may pick FFT
+// or Winograd, whose transforms add error beyond plain f32 summation (kernels/cudnn/tests states
+// the same bound).
 #include "arms/cudnn_arm.hpp"
 
 #if CONVBENCH_HAVE_CUDNN

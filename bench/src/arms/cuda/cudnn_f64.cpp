@@ -1,5 +1,6 @@
 // cudnn-f64: the peer a user would pick instead (cuDNN through its legacy convolution API).
-// Tolerance 1e-9 relative L2: double tensors, one rounding to f32 at the end: f32-rounding level differences from the reference's addition order only.
+// Tolerance 1e-9 relative L2: double tensors, one rounding to f32 at the end: f32-rounding level
+// differences from the reference's addition order only.
 #include "arms/cudnn_arm.hpp"
 
 #if CONVBENCH_HAVE_CUDNN

@@ -1,5 +1,6 @@
 // cudnn-tf32: the peer a user would pick instead (cuDNN through its legacy convolution API).
-// Tolerance 5e-3 relative L2: tensor-op math: operands rounded to tf32's 10-bit mantissa (about 5e-4 relative each).
+// Tolerance 5e-3 relative L2: tensor-op math: operands rounded to tf32's 10-bit mantissa (about
+// 5e-4 relative each).
 #include "arms/cudnn_arm.hpp"
 
 #if CONVBENCH_HAVE_CUDNN

@@ -13,11 +13,11 @@
 
 namespace convbench::fast {
 
-// The block shape of the polyphase tile (the block-shape sweep times each). threads = (threads / u_groups)
-// oc-groups x u_groups u-groups; each thread owns cells_per_thread output cells (4 oc-phase
-// pairs x cells_per_thread / 4 consecutive positions); chunk input channels are staged through
-// shared memory per pair of barriers. Every configuration performs the same f64 additions in
-// the same order per cell, so all of them are byte-identical to conv_cpu_f64.
+// The block shape of the polyphase tile (the block-shape sweep times each). threads = (threads /
+// u_groups) oc-groups x u_groups u-groups; each thread owns cells_per_thread output cells (4
+// oc-phase pairs x cells_per_thread / 4 consecutive positions); chunk input channels are staged
+// through shared memory per pair of barriers. Every configuration performs the same f64 additions
+// in the same order per cell, so all of them are byte-identical to conv_cpu_f64.
 //
 // rows_per_thread: the (oc, phase) rows a thread owns (4 or 8); cells_per_thread / rows are its
 // consecutive positions. split (f32 only): the input channels are cut into `split` ranges run by
@@ -112,8 +112,7 @@ public:
   ~FastLaunch();
   FastLaunch(FastLaunch &&) noexcept;
   FastLaunch &operator=(FastLaunch &&) noexcept;
-  void launch(const float *d_x, const float *d_w, const float *d_b, float *d_y,
-              void *stream) const;
+  void launch(const float *d_x, const float *d_w, const float *d_b, float *d_y, void *stream) const;
   const FastConfig &config() const { return config_; }
 
 private:
@@ -132,11 +131,11 @@ void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, con
 void launch_fast_f32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream, const FastConfig &config);
 
-// Same tiling, f64 accumulator (choose_fast_config(s, true, fused)); per output cell the same sequence of f64 additions as
-// conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias last), so its f32 output is
-// bitwise equal to the reference. fused = false: __dmul_rn + __dadd_rn per tap (cuda-f64, no
-// DFMA); fused = true: one __fma_rn per tap (cuda-f64-fma), the same bits because the product of
-// two f32 values is exact in f64, at half the fp64 instructions.
+// Same tiling, f64 accumulator (choose_fast_config(s, true, fused)); per output cell the same
+// sequence of f64 additions as conv_cpu_f64 (ic ascending, t ascending, zero inputs skipped, bias
+// last), so its f32 output is bitwise equal to the reference. fused = false: __dmul_rn + __dadd_rn
+// per tap (cuda-f64, no DFMA); fused = true: one __fma_rn per tap (cuda-f64-fma), the same bits
+// because the product of two f32 values is exact in f64, at half the fp64 instructions.
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                      float *d_y, void *stream, bool fused = false);
 void launch_fast_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,

@@ -94,8 +94,8 @@ public:
 struct AcquireRequest {
   Resource resource;
   Holder holder;
-  double ttl_s = 0;  // 0: the policy's
-  double wait_s = 0; // poll a busy resource for up to this long; 0: refuse at once
+  double ttl_s = 0;      // 0: the policy's
+  double wait_s = 0;     // poll a busy resource for up to this long; 0: refuse at once
   double estimate_s = 0; // how long the plan expects to hold it (0: unknown); a backend whose
                          // hold ends at a fixed time (slurm) warns when less time is left
 };
