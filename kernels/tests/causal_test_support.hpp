@@ -36,6 +36,19 @@ struct CausalProblem {
   }
 };
 
+// A causal shape: batch, channels, length, an initial state for every even sequence, width, act.
+inline CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state, int64_t k = 4,
+                             Activation a = Activation::silu) {
+  CausalConvShape s;
+  s.batch = b;
+  s.channels = c;
+  s.length = l;
+  s.k = k;
+  s.initial_state = state;
+  s.activation = a;
+  return s;
+}
+
 inline std::vector<float> uniform(int64_t n, double bound, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-bound, bound);

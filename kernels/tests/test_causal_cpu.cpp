@@ -19,18 +19,6 @@
 namespace convbench::causal_testing {
 namespace {
 
-CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state, int64_t k = 4,
-                      Activation a = Activation::silu) {
-  CausalConvShape s;
-  s.batch = b;
-  s.channels = c;
-  s.length = l;
-  s.k = k;
-  s.initial_state = state;
-  s.activation = a;
-  return s;
-}
-
 // The formula, cell by cell, with the tap order a parameter: k ascending (the promise) or not.
 Output formula_f64(const CausalProblem &p, bool reversed) {
   const auto &s = p.s;

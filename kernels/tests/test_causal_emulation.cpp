@@ -25,19 +25,7 @@
 namespace convbench::causal_testing {
 namespace {
 
-CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state, int64_t k = 4,
-                      Activation a = Activation::silu) {
-  CausalConvShape s;
-  s.batch = b;
-  s.channels = c;
-  s.length = l;
-  s.k = k;
-  s.initial_state = state;
-  s.activation = a;
-  return s;
-}
-
-// The channel count the seed's tiled kernel specialised (1024, k 4) at every length, both
+// The shape a channel-tiled kernel specialises (C 1024, k 4) at every length, both
 // batch sizes where the host can afford it, with and without state; then the edges: channels not
 // a multiple of the tile, lengths not a multiple of the chunk or shorter than k - 1, other widths.
 std::vector<CausalConvShape> shapes() {

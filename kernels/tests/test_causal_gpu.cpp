@@ -34,15 +34,6 @@ using cuda::CausalOut;
       GTEST_SKIP() << "no GPU here: " << why;                                                      \
   } while (0)
 
-CausalConvShape shape(int64_t b, int64_t c, int64_t l, bool state) {
-  CausalConvShape s;
-  s.batch = b;
-  s.channels = c;
-  s.length = l;
-  s.initial_state = state;
-  return s;
-}
-
 // The family's table: C in {1024..8192}, K 4, L in {1, 64, 1024, 8192}, batch 1 and 8, with and
 // without initial state (64 shapes); under the sanitizers the exact-chunk state shapes at C 1024.
 std::vector<CausalConvShape> family(bool state_shapes_only) {
