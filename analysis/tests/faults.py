@@ -40,13 +40,39 @@ def cpu_hog(run: dict, cid: str, rounds=(1, 3), pid: int = 4321, comm="stress-ng
     _rescale(c, {r: 1.3 for r in rounds})
 
 
-def slow_cpu(run: dict, cid: str, rnd: int = 2, cpu: int = 7, relative: float = 0.38) -> None:
-    """One of the arm's CPUs delivered a fraction of its speed in one round (a busy loop pinned
-    to it, or a slow vCPU): the speed probe reads it slow before and after the sample, its
-    partitions take longer, and the threaded arm ran at its slowest thread's speed."""
+def pinned_hog(
+    run: dict, cid: str, cpu: int = 3, pid: int = 10323, comm: str = "bash", named_in: int = 2
+) -> None:
+    """A busy loop pinned to one of a pinned arm's CPUs, every round (as planted on the H200):
+    the worker pinned there waits for its CPU half of each sample (schedstat run delay), the
+    machine-wide foreign share stays under its threshold (one CPU of 16), and the process table
+    names the loop only in the round whose window was long enough (named_in)."""
     c = synth.case(run, cid)
     for s in c["samples"]:
-        if s["round"] == rnd:
+        for t in s["contention"]["threads"]:
+            if t["cpu_before"] == cpu:
+                t["run_delay_s"] = 0.47 * s["total_seconds"]
+        synth.set_foreign(
+            s,
+            0.5 / synth.THREADS,
+            top=[(pid, comm, 0.5 / synth.THREADS)] if s["round"] == named_in else None,
+        )
+    _rescale(c, {s["round"]: 1.3 for s in c["samples"]})
+
+
+def slow_cpu(
+    run: dict, cid: str, rounds: tuple | None = None, cpu: int = 7, relative: float = 0.38
+) -> None:
+    """One of the arm's CPUs delivered a fraction of its speed in the given rounds (a slow vCPU,
+    or a busy loop on it): the speed probe reads it slow before and after those samples, its
+    partitions take longer, and the threaded arm ran at its slowest thread's speed. The default,
+    every round but the first two, is enough to move the median; a single round moves neither it
+    nor the best."""
+    c = synth.case(run, cid)
+    if rounds is None:
+        rounds = tuple(s["round"] for s in c["samples"])[2:]
+    for s in c["samples"]:
+        if s["round"] in rounds:
             w = next(w for w in s["workers"] if w["cpu"] == cpu)
             w["speed_before"] = synth.speed(w["worker"], cpu, relative)
             w["speed_after"] = synth.speed(w["worker"], cpu, relative * 1.02)
@@ -55,7 +81,7 @@ def slow_cpu(run: dict, cid: str, rnd: int = 2, cpu: int = 7, relative: float = 
             s["imbalance"] = max(tasks) / (sum(tasks) / len(tasks))
             s["slowest_speed_before"] = relative
             s["slowest_speed_after"] = relative * 1.02
-    _rescale(c, {rnd: 1.35})
+    _rescale(c, {r: 1.35 for r in rounds})
 
 
 def bypassing_run(run: dict) -> None:

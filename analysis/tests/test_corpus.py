@@ -44,6 +44,8 @@ WEAKENINGS = {
         mp, psi_some_max=1, preempt_per_thread_s_max=1e9, slow_sample_floor=1
     ),
     "slow-cpu": lambda mp: _weaker_thresholds(mp, host_speed_min_relative=0.3),
+    # the waiting worker no longer counts: the loop on one CPU is invisible again
+    "pinned-hog": lambda mp: _weaker_thresholds(mp, run_delay_share_max=1),
     "bypassing-run": _drop_lease_none,
     "lapsed-lease": lambda mp: _weaker_thresholds(mp, renew_gap_fraction=2),
     "power-capped-arm": lambda mp: _weaker_thresholds(mp, throttle_fraction_diff_max=1),
@@ -54,6 +56,13 @@ WEAKENINGS = {
 def test_a_weakened_gate_fails_its_corpus(tmp_path, monkeypatch, kind):
     WEAKENINGS[kind](monkeypatch)
     assert corpus.caught(kind, tmp_path, n=4) < 1.0
+
+
+def test_slowed_rounds_refuse_only_when_they_set_the_estimate(tmp_path, monkeypatch):
+    # Planted: slowed rounds never enough (host_slow_rounds_max above 1): the slow-CPU corpus
+    # (most rounds slowed) would be accepted as a note.
+    _weaker_thresholds(monkeypatch, host_slow_rounds_max=1.01)
+    assert corpus.caught("slow-cpu", tmp_path, n=4) < 1.0
 
 
 def test_a_tightened_gate_fails_the_clean_corpus(tmp_path, monkeypatch):

@@ -74,6 +74,14 @@ _ALL = (
         ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
     ),
     _g(
+        "spread-noted",
+        "a host arm's samples scatter beyond the CV limit, but enough rounds make the median's "
+        "interval narrow",
+        "nothing to fix; pinning to full-speed CPUs narrows it",
+        ("host_cv_max", "host_ci_max"),
+        refuses=False,
+    ),
+    _g(
         "cut-short",
         "the run was interrupted while this case was still taking rounds: its stopping rule "
         "never decided",
@@ -94,7 +102,13 @@ _ALL = (
         "foreign-cpu",
         "another process took CPU time from a host arm: its threads waited or were preempted",
         "re-run when the named process is gone, or hold the host lease",
-        ("foreign_cpu_share_max", "psi_some_max", "preempt_per_thread_s_max"),
+        (
+            "foreign_cpu_share_max",
+            "psi_some_max",
+            "preempt_per_thread_s_max",
+            "run_delay_share_max",
+            "host_slow_rounds_max",
+        ),
     ),
     _g(
         "foreign-cpu-noise",
@@ -105,9 +119,18 @@ _ALL = (
     ),
     _g(
         "host-speed",
-        "a host sample was slower beyond noise while one of the arm's CPUs delivered less speed",
+        "host rounds were slower beyond noise while one of the arm's CPUs delivered less speed, "
+        "in at least host_slow_rounds_max of the case's rounds",
         "pin the arm to the CPUs that delivered full speed (bench_conv --cpus LIST)",
-        ("host_speed_min_relative", "slow_sample_k", "slow_sample_floor"),
+        ("host_speed_min_relative", "slow_sample_k", "slow_sample_floor", "host_slow_rounds_max"),
+    ),
+    _g(
+        "host-speed-noted",
+        "some host rounds ran slower on a CPU delivering less speed; too few to move the best "
+        "or the median, which stay values of full-speed rounds",
+        "nothing to fix (to avoid them: pin the arm to the CPUs that delivered full speed)",
+        ("host_slow_rounds_max",),
+        refuses=False,
     ),
     _g(
         "clock",

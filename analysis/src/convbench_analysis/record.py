@@ -198,6 +198,46 @@ def top_foreign(sample: dict) -> str | None:
     return f"pid {t.get('pid')} ({t.get('comm') or '?'})"
 
 
+def top_foreign_of(samples: list[dict]) -> str | None:
+    """The foreign process that took most CPU over all the given samples' windows (summed by
+    pid): a sample's own list can be empty, or hold another process, when its window was short."""
+    total: dict = {}
+    comm: dict = {}
+    for s in samples:
+        for t in s.get("top_foreign") or []:
+            pid = t.get("pid")
+            total[pid] = total.get(pid, 0.0) + float(t.get("cpu_s") or t.get("share") or 0.0)
+            comm[pid] = t.get("comm") or comm.get(pid)
+    if not total:
+        return None
+    pid = max(total, key=total.get)
+    return f"pid {pid} ({comm.get(pid) or '?'})"
+
+
+def most_delayed_thread(sample: dict) -> dict | None:
+    """The arm's worker that waited longest for its CPU in the sample (schedstat run delay):
+    {worker, cpu, run_delay_s, share of the sample's time}; None without the field."""
+    c = sample.get("contention")
+    # The sample's whole window (all its iterations), as the threads' counters cover it.
+    secs = sample.get("total_seconds") or sample.get("seconds") or 0.0
+    if not isinstance(c, dict) or secs <= 0:
+        return None
+    best = None
+    for t in c.get("threads") or []:
+        d = t.get("run_delay_s")
+        if d is None:
+            continue
+        if best is None or d > best["run_delay_s"]:
+            cpu = t.get("cpu_before") if t.get("cpu_before") == t.get("cpu_after") else None
+            best = {
+                "worker": t.get("worker"),
+                "cpu": cpu if cpu is not None else t.get("cpu_after"),
+                "run_delay_s": float(d),
+                "share": float(d) / secs,
+            }
+    return best
+
+
 def pinned_cpus(run: Run) -> list | None:
     """The CPUs the host workers were pinned to; None when not pinned (or not recorded)."""
     pl = run.data["plan"].get("placement") or {}

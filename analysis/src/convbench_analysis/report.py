@@ -12,7 +12,7 @@ from . import record
 from .fit import fit_line, signature
 from .gates import Assessment, pair_findings, seconds, spread_of
 from .pairs import TWIN, choose, pick_baseline
-from .stats import DEFAULT_SEED, best_ratio
+from .stats import DEFAULT_SEED, best_ratio, median_interval
 
 
 def round_drift(cases: list[dict]) -> dict | None:
@@ -61,7 +61,20 @@ def _case_row(a: Assessment, i: int, c: dict, drift: dict | None) -> dict:
         "notes": [f.as_dict() for f in a.notes_for_case(i, c["id"])],
         "cv": spread_of(x)[0] if len(x) else None,
         "cv_without_drift": (drift or {}).get("cv_without_drift", {}).get(c["id"]),
+        "ci_half_width": _median_half_width(x),
     }
+
+
+def _median_half_width(x: np.ndarray) -> float | None:
+    """The half-width (a fraction of the median) of the median's order-statistic 95% interval,
+    recomputed from the samples as the bench's stopping rule defines it: max(median - lo,
+    hi - median) / median. None below 6 samples (no such interval)."""
+    iv = median_interval(x)
+    if iv is None:
+        return None
+    lo, hi = iv
+    m = float(np.median(x))
+    return max(m - lo, hi - m) / m if m > 0 else None
 
 
 def _ratio_row(a: Assessment, i: int, num: dict, den: dict, seed: int) -> dict:
@@ -319,13 +332,16 @@ def _render_group(g: dict) -> list[str]:
         f"{g['stage']} / {g['frames']} frames  [{g['file']}]"
         + (f"  baseline {g['baseline']}" if g["baseline"] else "")
         + (f"  ({g['note']})" if g["note"] else ""),
-        f"  {'case':<24}{'best':>12}{'n':>4}{'CV':>8}  {'verdict':<9}{'TFLOP/s':>9}  counters",
+        f"  {'case':<24}{'best':>12}{'n':>4}{'CV':>8}{'median CI':>11}  {'verdict':<9}"
+        f"{'TFLOP/s':>9}  counters",
     ]
     for r in g["cases"]:
         nom = f"{r['nominal_tflops']:.3g}" if r["nominal_tflops"] is not None else "-"
         cv = f"{r['cv']:.2%}" if r["cv"] is not None else "-"
+        hw = r.get("ci_half_width")
+        ci = f"+-{hw:.2%}" if hw is not None else "-"
         lines.append(
-            f"  {r['arm']:<24}{_t(r['best_s']):>12}{r['n']:>4}{cv:>8}  {r['status']:<9}"
+            f"  {r['arm']:<24}{_t(r['best_s']):>12}{r['n']:>4}{cv:>8}{ci:>11}  {r['status']:<9}"
             f"{nom:>9}  {_ctr_text(r['counters'])}"
         )
         lines += _finding_lines(r["reasons"], r["case"], "      ")

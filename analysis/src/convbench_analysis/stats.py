@@ -92,3 +92,22 @@ def mann_whitney_u(x, y) -> MannWhitney:
     return MannWhitney(
         float(r.statistic), float(min(1.0, r.pvalue)), "exact" if exact else "normal"
     )
+
+
+def median_interval(x, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The median's distribution-free interval from order statistics, as the bench's stopping
+    rule computes it: the widest symmetric pair of ranks (k, n + 1 - k) whose coverage
+    1 - 2 P(Binomial(n, 1/2) <= k - 1) is still >= confidence. None when no such k exists
+    (fewer than 6 samples at 95%)."""
+    from scipy.stats import binom
+
+    x = np.sort(np.asarray(x, dtype=float))
+    n = len(x)
+    best = 0
+    for k in range(1, n // 2 + 1):
+        if 1 - 2 * binom.cdf(k - 1, n, 0.5) < confidence:
+            break
+        best = k
+    if best == 0:
+        return None
+    return float(x[best - 1]), float(x[n - best])

@@ -28,6 +28,11 @@ class Thresholds:
     host_spread_max: float = _t(
         1.50, "host arm: max/min above this -> spread (pyperf: min or max 50% from the mean)"
     )
+    host_ci_max: float = _t(
+        0.05,
+        "host arm whose CV is above host_cv_max (max/min within its limit): accepted when the "
+        "median's 95% order-statistic interval is within +-this of it (spread-noted), else spread",
+    )
     foreign_cpu_share_max: float = _t(
         0.10,
         "host arm: foreign CPU share of a sample above this AND above its tick resolution, with "
@@ -46,6 +51,19 @@ class Thresholds:
     host_speed_min_relative: float = _t(
         0.70,
         "host arm: a worker CPU delivering less than this x the fastest CPU's speed is slow",
+    )
+    host_slow_rounds_max: float = _t(
+        0.50,
+        "host arm: slowed rounds (a slow CPU, or a worker waiting for its pinned CPU) refuse only "
+        "when at least this fraction of the case's rounds: with fewer, the best and the median "
+        "are both values of full-speed rounds, so the estimators the ratios use are not moved "
+        "(said as host-speed-noted / foreign-cpu-noise)",
+    )
+    run_delay_share_max: float = _t(
+        0.20,
+        "host arm, pinned: a worker that waited for its CPU (schedstat run delay) more than this "
+        "fraction of the sample shared that CPU with another process (clean pinned H200 runs: p99 "
+        "0.047, max 0.17 over 584 samples; one CPU hogged: 0.47)",
     )
     slow_sample_k: float = _t(
         3.0,
