@@ -31,6 +31,7 @@ def _report(path, **kw):
 
 def test_the_fixtures_are_small_and_present():
     kept = {"up0.json", "foreign-gpu.json", "counters.json", "instrument.json", "sweep.json"}
+    kept |= {"main-h200.json", "hog-one-cpu.json", "plugin.json", "cudnn-algo-0.json"}
     assert kept <= set(REAL)
     total = sum(p.stat().st_size for p in (EXAMPLES[0].parent).iterdir())
     assert total <= 2 * 1024 * 1024, total
@@ -154,3 +155,86 @@ def test_power_capped_sweep_is_accepted_with_the_cap_reported():
     notes = [f for g in rep["groups"] for r in g["cases"] for f in r["notes"]]
     assert any(f["code"] == "throttle-noted" for f in notes)
     assert rep["refused"] == rep["refused_cases"] == 0
+
+
+def test_main_job_record_carries_the_host_and_gpu_probes():
+    # Per host sample: each worker's CPU and delivered speed, PSI and own-thread preemption;
+    # per device sample: the violation time by reason and the measured SM clock.
+    run = load.load_run(REAL["main-h200.json"])
+    host = [c for c in run.cases if not c["device"]]
+    dev = [c for c in run.cases if c["device"]]
+    assert host and dev
+    for c in host:
+        for s in c["samples"]:
+            assert len(s["workers"]) == run.data["plan"]["threads"]
+            assert all(w["speed_before"]["adds_per_s"] > 0 and w["cpu"] >= 0 for w in s["workers"])
+            ct = s["contention"]
+            assert ct["psi_some_us"] is not None
+            assert all("involuntary_cs" in t and "run_delay_s" in t for t in ct["threads"])
+    for c in dev:
+        for s in c["samples"]:
+            assert set(s["violation_us"]) >= {"power", "thermal"}
+            assert s["measured_sm_clock_mhz"] > 0
+
+
+def test_a_loop_pinned_to_one_of_the_arms_cpus_is_refused_naming_cpu_and_process():
+    # Planted: gates._pinned_cpu_shared returning [] made this fail (the loop went unseen).
+    a = gates.assess([load.load_run(REAL["hog-one-cpu.json"])])
+    fs = [f for f in a.all_findings() if f.code == "foreign-cpu"]
+    assert fs and all("(cpu 3)" in f.detail and "(bash)" in f.detail for f in fs)
+
+
+def test_a_loop_on_every_cpu_is_refused_naming_the_process():
+    a = gates.assess([load.load_run(REAL["hog-all-cpus.json"])])
+    fs = [f for f in a.all_findings() if f.code == "foreign-cpu"]
+    assert fs and all("(bash)" in f.detail for f in fs)
+
+
+def test_heavy_power_capped_run_is_accepted_with_the_cap_and_its_share_reported():
+    rep = _report(REAL["heavy-1536.json"])
+    notes = [f for g in rep["groups"] for r in g["cases"] for f in r["notes"]]
+    assert any(f["code"] == "throttle-noted" and "% of the time" in f["detail"] for f in notes)
+    assert rep["refused"] == rep["refused_cases"] == 0
+
+
+def _valid_macs(shape: dict) -> int:
+    """Multiply-adds of a ConvTranspose1d whose output index lands inside the output."""
+    s, p, lo = shape["stride"], shape["padding"], shape["l_out"]
+    taps = sum(
+        1 for i in range(shape["l_in"]) for k in range(shape["k"]) if 0 <= i * s + k - p < lo
+    )
+    return shape["batch"] * shape["cin"] * shape["cout"] * taps
+
+
+def test_plugin_arms_are_gated_counted_and_cost_nothing_through_the_abi():
+    # Planted: counting every multiply-add (cin x cout x l_in x k) made the FFMA check fail.
+    run = load.load_run(REAL["plugin.json"])
+    th = gates.Thresholds()
+    by = {(c["arm"], c["staging"]): c for c in run.cases}
+    for arm in ("abi-cuda-f32", "example-cuda-f32"):
+        for staging in ("per-call", "resident"):
+            c = by[(arm, staging)]
+            assert c["gate"]["result"] == "pass" and c["kernel"]["plugin"]["sha256"]
+    # the naive example kernel issues one FFMA per multiply-add that lands in the output
+    ex = by[("example-cuda-f32", "resident")]
+    ffma = ex["counters"]["metrics"]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+    assert ffma == _valid_macs(ex["shape"])
+    # cuda-f32 through the ABI: the same instructions, and the same time within the A/A bound
+    ours = by[("cuda-f32", "resident")]["counters"]["metrics"]
+    abi = by[("abi-cuda-f32", "resident")]["counters"]["metrics"]
+    key = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+    assert abi[key] == ours[key]
+    rep = _report(REAL["plugin.json"], pairs=[("abi-cuda-f32/resident", "cuda-f32/resident")])
+    row = next(r for g in rep["groups"] for r in g["rows"] if r["arm"] == "abi-cuda-f32/resident")
+    assert row["status"] == "ok" and abs(row["ratio"] - 1) <= th.aa_tolerance
+
+
+def test_two_runs_with_different_pinned_cudnn_algorithms_are_config_changed():
+    runs = [load.load_run(REAL[f"cudnn-algo-{i}.json"]) for i in (0, 1)]
+    assert all(r.cases[0]["kernel"]["algorithm_source"] == "pinned" for r in runs)
+    a = gates.assess(runs)
+    fs = [f for f in a.all_findings() if f.code == "config-changed"]
+    assert len(fs) == 2 and all(
+        "bwd_data_algo_0" in f.detail and "bwd_data_algo_1" in f.detail for f in fs
+    )
+    assert not any(f.code == "drift" for f in a.all_findings())
