@@ -13,6 +13,9 @@
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
+#   main10, faults, trust-cpu, plugin, algo, causal-race, ops: the ten clean main-job runs, the
+#   four injected faults, pinning at 16/8/1 threads, the plugin arms beside cuDNN, two pinned
+#   cuDNN algorithms, racecheck of the causal state shapes, the forward/causal ops on the GPU;
 #   cpu, cpu-f32 (and each of its instruction sets) and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first)
 set -uo pipefail
@@ -24,7 +27,15 @@ rm -rf "$W/logs" "$W/results"
 mkdir -p "$OUT" "$W/logs" "$W/results"
 steps=${*:-build tests sanitize sanitize-splits bench counters lease ncu perf compare}
 has() { [[ " $steps " == *" $1 "* ]]; }
-log() { echo "== $*" | tee -a "$W/logs/summary.txt" >&2; }
+log() { echo "== $*" | tee -a "$W/logs/summary.txt" >&2; cp "$W/logs/summary.txt" "$OUT/" 2>/dev/null; }
+# One device call may run 600 s: every step's timeout is capped by what is left of DEADLINE_S
+# (seconds from the start; the archive is written with 25 s to spare), and a step that would
+# start with under a minute left is skipped, saying so.
+T_START=$(date +%s)
+DEADLINE=$(( T_START + ${DEADLINE_S:-570} ))
+left() { echo $(( DEADLINE - $(date +%s) )); }
+cap() { local l=$(( $(left) - 25 )); (( l < $1 )) && echo $(( l > 1 ? l : 1 )) || echo "$1"; }
+enough() { (( $(left) > ${1:-60} )) || { log "skipped $2: $(left) s left"; return 1; }; }
 B=${B:-build-h200} # B=build: binaries built elsewhere for sm_90 and carried (cpu, gpu-tests)
 export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1 CONVBENCH_EXPECT_GPU=1
 
@@ -37,23 +48,51 @@ fi
 if has build; then
   { nvidia-smi; nvcc --version; nproc; lscpu | grep -E "Model name"; echo "ISA flags: $(grep -m1 -ow -E 'avx2|fma|avx512f|avx512vl|avx512_fp16|avx512_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"; } >"$W/logs/machine.txt" 2>&1
   t0=$(date +%s)
-  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  # CLI11 (header-only) and OpenSSL's headers are not in the GPU image: where missing, the
+  # Debian packages' headers carried in .devdeps/ (git-ignored) are used, and the image's own
+  # libcrypto.so.3 is linked.
+  extra=()
+  if [ ! -e /usr/include/CLI/CLI.hpp ] && [ ! -e /usr/local/include/CLI/CLI.hpp ] && [ -d .devdeps/cli11 ]; then
+    extra+=(-DCMAKE_PREFIX_PATH="$PWD/.devdeps/cli11"); echo "CLI11 from .devdeps" >>"$W/logs/machine.txt"
+  fi
+  if [ ! -e /usr/include/openssl/sha.h ] && [ -d .devdeps/openssl ]; then
+    crypto=$(ldconfig -p | awk '/libcrypto\.so\.3 .*x86-64/ {print $NF; exit}')
+    extra+=(-DOPENSSL_INCLUDE_DIR="$PWD/.devdeps/openssl/include" -DOPENSSL_CRYPTO_LIBRARY="$crypto")
+    echo "OpenSSL headers from .devdeps, $crypto" >>"$W/logs/machine.txt"
+  fi
+  command -v ccache >/dev/null && extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${extra[@]}" \
     >"$W/logs/configure.txt" 2>&1 || { log "configure FAILED"; tail -30 "$W/logs/configure.txt"; }
   cmake --build $B -j16 >"$W/logs/build.txt" 2>&1 || { log "build FAILED"; grep -m20 -B2 -A8 "error" "$W/logs/build.txt"; }
   log "build: $(( $(date +%s) - t0 )) s"
 fi
 
+# The main job first: it is short, and the step that every device call should leave a record of.
+if has bench || has main; then
+  t0=$(date +%s)
+  timeout $(cap 120) $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/up0.json" >"$W/logs/bench-up0.txt" 2>"$W/logs/bench-up0.err"
+  log "bench_conv --stage up0 --reps 3: rc=$? wall $(( $(date +%s) - t0 )) s"; cat "$W/logs/bench-up0.txt" >&2
+  python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))); print('schema: valid')" \
+    "$W/results/up0.json" results/result.schema.json 2>&1 | tail -1 | tee -a "$W/logs/summary.txt" >&2
+  PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}" python3 -m convbench_analysis report --no-history \
+    "$W/results/up0.json" >"$W/logs/report-up0.txt" 2>&1
+  log "report up0: rc=$?"; tail -40 "$W/logs/report-up0.txt" >&2
+fi
 if has tests; then
   # etcd is not installed on the GPU machine (nothing can be installed there): its tests run on CI.
-  timeout 400 ctest --test-dir $B --output-on-failure -j4 --timeout 300 -E 'etcd' >"$W/logs/ctest.txt" 2>&1
-  log "ctest (all but etcd) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
+  # etcd and Slurm are not installed on the GPU machine (nothing can be installed there): their
+  # tests run on CI.
+  timeout $(cap 400) ctest --test-dir $B --output-on-failure -j8 --timeout 300 -E 'etcd|slurm' >"$W/logs/ctest.txt" 2>&1
+  log "ctest (all but etcd, slurm) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
   grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest.txt" | head -20 >&2
 fi
 
-if has tests || has gpu-tests; then
-  for t in kernels_cuda_tests fast_gpu_tests tc_gpu_tests cudnn_peer_tests profiles_gpu_tests arm_counters_gpu_tests; do
+if has gpu-tests; then
+  for t in kernels_cuda_tests kernels_causal_gpu_tests fast_gpu_tests tc_gpu_tests cudnn_peer_tests \
+           profiles_gpu_tests arm_counters_gpu_tests bench_cudnn_algo_tests bench_multi_gpu_tests; do
     [ -x "$B/bin/$t" ] || { log "$t: not built"; continue; }
-    timeout 300 "$B/bin/$t" >"$W/logs/$t.txt" 2>&1
+    enough 40 "$t" || continue
+    timeout $(cap 300) "$B/bin/$t" >"$W/logs/$t.txt" 2>&1
     log "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/$t.txt" | tr '\n' ' ')"
   done
   grep -hE "^up[0-9]/96/cuda" "$W/logs/arm_counters_gpu_tests.txt" | tee -a "$W/logs/summary.txt" >&2
@@ -103,11 +142,6 @@ elif has sanitize-splits; then
   sanitize_splits
 fi
 
-if has bench || has main; then
-  t0=$(date +%s)
-  $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/up0.json" >"$W/logs/bench-up0.txt" 2>"$W/logs/bench-up0.err"
-  log "bench_conv --stage up0 --reps 3: rc=$? wall $(( $(date +%s) - t0 )) s"; cat "$W/logs/bench-up0.txt" >&2
-fi
 if has bench; then
   t0=$(date +%s)
   timeout 420 $B/bin/bench_conv --stage chain --frames 96,384,1536 --reps 3 \
@@ -289,6 +323,116 @@ if has queued; then
   timeout 200 python3 bench/tests/e2e.py gpu_run "$PWD/$B/bin/bench_conv" "$PWD/results/result.schema.json" \
     >"$W/logs/e2e-gpu-run.txt" 2>&1
   log "e2e gpu_run (launched and queued) rc=$? $(tail -1 "$W/logs/e2e-gpu-run.txt")"
+fi
+
+# ---- the second wave's measurements on the H200 (each step is one block of a device call) ----
+A="python3 -m convbench_analysis"
+export PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}"
+report() { $A report --no-history "$@" >"$W/logs/report-$(basename "${1%.json}").txt" 2>&1; echo $?; }
+
+if has main10; then
+  # Ten clean runs of the main job, back to back, each judged alone.
+  for i in $(seq "${MAIN_RUNS:-10}"); do
+    enough 40 "main run $i" || break
+    timeout $(cap 60) $B/bin/bench_conv --stage up0 --reps 3 --no-counters --out "$W/results/main-$i.json" \
+      >"$W/logs/main-$i.txt" 2>&1
+    log "main run $i: rc=$? report rc=$(report "$W/results/main-$i.json") $(tail -1 "$W/logs/report-main-$i.txt")"
+  done
+fi
+
+if has faults; then
+  # Four injected faults, one run each; every faulty run lasts long enough (fixed 40 rounds) for
+  # the fault to start after its first rounds. Expect: foreign-gpu, lease-void, foreign-cpu x2.
+  F="--stage up2,up3 --target-ci 0 --no-counters"
+  ( timeout $(cap 90) $B/bin/bench_conv $F --staging resident --arms cuda-f32,cudnn-f32 --reps 40 \
+      --out "$W/results/f-cotenant.json" >"$W/logs/f-cotenant.txt" 2>&1 ) & p=$!
+  sleep 6; python3 -c "import torch,time; x=torch.ones(1,device='cuda'); torch.cuda.synchronize(); time.sleep(8)"
+  wait $p; log "co-tenant mid-run: rc=$? report rc=$(report "$W/results/f-cotenant.json")"
+  ( timeout $(cap 90) $B/bin/bench_conv $F --staging resident --arms cuda-f32 --reps 60 \
+      --out "$W/results/f-leased.json" >"$W/logs/f-leased.txt" 2>&1 ) & p=$!
+  sleep 5; timeout $(cap 60) $B/bin/bench_conv $F --staging resident --arms cuda-f32 --reps 6 --no-lease \
+    --out "$W/results/f-bypass.json" >"$W/logs/f-bypass.txt" 2>&1
+  wait $p; log "leased run beside a --no-lease one: rc=$? report rc=$(report "$W/results/f-leased.json"); bypass report rc=$(report "$W/results/f-bypass.json")"
+  for i in $(seq "$(nproc)"); do (timeout 40 bash -c 'while :; do :; done') & done
+  timeout $(cap 60) $B/bin/bench_conv $F --arms cpu-f32 --reps 6 --out "$W/results/f-hogall.json" >"$W/logs/f-hogall.txt" 2>&1
+  log "busy loop on every CPU: rc=$? report rc=$(report "$W/results/f-hogall.json")"; wait
+  (timeout 40 taskset -c 3 bash -c 'while :; do :; done') &
+  timeout $(cap 60) $B/bin/bench_conv $F --arms cpu-f32 --reps 6 --out "$W/results/f-hog3.json" >"$W/logs/f-hog3.txt" 2>&1
+  log "busy loop pinned to cpu 3: rc=$? report rc=$(report "$W/results/f-hog3.json")"; wait
+  grep -hE "^ +(foreign|lease|host)" "$W"/logs/report-f-*.txt | cut -c1-220 | sort | uniq -c | tee -a "$W/logs/summary.txt" >&2
+fi
+
+if has trust-cpu; then
+  # What pinning does to the host arms: 16 and 8 threads, pinned and not, three runs each in
+  # turns, and one thread on up3; then the table (scripts/host_table.py).
+  for r in 1 2 3; do for p in pin nopin; do for t in 16 8; do
+    enough 40 "cpu $p t$t r$r" || break 3
+    x=""; [ $p = nopin ] && x=--no-pin
+    timeout $(cap 60) $B/bin/bench_conv --stage up0,up1,up2,up3 --arms cpu-f64,cpu-f32 --threads $t $x --reps 5 \
+      --target-ci 0 --no-counters --no-lease --out "$W/results/cpu-$p-t$t-r$r.json" >"$W/logs/cpu-$p-t$t-r$r.txt" 2>&1
+  done; done; done
+  for p in pin nopin; do
+    x=""; [ $p = nopin ] && x=--no-pin
+    timeout $(cap 60) $B/bin/bench_conv --stage up3 --arms cpu-f64,cpu-f32 --threads 1 $x --reps 5 --target-ci 0 \
+      --no-counters --no-lease --out "$W/results/cpu1-$p.json" >"$W/logs/cpu1-$p.txt" 2>&1
+  done
+  python3 scripts/host_table.py "$W"/results/cpu-*.json "$W"/results/cpu1-*.json 2>&1 | tee -a "$W/logs/summary.txt" >&2
+fi
+
+if has plugin; then
+  # The example plugin's CUDA arm and cuda-f32 through the ABI beside the built-in and cuDNN.
+  PD=$(dirname "$(find $B -name example_arms.so | head -1)")
+  timeout $(cap 120) $B/bin/bench_conv --plugin $PD/example_arms.so --plugin $PD/abi_arms.so \
+    --arms cuda-f32,abi-cuda-f32,example-cuda-f32,cudnn-f32 --stage up0,up1,up2,up3 --reps 6 \
+    --out "$W/results/plugin.json" >"$W/logs/plugin.txt" 2>&1
+  log "plugin run: rc=$? report rc=$(report "$W/results/plugin.json" --pairs abi-cuda-f32:cuda-f32,example-cuda-f32:cudnn-f32)"
+  timeout $(cap 150) python3 bench/tests/plugin/plugin_e2e.py gpu $B/bin/bench_conv $PD results/result.schema.json \
+    >"$W/logs/plugin-e2e-gpu.txt" 2>&1; log "plugin e2e gpu: rc=$?"
+fi
+
+if has algo; then
+  for a in 'bwd_data_algo_0' 'bwd_data_algo_1 (tensor-op math)'; do
+    n=${a:14:1}
+    timeout $(cap 40) $B/bin/bench_conv --stage up3 --arms cudnn-tf32 --staging resident --reps 6 --target-ci 0 \
+      --no-counters --cudnn-algo "$a" --out "$W/results/algo-$n.json" >"$W/logs/algo-$n.txt" 2>&1
+  done
+  $A report --no-history "$W/results/algo-0.json" "$W/results/algo-1.json" >"$W/logs/report-algo.txt" 2>&1
+  log "two pinned cuDNN algorithms: report rc=$? $(grep -c config-changed "$W/logs/report-algo.txt") config-changed"
+fi
+
+if has causal-race; then
+  timeout $(cap 120) compute-sanitizer --tool racecheck --error-exitcode 1 $B/bin/kernels_causal_gpu_tests \
+    --gtest_filter='*StateShapes*:*Planted*' >"$W/logs/san-racecheck-causal.txt" 2>&1
+  log "racecheck causal state shapes + planted in-place: rc=$? $(grep -E 'SUMMARY|PASSED|FAILED|cells differ' "$W/logs/san-racecheck-causal.txt" | tr '\n' ' ')"
+fi
+
+if has ops; then
+  # The forward Conv1d stages and the causal op on the GPU: AMP block 0 with the cuDNN peers at
+  # 96 and 1536 frames, the generator at 96 (every f32/f64 arm) and at 1536 (f32 arms: its
+  # cpu-f64 reference gate alone takes minutes there), the causal family, the torch dump check.
+  for f in 96 1536; do
+    enough 60 "amp0/$f" || break
+    timeout $(cap 200) $B/bin/bench_conv --stage amp0 --frames $f --arms cuda-f32,cudnn-f32,cuda-f64,cudnn-f64,cuda-tf32,cudnn-tf32 \
+      --staging resident --reps 5 --no-counters --out "$W/results/amp0-$f.json" >"$W/logs/amp0-$f.txt" 2>&1
+    log "amp0 / $f: rc=$? report rc=$(report "$W/results/amp0-$f.json")"
+  done
+  timeout $(cap 200) $B/bin/bench_conv --stage causal --arms cpu-f64,cuda-causal-register,cuda-causal-tiled,cuda-causal-register-bf16,cuda-causal-tiled-bf16 \
+    --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/causal.json" >"$W/logs/causal.txt" 2>&1
+  log "causal family: rc=$? $(grep -c 'pass (bitwise' "$W/logs/causal.txt") bitwise passes, $(grep -c FAIL "$W/logs/causal.txt") failures"
+  timeout $(cap 90) $B/bin/bench_conv --stage amp0.k7.d3,post,causal.c1024.l64.state,causal.c2048.l1024.b8 --reps 1 --target-ci 0 \
+    --no-counters --no-lease --dump "$W/dump" --out "$W/results/dump.json" >"$W/logs/dump.txt" 2>&1
+  log "dump: rc=$?"
+  timeout $(cap 120) python3 scripts/torch_dump_check.py "$W/dump" >"$W/logs/torch-dump-check.txt" 2>&1
+  log "torch dump check: rc=$? $(tail -1 "$W/logs/torch-dump-check.txt")"
+  rm -rf "$W/dump"
+  timeout $(cap 150) $B/bin/bench_conv --stage generator --frames 96 --arms cuda-f32,cudnn-f32,cuda-f64,cudnn-f64 \
+    --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/generator-96.json" >"$W/logs/generator-96.txt" 2>&1
+  log "generator / 96: rc=$?"
+  if enough 300 "generator/1536"; then
+    timeout $(cap 420) $B/bin/bench_conv --stage generator --frames 1536 --arms cuda-f32,cudnn-f32 --staging resident \
+      --reps 3 --target-ci 0 --no-counters --out "$W/results/generator-1536.json" >"$W/logs/generator-1536.txt" 2>&1
+    log "generator / 1536: rc=$?"
+  fi
 fi
 
 tar -C "$W" -czf "$OUT/h200.tgz" logs results
