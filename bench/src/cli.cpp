@@ -56,7 +56,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     fixed count of --reps. Default: 0.5 for resident device cases, 1 for host and
                     per-call cases (an interval needs 6 rounds at least)
   --max-time S      seconds the timed rounds may take in all when --target-ci is on; the round
-                    under way finishes. Default: 20
+                    under way finishes. Default: 27 (the main job, `--stage up0 --reps 3`, then
+                    ends within 30 s on the H200)
   --max-rounds N    the most rounds a case takes. Default: 1000
   --seed S          seed of the inputs and of each round's case order (unsigned 64-bit). Default: 1
   --threads N       threads of the host arms. Default: the number of CPUs this process may use

@@ -27,7 +27,7 @@ struct Options {
   // Relative half-width asked of each case's 95% interval, in percent; unset: 0.5 for resident
   // device cases, 1 for host and per-call cases; 0: the fixed count of --reps.
   std::optional<double> target_ci_percent;
-  double max_time = 20; // seconds for the timed rounds when a target is on
+  double max_time = 27; // seconds for the timed rounds when a target is on
   int max_rounds = 1000;
   std::string cpus; // --cpus LIST; empty: every CPU this process may use
   bool no_pin = false;

@@ -60,7 +60,8 @@ std::vector<float> gate_case(Case &c, const std::vector<float> &ref, ArmContext 
 
 } // namespace
 
-bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id) {
+bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
+              const std::function<void(const Case &)> &gated) {
   bool all_pass = true;
   for (auto &p : plan.problems) {
     const std::vector<float> ref = reference_output(plan, *p, ctx);
@@ -80,6 +81,8 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id) {
         continue;
       std::vector<float> y = gate_case(c, ref, ctx);
       all_pass &= c.gate.pass;
+      if (gated)
+        gated(c);
       if (!dir.empty())
         dump_output(dir, *p, c.arm->name() + "/" + c.staging, y);
     }

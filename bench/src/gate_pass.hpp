@@ -3,6 +3,7 @@
 // problem's inputs, parameters, reference and every arm's output are written as .npy.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "arm.hpp"
@@ -10,9 +11,11 @@
 namespace convbench::bench {
 
 struct Plan;
+struct Case;
 
-// Prepares every case (the arm keeps what it prepared for the rounds). True when every gate
-// passed.
-bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id);
+// Prepares every case (the arm keeps what it prepared for the rounds); `gated` is called after
+// each case's gate. True when every gate passed.
+bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
+              const std::function<void(const Case &)> &gated = {});
 
 } // namespace convbench::bench

@@ -46,9 +46,11 @@ json dump_conv_params(const std::string &dir, const Problem &p, json &files) {
                                             ? std::vector<int64_t>{s.cin, s.cout, s.k}
                                             : std::vector<int64_t>{s.cout, s.cin, s.k};
     write(dir, "weight" + sfx + ".npy", wshape, p.weights[i].data(), p.weights[i].size());
-    write(dir, "bias" + sfx + ".npy", {s.cout}, p.biases[i].data(), p.biases[i].size());
     files["weight" + sfx] = "weight" + sfx + ".npy";
-    files["bias" + sfx] = "bias" + sfx + ".npy";
+    if (s.bias) { // a stage without bias (BigVGAN v2's post) has no bias file
+      write(dir, "bias" + sfx + ".npy", {s.cout}, p.biases[i].data(), p.biases[i].size());
+      files["bias" + sfx] = "bias" + sfx + ".npy";
+    }
     stage_files.push_back({{"stage", p.stage_names[i]},
                            {"weight", "weight" + sfx + ".npy"},
                            {"bias", s.bias ? json("bias" + sfx + ".npy") : json(nullptr)}});

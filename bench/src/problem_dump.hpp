@@ -1,9 +1,10 @@
 // --dump: a problem's shape and parameters (problem.json) and its tensors (.npy, float32) under
 // DIR/<stage>-<frames>/, so a check outside bench_conv (scripts/torch_dump_check.py) can recompute
 // every case. Conv stages: input, weight and bias per stage (a sequence lists them in order in
-// problem.json's "stage_files"), the reference output and each arm's. The causal op: x, weight
-// [C, K], bias, initial state (with has_initial_state in problem.json), and y and the final state
-// of the reference and of each arm.
+// problem.json's "stage_files"; a stage without bias has no bias file, "bias": false in its
+// shape and "bias": null in its stage_files entry), the reference output and each arm's. The causal
+// op: x, weight [C, K], bias, initial state (with has_initial_state in problem.json), and y and the
+// final state of the reference and of each arm.
 #pragma once
 
 #include <string>

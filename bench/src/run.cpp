@@ -3,6 +3,10 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <mutex>
+
+#include <unistd.h>
 
 #include "atomic_write.hpp"
 #include "convbench/lease/lease.hpp"
@@ -31,6 +35,102 @@ int fail(int status, const std::string &what) {
   return status;
 }
 
+const char *signal_text(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+// The record as it would be written if a signal ended the run before its first timed round: the
+// plan, no samples, each case's gate as far as the gate got. A case the gate has not reached has
+// the gate result "fail" (it is not timed) with `unavailable` saying why.
+class PreRoundsRecord {
+public:
+  PreRoundsRecord(Plan &plan, const RunOutcome &out) {
+    for (auto &c : plan.cases)
+      c.rule = stopping_rule(c, plan.opt); // the targets, as the rounds will set them
+    base_ = build_record(plan, out);
+    for (const auto &c : plan.cases) {
+      const bool tol = c.arm->gate() == GateKind::tolerance;
+      not_gated_[c.id] = {
+          {"kind", to_string(c.arm->gate())},
+          {"result", "fail"},
+          {"mismatches", nullptr},
+          {"max_abs_err", nullptr},
+          {"rel_l2_err", nullptr},
+          {"tolerance", tol ? nlohmann::json(c.arm->tolerance()) : nlohmann::json(nullptr)},
+          {"unavailable", {{"result", "the run was interrupted before this case's gate"}}}};
+    }
+  }
+  void gated(const Case &c) { gated_[c.id] = {gate_json(c.gate), c.chosen}; }
+  // The record with status "interrupted", its lease block and exit status.
+  nlohmann::json interrupted_record(const nlohmann::json &lease_block, int exit_status) const {
+    nlohmann::json r = base_;
+    for (auto &c : r["cases"]) {
+      const std::string id = c["id"];
+      c["counters"] = {{"status", "not-collected"},
+                       {"reason", "the run was interrupted before its counter pass"}};
+      auto it = gated_.find(id);
+      if (it == gated_.end()) {
+        c["gate"] = not_gated_.at(id);
+        c["stop_reason"] = nullptr;
+        c["interval"] = nullptr;
+        continue;
+      }
+      c["gate"] = it->second.first;
+      if (it->second.second.is_object())
+        for (const auto &[k, v] : it->second.second.items())
+          c["kernel"][k] = v;
+      const bool pass = c["gate"]["result"] == "pass";
+      c["stop_reason"] = pass ? nlohmann::json("interrupted") : nlohmann::json(nullptr);
+      if (!pass)
+        c["interval"] = nullptr;
+    }
+    r["status"] = "interrupted";
+    r["exit_status"] = exit_status;
+    r["ended_utc"] = lease::utc_now();
+    r["interrupted"] = {{"signal", signal_text(interrupt_signal())},
+                        {"rounds_started", 0},
+                        {"at_utc", r["ended_utc"]}};
+    r["lease"] = lease_block;
+    return r;
+  }
+
+private:
+  nlohmann::json base_;
+  std::map<std::string, nlohmann::json> not_gated_;
+  std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> gated_; // gate, chosen
+};
+
+// A signal before the first timed round, while the run is in a call that does not return soon:
+// the record as it stands, the lease released, one line, the exit status. Runs on the
+// watchdog's thread, which holds its lock; the main thread may still be computing.
+[[noreturn]] void end_before_rounds(const Plan &plan, lease::RunLease &lease,
+                                    const PreRoundsRecord &pre) {
+  const int code = interrupt_exit_code();
+  std::string error;
+  try {
+    const nlohmann::json r = pre.interrupted_record(lease.to_json(), code);
+    write_atomically(plan.out_path, r.dump(1) + "\n");
+  } catch (const std::exception &e) {
+    error = std::string("; error: ") + e.what();
+  }
+  try {
+    lease.release(); // _exit runs no destructor: LeaseRelease will not
+  } catch (const std::exception &e) {
+    error += std::string("; error: lease release: ") + e.what();
+  }
+  if (error.empty()) {
+    std::cout << "result: " << plan.out_path << std::endl;
+    std::cerr << "bench_conv: interrupted by " << signal_text(interrupt_signal())
+              << " before the first timed round: the plan and the gates done are in "
+              << plan.out_path << " (status interrupted, no samples), the lease is released"
+              << std::endl;
+  } else {
+    std::cerr << "bench_conv: interrupted by " << signal_text(interrupt_signal())
+              << " before the first timed round" << error << std::endl;
+  }
+  _exit(code);
+}
+
 // The record (atomically; then the journal, which it supersedes, goes), the table, the verdict.
 int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed) {
   const bool lease_void = lease.verdict() == "void";
@@ -45,11 +145,8 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
   std::filesystem::remove(plan.journal_path);
   std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n";
   if (out.signal)
-    std::cerr << "bench_conv: interrupted by "
-              << (out.signal == SIGINT    ? "SIGINT"
-                  : out.signal == SIGTERM ? "SIGTERM"
-                                          : "a signal")
-              << " in round " << out.order.size() << ": the samples taken are in " << plan.out_path
+    std::cerr << "bench_conv: interrupted by " << signal_text(out.signal) << " in round "
+              << out.order.size() << ": the samples taken are in " << plan.out_path
               << " (status interrupted), the lease is released\n";
   else if (!gate_passed)
     std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
@@ -65,6 +162,9 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   std::optional<GpuProbe> gpu;
   if (plan.gpu.present)
     out.gpu_nvml = gpu.emplace(plan.gpu.pci_bus_id).facts();
+  // Until the rounds look at interrupted() themselves, a signal is the watchdog's.
+  PreRoundsRecord pre(plan, out);
+  InterruptWatchdog watchdog([&] { end_before_rounds(plan, lease, pre); });
   for (const auto &note : plan.skipped)
     std::cerr << "bench_conv: " << note << "\n";
   std::cerr << "bench_conv: " << plan.cases.size() << " cases (" << plan.problems.size()
@@ -72,11 +172,15 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
             << plan.threads << (plan.placement.pinned ? " pinned" : "") << " host threads\n";
   for (auto &p : plan.problems)
     fill_problem(*p, plan.opt.seed);
-  const bool gate_passed = run_gate(plan, ctx, out.run_id);
+  const bool gate_passed = run_gate(plan, ctx, out.run_id, [&](const Case &c) {
+    auto held = watchdog.hold();
+    pre.gated(c);
+  });
   wait_at_node_barrier(); // a node's runs (--gpus) start their rounds together
   const std::unique_ptr<NeighbourProbe> neighbours = node_neighbour_probe();
   SpeedProbe speed;
   speed.calibrate(pool);
+  watchdog.disarm(); // from here a signal ends the rounds (none if it came already)
   out.speed_calibration = speed.to_json();
   out.lease = lease.to_json();
   JournalWriter journal = JournalWriter::create(plan.journal_path, journal_header_json(plan, out));

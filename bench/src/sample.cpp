@@ -35,7 +35,6 @@ SampleTaker::SampleTaker(double min_time, bool queued, const GpuProbe *gpu, int 
   (void)sm_count;
 #endif
   window_.add(read_system_counters());
-  tables_.emplace_back(steady_s(), read_processes());
 }
 
 SampleTaker::~SampleTaker() = default;
@@ -47,20 +46,6 @@ ContentionSnapshot SampleTaker::contention_now() const {
   s.threads.push_back(read_thread_counters(0));
   s.system = read_system_counters();
   return s;
-}
-
-void SampleTaker::top_foreign_after(Sample &s) {
-  // The process table costs a /proc scan: read at most twice per window, not per sample.
-  const double now = steady_s();
-  if (now - tables_.back().first >= 0.5 * window_.min_window_s()) {
-    tables_.emplace_back(now, read_processes());
-    // The newest table old enough for the window (else the oldest), and nothing older than it.
-    while (tables_.size() > 2 && now - tables_[1].first >= window_.min_window_s())
-      tables_.pop_front();
-    top_ = top_foreign(tables_.front().second, tables_.back().second,
-                       tables_.back().first - tables_.front().first);
-  }
-  s.probes.top_foreign = top_;
 }
 
 Sample SampleTaker::take(Case &c, int round, size_t position) {
@@ -111,7 +96,7 @@ Sample SampleTaker::take(Case &c, int round, size_t position) {
     static_cast<HostSample &>(s.probes) = host.after();
   }
   s.foreign = foreign_cpu(s.host_before, s.host_after);
-  top_foreign_after(s);
+  s.probes.top_foreign = processes_.after_sample();
   s.probes.probe_seconds = (p1 - p0) + (steady_s() - p2);
   return s;
 }

@@ -33,7 +33,6 @@ public:
 
 private:
   ContentionSnapshot contention_now() const;
-  void top_foreign_after(Sample &s); // the processes behind the foreign share
 
   SampleRunner runner_;
   const GpuProbe *gpu_;
@@ -43,8 +42,7 @@ private:
   ThreadPool &pool_;
   const SpeedProbe &speed_;
   ForeignCpuWindow window_;
-  std::deque<std::pair<double, std::vector<ProcessCpu>>> tables_; // (steady s, process table)
-  std::vector<ForeignProcess> top_;                               // over the latest tables
+  ForeignProcessWindow processes_{window_.min_window_s()}; // the processes behind the share
 };
 
 } // namespace convbench::bench

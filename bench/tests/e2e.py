@@ -176,6 +176,8 @@ def t_cli_errors(bench, schema, tmp):
                  "--min-time", "--out", "--dump", "--no-lease", "--lease-wait", "--profile", "--no-counters",
                  "--plugin", "--cudnn-algo"]:
         check(flag in p.stdout, f"--help does not document {flag}")
+    # Planted: the help text's default written as 20: this check failed.
+    check("Default: 27 (the main job" in p.stdout, "--help states the --max-time default, 27 s")
 
 
 def small_run(bench, tmp, extra, out="r.json"):
@@ -498,6 +500,9 @@ def t_default_up0(bench, schema, tmp):
         validate(v, r, "default up0")
         check_result_invariants(r, 3, "default up0")
         check(r["plan"]["frames"] == [96] and r["plan"]["stages"] == ["up0"], "defaults")
+        # Planted: Options::max_time left at 20 (cli.hpp): this check failed.
+        check(r["plan"]["stopping"]["max_time_s"] == 27,
+              f"default --max-time: {r['plan']['stopping']['max_time_s']}, want 27")
         check(r["cases"][0]["shape"]["cin"] == 1536 and r["cases"][0]["shape"]["k"] == 16, "up0 shape")
 
 

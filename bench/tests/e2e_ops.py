@@ -228,6 +228,43 @@ def t_ops_dump(bench, schema, repo, tmp):
         [sys.executable, script, "--help"], capture_output=True, text=True, timeout=60
     )
     check(h.returncode == 0 and "--backend" in h.stdout, "--help without torch")
+    t_ops_dump_no_bias(np, bench, repo, tmp)
+
+
+def t_ops_dump_no_bias(np, bench, repo, tmp):
+    """--dump of a stage without bias (the default model, BigVGAN v2, has post_bias false): no
+    bias file, "bias" false in the shape and null in stage_files, and the dump recomputed.
+    Planted: the bias file written for every stage: the run exits 1 ("bias.npy: shape does not
+    match the element count"), as it did on the GPU machine."""
+    d = os.path.join(tmp, "dump_no_bias")
+    p = run(
+        bench,
+        ["--stage", "post,amp0.k3.d1", "--frames", "2", "--reps", "1", "--target-ci", "0"]
+        + ["--out", "nb.json", "--dump", d]
+        + CPU,
+        tmp,
+    )
+    check(p.returncode == 0, f"no bias: exit {p.returncode}: {p.stderr[-500:]}")
+    post = os.path.join(d, "post-2")
+    meta = load(os.path.join(post, "problem.json"))
+    check(meta["shape"]["bias"] is False, f"no bias: shape {meta['shape']}")
+    check(meta["stage_files"][0]["bias"] is None, f"no bias: stage_files {meta['stage_files']}")
+    check(not os.path.exists(os.path.join(post, "bias.npy")), "no bias: no bias.npy")
+    check("bias" not in meta["files"], f"no bias: files {meta['files']}")
+    amp = load(os.path.join(d, "amp0.k3.d1-2", "problem.json"))
+    b = np.load(os.path.join(d, "amp0.k3.d1-2", amp["stage_files"][0]["bias"]))
+    check(b.shape == (amp["shape"]["cout"],), f"a stage with bias keeps its file: {b.shape}")
+    script = os.path.join(repo, "scripts", "torch_dump_check.py")
+    c = subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
+        [sys.executable, script, d, "--backend", "numpy"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    check(
+        c.returncode == 0 and " 0 failed" in c.stdout,
+        f"no bias: torch_dump_check exit {c.returncode}: {c.stdout[-800:]} {c.stderr[-300:]}",
+    )
 
 
 def t_ops_errors(bench, schema, repo, tmp):

@@ -2,7 +2,9 @@
 """bench_conv cut short: SIGTERM and SIGINT mid-run give an "interrupted" record with the rounds
 that finished and exit 143 / 130; SIGKILL then `bench_conv --resume JOURNAL` gives a "recovered"
 record with every journaled round; in all three the lease is free afterwards (a second run
-acquires it at once). Usage: kill.py sigterm|sigint|sigkill BENCH_CONV SCHEMA
+acquires it at once). A SIGTERM during the correctness gate, while a slow cpu-f64 reference is
+computing, ends the run within seconds: exit 143, an "interrupted" record without samples, the
+lease free. Usage: kill.py sigterm|sigint|sigkill|sigterm_gate BENCH_CONV SCHEMA
 
 Planted faults seen failing here (then reverted):
 - sigterm: no InterruptGuard in run_bench_conv -> the process dies of the signal (returncode
@@ -11,6 +13,8 @@ Planted faults seen failing here (then reverted):
   fails.
 - sigkill: the journal's write without fflush/fsync -> the last finished round is still in the
   stdio buffer when the process is killed: "recovered every finished round" fails.
+- sigterm_gate: no InterruptWatchdog in measure() -> the signal waits for the reference (about
+  20 s here), then the rounds: "ends within 5 s" fails.
 """
 
 import json
@@ -190,6 +194,90 @@ def t_signal(bench, schema, tmp, env, sig, code):
     lease_is_free(bench, tmp, env, name)
 
 
+# One case whose cpu-f64 reference takes about 20 s on one thread here (up1 at 1536 frames).
+SLOW_GATE = [
+    "--stage",
+    "up1",
+    "--frames",
+    "1536",
+    "--arms",
+    "cpu-f64",
+    "--threads",
+    "1",
+    "--no-counters",
+    "--reps",
+    "3",
+    "--target-ci",
+    "0",
+]
+
+
+def t_signal_in_gate(bench, schema, tmp, env):
+    """SIGTERM while the gate computes a slow reference: the run ends within seconds, not when
+    the reference returns. Planted: no InterruptWatchdog in measure() (see the top)."""
+    out = os.path.join(tmp, "gate.json")
+    p = subprocess.Popen(
+        [bench, *SLOW_GATE, "--out", out],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if ": reference cpu-f64" in line:
+            break
+    check(any(": reference cpu-f64" in x for x in lines), f"the gate began: {lines[-3:]}")
+    time.sleep(0.3)  # into the reference's one long call
+    check(p.poll() is None, "the run is still in its gate when signalled")
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        _, rest = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, rest = p.communicate()
+    took = time.monotonic() - t0
+    check(took < 5, f"SIGTERM in the gate: ends within 5 s (took {took:.1f} s)")
+    check(p.returncode == 143, f"SIGTERM in the gate: exit {p.returncode}, want 143")
+    err = [x for x in (lines + rest.splitlines(keepends=True)) if x.strip()]
+    last = err[-1].strip() if err else ""
+    check(
+        "interrupted by SIGTERM before the first timed round" in last and out in last,
+        f"SIGTERM in the gate: the last stderr line says so: {last!r}",
+    )
+    check(not os.path.exists(out + ".journal"), "SIGTERM in the gate: no journal left")
+    check(os.path.exists(out), "SIGTERM in the gate: record written")
+    if os.path.exists(out):
+        with open(out) as f:
+            r = json.load(f)
+        validate(schema, r, "SIGTERM in the gate")
+        check(
+            r["status"] == "interrupted"
+            and r["exit_status"] == 143
+            and r["interrupted"]["signal"] == "SIGTERM"
+            and r["interrupted"]["rounds_started"] == 0
+            and r["plan"]["order"] == [],
+            f"SIGTERM in the gate: status {r['status']}, interrupted {r.get('interrupted')}",
+        )
+        for c in r["cases"]:
+            check(
+                c["samples"] == [] and c["stats"] is None,
+                f"SIGTERM in the gate: {c['id']} has no samples",
+            )
+            check(
+                c["gate"]["result"] == "fail"
+                and "interrupted" in c["gate"]["unavailable"]["result"],
+                f"SIGTERM in the gate: {c['id']} not gated, and says why: {c['gate']}",
+            )
+    lease_is_free(bench, tmp, env, "SIGTERM in the gate")
+
+
 def t_sigkill(bench, schema, tmp, env):
     out = os.path.join(tmp, "r.json")
     journal = out + ".journal"
@@ -273,6 +361,8 @@ def main():
             t_signal(bench, schema, tmp, env, signal.SIGINT, 130)
         elif name == "sigkill":
             t_sigkill(bench, schema, tmp, env)
+        elif name == "sigterm_gate":
+            t_signal_in_gate(bench, schema, tmp, env)
         else:
             print(f"kill.py: unknown test {name}", file=sys.stderr)
             return 2

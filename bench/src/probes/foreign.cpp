@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -15,6 +16,9 @@ namespace {
 int online() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? int(n) : 1;
+}
+double steady_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 } // namespace
 
@@ -159,6 +163,26 @@ std::vector<ForeignProcess> top_foreign(const std::vector<ProcessCpu> &before,
   if (out.size() > top)
     out.resize(top);
   return out;
+}
+
+ForeignProcessWindow::ForeignProcessWindow(double window_s, double min_gap_s, size_t top)
+    : window_s_(window_s), min_gap_s_(min_gap_s), top_n_(top) {
+  tables_.emplace_back(steady_s(), read_processes());
+}
+
+const std::vector<ForeignProcess> &ForeignProcessWindow::after_sample() {
+  const double now = steady_s();
+  const double since_last = now - tables_.back().first;
+  const bool short_or_empty = top_.empty() || now - tables_.front().first < window_s_;
+  if (since_last < 0.5 * window_s_ && !(short_or_empty && since_last >= min_gap_s_))
+    return top_;
+  tables_.emplace_back(now, read_processes());
+  // The newest table old enough for the window (else the oldest), and nothing older than it.
+  while (tables_.size() > 2 && now - tables_[1].first >= window_s_)
+    tables_.pop_front();
+  top_ = top_foreign(tables_.front().second, tables_.back().second,
+                     tables_.back().first - tables_.front().first, top_n_);
+  return top_;
 }
 
 } // namespace convbench::bench

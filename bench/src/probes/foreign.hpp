@@ -11,6 +11,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -71,5 +72,25 @@ struct ForeignProcess {
 std::vector<ForeignProcess> top_foreign(const std::vector<ProcessCpu> &before,
                                         const std::vector<ProcessCpu> &after, double window_s,
                                         size_t top = 5);
+
+// The processes behind the foreign share, after each sample, over about the share's window: the
+// list spans from the newest process table at least `window_s` old (else the oldest, taken when
+// the probe was made) to a table read now. A table costs a /proc scan, so one is read at most
+// twice per window - except while the list could miss a process: names need no tick resolution,
+// so while the tables span less than the window (the run's first second) or the list is empty, a
+// table is read after every sample at least `min_gap_s` after the last, and whatever took CPU
+// since the oldest table is named although the share over so short a window is not given.
+class ForeignProcessWindow {
+public:
+  explicit ForeignProcessWindow(double window_s, double min_gap_s = 0.05, size_t top = 5);
+  const std::vector<ForeignProcess> &after_sample(); // the list as it stands after this sample
+  const std::vector<ForeignProcess> &top() const { return top_; }
+
+private:
+  double window_s_, min_gap_s_;
+  size_t top_n_;
+  std::deque<std::pair<double, std::vector<ProcessCpu>>> tables_; // (steady s, process table)
+  std::vector<ForeignProcess> top_;                               // over the latest tables
+};
 
 } // namespace convbench::bench

@@ -1,6 +1,8 @@
 #include "probes/interrupt.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 
 namespace convbench::bench {
@@ -37,6 +39,45 @@ InterruptGuard::~InterruptGuard() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
   g_installed = false;
+}
+
+InterruptWatchdog::InterruptWatchdog(std::function<void()> on_stop, double grace_s)
+    : on_stop_(std::move(on_stop)), grace_s_(grace_s), thread_([this] { watch(); }) {}
+
+InterruptWatchdog::~InterruptWatchdog() { disarm(); }
+
+void InterruptWatchdog::disarm() {
+  {
+    std::lock_guard<std::mutex> lk(m_); // waits for an on_stop under way
+    armed_ = false;
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
+    thread_.join();
+}
+
+bool InterruptWatchdog::fired() {
+  std::lock_guard<std::mutex> lk(m_);
+  return fired_;
+}
+
+void InterruptWatchdog::watch() {
+  using Clock = std::chrono::steady_clock;
+  std::unique_lock<std::mutex> lk(m_);
+  std::optional<Clock::time_point> seen; // when the signal was first seen
+  while (armed_) {
+    cv_.wait_for(lk, std::chrono::milliseconds(20)); // the handler can only store a flag
+    if (!armed_ || !interrupted())
+      continue;
+    const auto now = Clock::now();
+    if (!seen)
+      seen = now;
+    if (std::chrono::duration<double>(now - *seen).count() < grace_s_)
+      continue;
+    armed_ = false;
+    fired_ = true;
+    on_stop_();
+  }
 }
 
 bool interrupted() { return g_signal.load() != 0; }

@@ -5,7 +5,11 @@
 // the default action; a repeated SIGTERM is only recorded again (a scheduler may send several).
 #pragma once
 
+#include <condition_variable>
 #include <csignal>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace convbench::bench {
 
@@ -19,6 +23,33 @@ public:
 private:
   struct sigaction old_int_ {
   }, old_term_{};
+};
+
+// Before the first timed round a run is in calls that never look at interrupted(): the gate's
+// reference of a big case on cpu-f64 can take minutes, and so can a prepare. The watchdog acts
+// for them: a thread that, once a signal is recorded and the watchdog is still armed `grace_s`
+// later, calls `on_stop` (which writes what the run has, releases what it holds and ends the
+// process with _exit; if it returns, the watchdog is done). on_stop runs holding the watchdog's
+// lock: the run changes what on_stop reads only under hold(), and disarm() - called where the
+// run looks at interrupted() itself - waits for an on_stop under way, so the two never both act.
+class InterruptWatchdog {
+public:
+  explicit InterruptWatchdog(std::function<void()> on_stop, double grace_s = 0.5);
+  ~InterruptWatchdog(); // disarm()
+  InterruptWatchdog(const InterruptWatchdog &) = delete;
+  InterruptWatchdog &operator=(const InterruptWatchdog &) = delete;
+  void disarm();
+  std::unique_lock<std::mutex> hold() { return std::unique_lock<std::mutex>(m_); }
+  bool fired(); // on_stop was called
+
+private:
+  void watch();
+  std::function<void()> on_stop_;
+  double grace_s_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool armed_ = true, fired_ = false;
+  std::thread thread_;
 };
 
 bool interrupted();
