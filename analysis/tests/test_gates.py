@@ -510,3 +510,34 @@ def test_scattered_host_arm_with_a_narrow_interval_is_accepted(write):
         assert tripped(a) == want, reps
         if not want:
             assert any(n.code == "spread-noted" for n in a.case_notes[(0, HOST)])
+
+
+def test_a_case_never_gated_is_cut_short_not_a_wrong_arm(clean, write):
+    # A signal before the gate reached the case: the record says not-run; the analysis must not
+    # call the arm wrong. Planted: without the not-run branch it was not cut-short.
+    c = synth.case(clean, DEV)
+    c["gate"].update(result="not-run", mismatches=None, max_abs_err=None, rel_l2_err=None)
+    c["samples"], c["stats"] = [], None
+    a = assess_files([write(clean)])
+    assert (0, DEV, "cut-short") in tripped(a) and (0, DEV, "gate-failed") not in tripped(a)
+
+
+def test_a_faulted_run_names_the_arm_and_keeps_the_others(clean, write):
+    # A plugin arm's fault ended the run: its cases are refused naming it, the run says it is
+    # incomplete, the other arms' finished rounds are judged as usual.
+    # Planted: case_findings without the fault branch judged the faulted arm's case "ok".
+    arm = synth.case(clean, DEV)["arm"]
+    clean["status"] = "faulted"
+    clean["fault"] = {
+        "arm": arm,
+        "message": "plugin /x.so: arm x: up0/96 resident: CUDA error: cudaErrorIllegalAddress",
+        "context_lost": True,
+        "during": "rounds",
+        "at_utc": clean["ended_utc"],
+    }
+    a = assess_files([write(clean)])
+    assert (0, DEV, "arm-faulted") in tripped(a)
+    assert (0, HOST, "arm-faulted") not in tripped(a)
+    assert any(
+        f.code == "run-incomplete" and "faulted in its rounds" in f.detail for f in a.run_notes[0]
+    )

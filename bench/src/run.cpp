@@ -16,6 +16,7 @@
 #include "leasing.hpp"
 #include "multi_gpu.hpp"
 #include "plan.hpp"
+#include "plugin/plugin_arm.hpp"
 #include "probes/interrupt.hpp"
 #include "probes/journal.hpp"
 #include "probes/neighbours.hpp"
@@ -39,9 +40,20 @@ const char *signal_text(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
+// What the record says of the fault that ended a run: the arm, its words, whether the CUDA
+// context was lost (a device fault), and where the run was.
+nlohmann::json fault_json(const plugin::PluginFault &f, const char *during,
+                          const nlohmann::json &at_utc) {
+  return {{"arm", f.arm},
+          {"message", f.what()},
+          {"context_lost", f.context_lost},
+          {"during", during},
+          {"at_utc", at_utc}};
+}
+
 // The record as it would be written if a signal ended the run before its first timed round: the
 // plan, no samples, each case's gate as far as the gate got. A case the gate has not reached has
-// the gate result "fail" (it is not timed) with `unavailable` saying why.
+// the gate result "not-run" (it is not timed) with `unavailable` saying why.
 class PreRoundsRecord {
 public:
   PreRoundsRecord(Plan &plan, const RunOutcome &out) {
@@ -52,7 +64,7 @@ public:
       const bool tol = c.arm->gate() == GateKind::tolerance;
       not_gated_[c.id] = {
           {"kind", to_string(c.arm->gate())},
-          {"result", "fail"},
+          {"result", "not-run"},
           {"mismatches", nullptr},
           {"max_abs_err", nullptr},
           {"rel_l2_err", nullptr},
@@ -63,11 +75,36 @@ public:
   void gated(const Case &c) { gated_[c.id] = {gate_json(c.gate), c.chosen}; }
   // The record with status "interrupted", its lease block and exit status.
   nlohmann::json interrupted_record(const nlohmann::json &lease_block, int exit_status) const {
+    nlohmann::json r = as_far_as_gated(lease_block, exit_status,
+                                       "the run was interrupted before its counter pass");
+    r["status"] = "interrupted";
+    r["interrupted"] = {{"signal", signal_text(interrupt_signal())},
+                        {"rounds_started", 0},
+                        {"at_utc", r["ended_utc"]}};
+    return r;
+  }
+  // The record with status "faulted": a plugin arm's fault ended the run in its gate.
+  nlohmann::json faulted_record(const nlohmann::json &lease_block, int exit_status,
+                                const plugin::PluginFault &f) const {
+    nlohmann::json r = as_far_as_gated(lease_block, exit_status,
+                                       "the run ended at a plugin arm's fault before its counter "
+                                       "pass");
+    for (auto &c : r["cases"])
+      if (c["gate"]["result"] == "not-run")
+        c["gate"]["unavailable"]["result"] = "the run ended at a fault of arm " + f.arm +
+                                             " before this case's gate";
+    r["status"] = "faulted";
+    r["fault"] = fault_json(f, "gate", r["ended_utc"]);
+    return r;
+  }
+
+private:
+  nlohmann::json as_far_as_gated(const nlohmann::json &lease_block, int exit_status,
+                                 const std::string &no_counters) const {
     nlohmann::json r = base_;
     for (auto &c : r["cases"]) {
       const std::string id = c["id"];
-      c["counters"] = {{"status", "not-collected"},
-                       {"reason", "the run was interrupted before its counter pass"}};
+      c["counters"] = {{"status", "not-collected"}, {"reason", no_counters}};
       auto it = gated_.find(id);
       if (it == gated_.end()) {
         c["gate"] = not_gated_.at(id);
@@ -84,17 +121,12 @@ public:
       if (!pass)
         c["interval"] = nullptr;
     }
-    r["status"] = "interrupted";
     r["exit_status"] = exit_status;
     r["ended_utc"] = lease::utc_now();
-    r["interrupted"] = {{"signal", signal_text(interrupt_signal())},
-                        {"rounds_started", 0},
-                        {"at_utc", r["ended_utc"]}};
     r["lease"] = lease_block;
     return r;
   }
 
-private:
   nlohmann::json base_;
   std::map<std::string, nlohmann::json> not_gated_;
   std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> gated_; // gate, chosen
@@ -129,6 +161,36 @@ private:
               << " before the first timed round" << error << std::endl;
   }
   _exit(code);
+}
+
+// A plugin arm's fault (a call failing after its gate, or a device fault that loses the CUDA
+// context): the rounds cannot go on, but every finished round is kept. In the gate: the record
+// as far as the gate got; in the rounds: the journal's finished rounds. Status "faulted", the
+// fault named, exit 1; the caller releases the lease.
+int end_at_fault(const Plan &plan, lease::RunLease &lease, const nlohmann::json &record,
+                 const plugin::PluginFault &f) {
+  write_atomically(plan.out_path, record.dump(1) + "\n");
+  std::filesystem::remove(plan.journal_path);
+  std::cout << "result: " << plan.out_path << "\n";
+  std::cerr << "bench_conv: error: " << f.what() << "\n"
+            << "bench_conv: the run ended at arm " << f.arm << "'s fault"
+            << (f.context_lost ? " (the CUDA context is lost)" : "") << "; the finished rounds are in "
+            << plan.out_path << " (status faulted)\n";
+  (void)lease;
+  return kExitError;
+}
+
+nlohmann::json faulted_in_rounds(const Plan &plan, lease::RunLease &lease,
+                                 const plugin::PluginFault &f) {
+  nlohmann::json r = recover_record(plan.journal_path, kExitError);
+  r.erase("recovered");
+  r["status"] = "faulted";
+  r["lease"] = lease.to_json();
+  r["fault"] = fault_json(f, "rounds", r["ended_utc"]);
+  for (auto &c : r["cases"])
+    c["counters"] = {{"status", "not-collected"},
+                     {"reason", "the run ended at a plugin arm's fault before its counter pass"}};
+  return r;
 }
 
 // The record (atomically; then the journal, which it supersedes, goes), the table, the verdict.
@@ -172,10 +234,16 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
             << plan.threads << (plan.placement.pinned ? " pinned" : "") << " host threads\n";
   for (auto &p : plan.problems)
     fill_problem(*p, plan.opt.seed);
-  const bool gate_passed = run_gate(plan, ctx, out.run_id, [&](const Case &c) {
+  bool gate_passed = false;
+  try {
+    gate_passed = run_gate(plan, ctx, out.run_id, [&](const Case &c) {
+      auto held = watchdog.hold();
+      pre.gated(c);
+    });
+  } catch (const plugin::PluginFault &f) {
     auto held = watchdog.hold();
-    pre.gated(c);
-  });
+    return end_at_fault(plan, lease, pre.faulted_record(lease.to_json(), kExitError, f), f);
+  }
   wait_at_node_barrier(); // a node's runs (--gpus) start their rounds together
   const std::unique_ptr<NeighbourProbe> neighbours = node_neighbour_probe();
   SpeedProbe speed;
@@ -187,7 +255,11 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued", gpu ? &*gpu : nullptr,
                     plan.gpu.sm_count, pool, speed);
   taker.observe_neighbours(neighbours.get());
-  out.order = run_rounds(plan, taker, lease, journal).order;
+  try {
+    out.order = run_rounds(plan, taker, lease, journal).order;
+  } catch (const plugin::PluginFault &f) {
+    return end_at_fault(plan, lease, faulted_in_rounds(plan, lease, f), f);
+  }
   run_counter_pass(plan);
   return finish(plan, lease, out, gate_passed);
 }

@@ -83,7 +83,7 @@ def _case(data: dict, i: int, c: dict, rounds: int | None, where: str) -> None:
             f"'pass' but a bitwise gate with {g['mismatches']} mismatching cells",
         )
     samples = c["samples"]
-    if g["result"] == "fail" and samples:
+    if g["result"] in ("fail", "not-run") and samples:
         _fail(where, f"{at}.samples", f"{len(samples)} samples of an arm that failed its gate")
     if rounds is not None and len(samples) > rounds:
         _fail(

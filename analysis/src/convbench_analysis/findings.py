@@ -62,6 +62,13 @@ _ALL = (
         "fix the arm; a wrong arm is never timed",
     ),
     _g(
+        "arm-faulted",
+        "the arm's call failed after its gate, or its kernel faulted on the device (the CUDA "
+        "context lost): the run ended there",
+        "fix the arm (run it under compute-sanitizer for a device fault); the other arms' "
+        "finished rounds are kept",
+    ),
+    _g(
         "too-few-rounds",
         "too few timed rounds to judge the spread",
         "re-run with --reps at least the threshold",

@@ -93,10 +93,13 @@ def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
     status = record.run_status(run)
     if status != "complete":
         short = [c["id"] for c in run.cases if c.get("stop_reason") == "interrupted"]
+        fault = run.data.get("fault") or {}
         out.append(
             Finding(
                 "run-incomplete",
-                f"status {status}" + (f"; {len(short)} case(s) cut short" if short else ""),
+                f"status {status}"
+                + (f" (arm {fault.get('arm')} faulted in its {fault.get('during')})" if fault else "")
+                + (f"; {len(short)} case(s) cut short" if short else ""),
                 p,
             )
         )
@@ -491,6 +494,27 @@ def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
 
 def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     p, cid = run.path, case["id"]
+    fault = run.data.get("fault") or {}
+    if fault and fault.get("arm") == case["arm"]:
+        return [
+            Finding(
+                "arm-faulted",
+                f"the run ended at this arm's fault in its {fault.get('during')}: "
+                f"{fault.get('message')}",
+                p,
+                cid,
+            )
+        ]
+    if case["gate"]["result"] == "not-run":
+        return [
+            Finding(
+                "cut-short",
+                "the run was interrupted before this case's correctness gate: never gated, "
+                "never timed",
+                p,
+                cid,
+            )
+        ]
     if case["gate"]["result"] == "fail":
         g = case["gate"]
         return [

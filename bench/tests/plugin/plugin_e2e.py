@@ -115,7 +115,9 @@ def test_cli(bench, plugin_dir, schema):
 
         # A call that fails after its gate passed, in a timed round: the run cannot step around it
         # (the case's samples would be partial): exit 1, one line naming the plugin, the arm and
-        # the case, no result. (Planted: call() ignoring the status: exit 0 and a result.)
+        # the case, and the record of the finished rounds with status faulted naming the arm.
+        # (Planted: call() ignoring the status: exit 0 and a complete record. Planted: the
+        # fault not caught in the rounds: exit 1 and no record.)
         out = tmp + "/later.json"
         p = run(
             [
@@ -146,7 +148,24 @@ def test_cli(bench, plugin_dir, schema):
             == 1,
             "failing timed call: no one line naming it: " + p.stderr[-1500:],
         )
-        check(not os.path.exists(out), "failing timed call: a result was written")
+        if check(os.path.exists(out), "failing timed call: no record of the finished rounds"):
+            with open(out) as f:
+                r = json.load(f)
+            validate(schema, r)
+            check(
+                r["status"] == "faulted"
+                and r["exit_status"] == 1
+                and r["fault"]["arm"] == "fault-call-later"
+                and r["fault"]["during"] == "rounds"
+                and not r["fault"]["context_lost"],
+                f"failing timed call: record {r['status']}, fault {r.get('fault')}",
+            )
+            ref = case_of(r, "cpu-f64")
+            check(
+                len(ref) == 1 and len(ref[0]["samples"]) == len(r["plan"]["order"]),
+                "failing timed call: the finished rounds' samples are not all kept",
+            )
+        check(not os.path.exists(out + ".journal"), "failing timed call: the journal is left")
 
         # CONVBENCH_PLUGIN_PATH and --plugin together; the help lists the plugins' arms; the
         # record's argv keeps --plugin. (Planted: plugin_paths() ignoring the environment.)
@@ -303,7 +322,7 @@ def test_gpu(bench, plugin_dir, schema):
                     f"{arm}/{staging}: counters {c['counters'].get('status')}, cuda-f32 {want}",
                 )
 
-        # A device fault: exit 1, one line naming the plugin and the arm, no result.
+        # A device fault: exit 1, one line naming the plugin and the arm, a faulted record.
         fault = os.path.join(plugin_dir, "fault_device.so")
         out = os.path.join(tmp, "fault.json")
         p = run(
@@ -334,7 +353,18 @@ def test_gpu(bench, plugin_dir, schema):
         )
         named = [line for line in p.stderr.splitlines() if want.search(line)]
         check(len(named) == 1, "device fault not named: " + p.stderr[-1500:])
-        check(not os.path.exists(out), "device fault: a result was written")
+        # The record as far as the gate got, status faulted, the arm and the lost context named.
+        if check(os.path.exists(out), "device fault: no record"):
+            with open(out) as f:
+                r = json.load(f)
+            validate(schema, r)
+            check(
+                r["status"] == "faulted"
+                and r["fault"]["arm"] == "fault-illegal-address"
+                and r["fault"]["context_lost"]
+                and r["fault"]["during"] == "gate",
+                f"device fault: record {r['status']}, fault {r.get('fault')}",
+            )
 
 
 def test_installed_package(build_dir, source_dir, cmake, schema):
