@@ -58,6 +58,10 @@ public:
   virtual bool device() const = 0;      // timed with CUDA events, probed with NVML
   virtual GateKind gate() const = 0;
   virtual double tolerance() const { return 0.0; } // relative L2 bound, GateKind::tolerance only
+  // An arm whose output this one promises to equal bit for bit (two kernels of one summation
+  // order, e.g. the causal op's register and tiled kernels): when both run a problem, the gate
+  // also compares their outputs byte for byte, and any differing cell fails this arm. "": none.
+  virtual std::string bitwise_peer() const { return {}; }
   // Which devices.json floor applies: "fp32_fma", "fp64_fma", "fp64_nofma"; "" for host arms.
   virtual std::string floor_kind() const = 0;
   virtual bool available(std::string *why_not) const = 0;

@@ -1,6 +1,8 @@
 #include "gate_pass.hpp"
 
+#include <cstring>
 #include <iostream>
+#include <map>
 
 #include "plan.hpp"
 #include "problem_dump.hpp"
@@ -58,6 +60,37 @@ std::vector<float> gate_case(Case &c, const std::vector<float> &ref, ArmContext 
   return y;
 }
 
+// The bitwise comparison of each case with its arm's peer on the same problem (the same staging
+// when the peer ran it, else any): a differing cell fails the case's gate, as a wrong arm.
+void gate_peers(std::vector<Case *> &cases, const std::map<Case *, std::vector<float>> &outputs) {
+  for (Case *c : cases) {
+    const std::string peer = c->arm->bitwise_peer();
+    if (peer.empty())
+      continue;
+    Case *match = nullptr;
+    for (Case *o : cases)
+      if (o != c && o->arm->name() == peer && (!match || o->staging == c->staging))
+        match = o;
+    if (!match) {
+      std::cerr << "bench_conv: gate " << c->id << ": its bitwise peer " << peer
+                << " is not in the plan: not compared\n";
+      continue;
+    }
+    const std::vector<float> &a = outputs.at(c), &b = outputs.at(match);
+    int64_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    c->gate.peer = match->arm->name() + "/" + match->staging;
+    c->gate.peer_mismatches = differ;
+    std::cerr << "bench_conv: gate " << c->id << ": " << (differ ? "FAIL" : "pass")
+              << " (bitwise to " << c->gate.peer << ", " << differ << " cells differ)\n";
+    if (differ) {
+      c->gate.pass = false;
+      c->prepared.reset(); // a wrong arm is never timed
+    }
+  }
+}
+
 } // namespace
 
 bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
@@ -76,15 +109,20 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
           plan.opt.dump, *p, ref, outputs,
           {{"model", plan.model.name}, {"run_seed", plan.opt.seed}, {"run_id", run_id}});
     }
-    for (auto &c : plan.cases) {
-      if (c.problem != p.get())
-        continue;
-      std::vector<float> y = gate_case(c, ref, ctx);
-      all_pass &= c.gate.pass;
+    std::vector<Case *> cases;
+    std::map<Case *, std::vector<float>> outputs;
+    for (auto &c : plan.cases)
+      if (c.problem == p.get()) {
+        cases.push_back(&c);
+        outputs[&c] = gate_case(c, ref, ctx);
+      }
+    gate_peers(cases, outputs);
+    for (Case *c : cases) {
+      all_pass &= c->gate.pass;
       if (gated)
-        gated(c);
+        gated(*c);
       if (!dir.empty())
-        dump_output(dir, *p, c.arm->name() + "/" + c.staging, y);
+        dump_output(dir, *p, c->arm->name() + "/" + c->staging, outputs.at(c));
     }
   }
   return all_pass;

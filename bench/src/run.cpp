@@ -91,8 +91,8 @@ public:
                                        "pass");
     for (auto &c : r["cases"])
       if (c["gate"]["result"] == "not-run")
-        c["gate"]["unavailable"]["result"] = "the run ended at a fault of arm " + f.arm +
-                                             " before this case's gate";
+        c["gate"]["unavailable"]["result"] =
+            "the run ended at a fault of arm " + f.arm + " before this case's gate";
     r["status"] = "faulted";
     r["fault"] = fault_json(f, "gate", r["ended_utc"]);
     return r;
@@ -174,8 +174,8 @@ int end_at_fault(const Plan &plan, lease::RunLease &lease, const nlohmann::json 
   std::cout << "result: " << plan.out_path << "\n";
   std::cerr << "bench_conv: error: " << f.what() << "\n"
             << "bench_conv: the run ended at arm " << f.arm << "'s fault"
-            << (f.context_lost ? " (the CUDA context is lost)" : "") << "; the finished rounds are in "
-            << plan.out_path << " (status faulted)\n";
+            << (f.context_lost ? " (the CUDA context is lost)" : "")
+            << "; the finished rounds are in " << plan.out_path << " (status faulted)\n";
   (void)lease;
   return kExitError;
 }

@@ -108,3 +108,92 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
   EXPECT_EQ(checked, 2);
   fs::remove_all(dir);
 }
+
+namespace {
+// Two arms of one summation order (cpu-f32's), and one whose last bit differs in one cell: each
+// within cpu-f32's tolerance of the reference, so only the bitwise peer comparison tells.
+void one_bit_off_f32(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
+                     ThreadPool &pool) {
+  conv_cpu_f32(s, x, w, b, y, pool);
+  uint32_t u;
+  std::memcpy(&u, &y[s.output_elems() / 3], 4);
+  u ^= 1u;
+  std::memcpy(&y[s.output_elems() / 3], &u, 4);
+}
+class PeerBase final : public HostArm {
+public:
+  std::string name() const override { return "test-peer-base"; }
+  GateKind gate() const override { return GateKind::tolerance; }
+  double tolerance() const override { return 1e-4; }
+  HostConvFn function() const override { return &conv_cpu_f32; }
+};
+class PeerSame final : public HostArm {
+public:
+  std::string name() const override { return "test-peer-same"; }
+  GateKind gate() const override { return GateKind::tolerance; }
+  double tolerance() const override { return 1e-4; }
+  std::string bitwise_peer() const override { return "test-peer-base"; }
+  HostConvFn function() const override { return &conv_cpu_f32; }
+};
+class PeerOff final : public HostArm {
+public:
+  std::string name() const override { return "test-peer-off"; }
+  GateKind gate() const override { return GateKind::tolerance; }
+  double tolerance() const override { return 1e-4; }
+  std::string bitwise_peer() const override { return "test-peer-base"; }
+  HostConvFn function() const override { return &one_bit_off_f32; }
+};
+} // namespace
+
+CONVBENCH_REGISTER_ARM(PeerBase)
+CONVBENCH_REGISTER_ARM(PeerSame)
+CONVBENCH_REGISTER_ARM(PeerOff)
+
+// The bitwise peer gate: an arm one bit off its peer in one cell fails (exit 4, not timed) though
+// its tolerance gate against the reference passes; the arm equal to its peer passes.
+// Planted: gate_peers skipped (no comparison) made the off arm pass and the exit 0.
+TEST(GateExit, AnArmOneBitOffItsBitwisePeerFails) {
+  fs::path dir = fs::temp_directory_path() / ("bench_gate_peer_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string out = (dir / "r.json").string();
+  const char *argv[] = {"bench_conv",
+                        "--stage",
+                        "up3",
+                        "--model",
+                        "bigvgan_base_22khz_80band",
+                        "--frames",
+                        "4",
+                        "--reps",
+                        "2",
+                        "--target-ci",
+                        "0",
+                        "--arms",
+                        "cpu-f64,test-peer-base,test-peer-same,test-peer-off",
+                        "--no-counters",
+                        "--no-lease",
+                        "--min-time",
+                        "0.001",
+                        "--out",
+                        out.c_str()};
+  EXPECT_EQ(run_bench_conv(int(sizeof argv / sizeof *argv), argv), 4);
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good());
+  const auto r = nlohmann::json::parse(in);
+  int seen = 0;
+  for (const auto &c : r["cases"]) {
+    const std::string arm = c["arm"];
+    if (arm == "test-peer-same" || arm == "test-peer-off") {
+      ++seen;
+      const bool off = arm == "test-peer-off";
+      EXPECT_EQ(c["gate"]["peer"]["arm"], "test-peer-base/host") << arm;
+      EXPECT_EQ(c["gate"]["peer"]["mismatches"], off ? 1 : 0) << arm;
+      EXPECT_EQ(c["gate"]["result"], off ? "fail" : "pass") << arm;
+      EXPECT_LE(c["gate"]["rel_l2_err"].get<double>(), 1e-4) << arm; // the tolerance alone passes
+      EXPECT_EQ(c["samples"].size(), off ? 0u : 2u) << arm;
+    } else {
+      EXPECT_FALSE(c["gate"].contains("peer")) << arm;
+    }
+  }
+  EXPECT_EQ(seen, 2);
+  fs::remove_all(dir);
+}
