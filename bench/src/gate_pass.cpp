@@ -115,12 +115,14 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
       if (c.problem == p.get()) {
         cases.push_back(&c);
         outputs[&c] = gate_case(c, ref, ctx);
+        if (gated)
+          gated(c); // at once: a fault in a later case's call keeps this gate
       }
     gate_peers(cases, outputs);
     for (Case *c : cases) {
       all_pass &= c->gate.pass;
-      if (gated)
-        gated(*c);
+      if (gated && !c->gate.peer.empty())
+        gated(*c); // again, with the peer comparison
       if (!dir.empty())
         dump_output(dir, *p, c->arm->name() + "/" + c->staging, outputs.at(c));
     }

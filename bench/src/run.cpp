@@ -174,8 +174,9 @@ int end_at_fault(const Plan &plan, lease::RunLease &lease, const nlohmann::json 
   std::cout << "result: " << plan.out_path << "\n";
   std::cerr << "bench_conv: error: " << f.what() << "\n"
             << "bench_conv: the run ended at arm " << f.arm << "'s fault"
-            << (f.context_lost ? " (the CUDA context is lost)" : "")
-            << "; the finished rounds are in " << plan.out_path << " (status faulted)\n";
+            << (f.context_lost ? " (the CUDA context is lost)" : "") << "; "
+            << (record["fault"]["during"] == "gate" ? "the gates done" : "the finished rounds")
+            << " are in " << plan.out_path << " (status faulted)\n";
   (void)lease;
   return kExitError;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arms/host_arm.hpp"
+#include "plugin/plugin_arm.hpp"
 #include "run.hpp"
 
 namespace fs = std::filesystem;
@@ -195,5 +196,70 @@ TEST(GateExit, AnArmOneBitOffItsBitwisePeerFails) {
     }
   }
   EXPECT_EQ(seen, 2);
+  fs::remove_all(dir);
+}
+
+namespace {
+// A device fault as the plugin layer reports one (the CUDA context lost), in the gate's call.
+void device_fault(const ConvShape &, const float *, const float *, const float *, float *,
+                  ThreadPool &) {
+  throw plugin::PluginFault("plugin /planted.so: arm test-device-fault: up3/4 host: CUDA error "
+                            "in the stream after call: cudaErrorIllegalAddress (planted)",
+                            "test-device-fault", true);
+}
+class DeviceFault final : public HostArm {
+public:
+  std::string name() const override { return "test-device-fault"; }
+  GateKind gate() const override { return GateKind::tolerance; }
+  double tolerance() const override { return 1e-4; }
+  HostConvFn function() const override { return &device_fault; }
+};
+} // namespace
+
+CONVBENCH_REGISTER_ARM(DeviceFault)
+
+// A fault that loses the CUDA context, in the gate: exit 1 and the record as far as the gate
+// got (status faulted, the arm named, the gates done kept, the rest not-run), no journal left.
+// Planted: the gate's PluginFault not caught (the old path: exit 1, no record) fails this.
+TEST(GateExit, ADeviceFaultInTheGateWritesAFaultedRecord) {
+  fs::path dir = fs::temp_directory_path() / ("bench_gate_fault_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string out = (dir / "r.json").string();
+  const char *argv[] = {"bench_conv",
+                        "--stage",
+                        "up3",
+                        "--model",
+                        "bigvgan_base_22khz_80band",
+                        "--frames",
+                        "4",
+                        "--reps",
+                        "2",
+                        "--target-ci",
+                        "0",
+                        "--arms",
+                        "cpu-f64,cpu-f32,test-device-fault",
+                        "--no-counters",
+                        "--no-lease",
+                        "--min-time",
+                        "0.001",
+                        "--out",
+                        out.c_str()};
+  EXPECT_EQ(run_bench_conv(int(sizeof argv / sizeof *argv), argv), 1);
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good()) << "no record of a run that faulted in its gate";
+  const auto r = nlohmann::json::parse(in);
+  EXPECT_EQ(r["status"], "faulted");
+  EXPECT_EQ(r["exit_status"], 1);
+  EXPECT_EQ(r["fault"]["arm"], "test-device-fault");
+  EXPECT_EQ(r["fault"]["during"], "gate");
+  EXPECT_TRUE(r["fault"]["context_lost"].get<bool>());
+  for (const auto &c : r["cases"]) {
+    EXPECT_TRUE(c["samples"].empty()) << c["id"];
+    if (c["arm"] == "cpu-f64")
+      EXPECT_EQ(c["gate"]["result"], "pass"); // gated before the fault: kept
+    if (c["arm"] == "test-device-fault")
+      EXPECT_EQ(c["gate"]["result"], "not-run");
+  }
+  EXPECT_FALSE(fs::exists(out + ".journal"));
   fs::remove_all(dir);
 }
