@@ -300,13 +300,25 @@ if has sweep; then
 fi
 
 if has gemm; then
-  # cuBLAS SGEMM (TF32 off) and DGEMM on every stage's polyphase GEMM, the same multiply-adds as
-  # the stage: the vendor SIMT GEMM's rate on these sizes, a measured ceiling for the floor targets.
+  # The measured ceilings in the same call as our arms: per family, bench_conv times the arms that
+  # face them (cuda-tf32, cuda-f32, cuda-f64-dmma) on every stage, then torch_peer.py --gemm
+  # --beside that record times cuBLAS TF32, BF16, SIMT f32 and f64 on each stage's polyphase GEMM
+  # (the same multiply-adds); perf_table.py forms each ratio within one such pair only.
   for m in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
-    timeout 120 python3 scripts/torch_peer.py --gemm --no-cpu --model $m --stages all \
-      --frames 96,384,1536 --out "$W/results/gemm-$m.json" >"$W/logs/gemm-$m.txt" 2>&1
-    log "cuBLAS GEMM ceiling $m rc=$?"
+    enough 90 "gemm $m" || break
+    timeout $(cap 150) $B/bin/bench_conv --model $m --stage all --frames 96,384,1536 --staging resident \
+      --reps 5 --no-counters --arms cuda-tf32,cuda-f32,cuda-f64-dmma --out "$W/results/gemm-ours-$m.json" \
+      >"$W/logs/gemm-ours-$m.txt" 2>&1
+    log "gemm: our arms $m rc=$?"
+    [ -s "$W/results/gemm-ours-$m.json" ] || continue
+    timeout $(cap 120) python3 scripts/torch_peer.py --gemm --no-cpu --beside "$W/results/gemm-ours-$m.json" \
+      --out "$W/results/gemm-$m.json" >"$W/logs/gemm-$m.txt" 2>&1
+    log "gemm: cuBLAS ceilings beside them $m rc=$?"
   done
+  python3 scripts/perf_table.py "$W/results"/gemm-ours-*.json $(ls "$W/results"/gemm-bigvgan*.json 2>/dev/null) \
+    >"$W/results/gemm-table.md" 2>"$W/logs/gemm-table.err"
+  rc=$?
+  log "gemm: perf_table rc=$rc $(head -1 "$W/logs/gemm-table.err")"
 fi
 
 if has queued; then

@@ -7,8 +7,15 @@ target, in how many cases it is met and which cases miss it (the chain against t
 stages' best times from the same run). A ratio the analysis refuses (a gate tripped on one of
 its two cases) is marked with a dagger; `convbench-analyze report` names why.
 
-    perf_table.py RUN.json ...                   the targets table
-    perf_table.py --doc RUN.json ... > FILE.md   the results document (docs/results-h200.md)
+Then, per case, our arms against cuBLAS on the stage's polyphase GEMM: cuda-tf32 / cuBLAS TF32,
+cuda-f32 / cuBLAS SIMT f32, cuda-f64-dmma / cuBLAS f64. The ceilings come from a record of
+`scripts/torch_peer.py --gemm --beside RUN.json` (its context.beside.run_id names the bench_conv
+run it was measured beside, in the same call, on the same boot); a ratio is formed only between
+a run and the ceiling record that names it, never across calls, and '-' stands where either side
+was not measured. A ceiling record that names no run given here is refused (exit 2).
+
+    perf_table.py RUN.json [GEMM.json] ...                   the tables
+    perf_table.py --doc RUN.json [GEMM.json] ... > FILE.md   the results document
 """
 
 import sys
@@ -25,6 +32,19 @@ TARGETS = (
     "cuda-f64-fma (the same bits) faster than cudnn-f64",
     "chain within 1.1x of the sum of its stages",
 )
+
+
+# (our arm, the cuBLAS ceiling it is held against, the ceiling's column name)
+CEILINGS = (
+    ("cuda-tf32", "torch-cublas-gemm-tf32", "cuBLAS TF32"),
+    ("cuda-f32", "torch-cublas-gemm-f32", "cuBLAS SIMT f32"),
+    ("cuda-f64-dmma", "torch-cublas-gemm-f64", "cuBLAS f64"),
+)
+GEMM_PREFIX = "torch-cublas-gemm-"
+
+
+class Refusal(Exception):
+    pass
 
 
 def best(cases, arm):
@@ -76,11 +96,25 @@ def _checks(stage, cases, floor, stage_sum):
         out.append((TARGETS[0], f32 < n32, f32 / n32, refused(cases, "cuda-f32", "cudnn-f32"), ""))
     fl32, fl64 = floor.get("fp32_fma"), floor.get("fp64_nofma")
     if stage != "chain" and f32 is not None and fl32 and fl32 >= 20e-6:
-        out.append((TARGETS[1], f32 <= 1.3 * fl32, f32 / fl32, refused(cases, "cuda-f32"),
-                    limit(cases, "cuda-f32")))
+        out.append(
+            (
+                TARGETS[1],
+                f32 <= 1.3 * fl32,
+                f32 / fl32,
+                refused(cases, "cuda-f32"),
+                limit(cases, "cuda-f32"),
+            )
+        )
     if stage != "chain" and f64 is not None and fl64 and fl64 >= 20e-6:
-        out.append((TARGETS[2], f64 <= 1.3 * fl64, f64 / fl64, refused(cases, "cuda-f64"),
-                    limit(cases, "cuda-f64")))
+        out.append(
+            (
+                TARGETS[2],
+                f64 <= 1.3 * fl64,
+                f64 / fl64,
+                refused(cases, "cuda-f64"),
+                limit(cases, "cuda-f64"),
+            )
+        )
     for name, arm, t in ((TARGETS[3], "cuda-f64", f64), (TARGETS[4], "cuda-f64-fma", f64f)):
         if t is not None and n64 is not None:
             out.append((name, t < n64, t / n64, refused(cases, arm, "cudnn-f64"), ""))
@@ -105,113 +139,230 @@ def targets(rows):
             v[3].append(r)
             if not ok:
                 v[2].append(f"{model} {stage}/{frames} {r:.2f}{why}")
-    return [(k, v[0], v[1], v[2], (min(v[3]), max(v[3])) if v[3] else None, v[4])
-            for k, v in out.items()]
+    return [
+        (k, v[0], v[1], v[2], (min(v[3]), max(v[3])) if v[3] else None, v[4])
+        for k, v in out.items()
+    ]
 
 
-def table_rows(run, assessed, i=0):
+def _by_case(run, assessed):
     by = {}
     for c in run.cases:
         if c["staging"] in ("resident", "host"):
-            c = dict(c, refused=bool(assessed.for_case(i, c["id"])))
+            c = dict(c, refused=bool(assessed.for_case(0, c["id"])))
             by.setdefault((c["stage"], c["frames"]), {})[c["arm"]] = c
+    return by
+
+
+def table_rows(run, assessed, ceiling=None):
+    """Per (stage, frames) of the run: its cases by arm, plus the cuBLAS ceilings of the record
+    measured beside it (ceiling: (run, assessed) or None), and the case's floors."""
+    by = _by_case(run, assessed)
+    beside = _by_case(*ceiling) if ceiling else {}
     model = run.data["plan"]["model"]
     for (stage, frames), cases in sorted(by.items(), key=lambda k: (k[0][1], k[0][0])):
         floor = next((c["floor_s"] for c in cases.values() if c.get("floor_s")), None) or {}
-        yield model, stage, frames, cases, floor
+        there = beside.get((stage, frames), {})
+        gemm = {a: c for a, c in there.items() if a.startswith(GEMM_PREFIX)}
+        yield model, stage, frames, {**cases, **gemm}, floor
 
 
 def print_table(runs) -> None:
-    print("| model | stage | frames | cuda-f32 us | cudnn-f32 us | f32 vs cuDNN | f32 x floor "
-          "| cuda-f64 us | x no-FMA floor | cuda-f64-fma us | x FMA floor | cudnn-f64 us "
-          "| f64-fma vs cuDNN |")
+    """runs: [(run, assessed, ceiling)], ceiling the (run, assessed) measured beside it or None."""
+    print(
+        "| model | stage | frames | cuda-f32 us | cudnn-f32 us | f32 vs cuDNN | f32 x floor "
+        "| cuda-f64 us | x no-FMA floor | cuda-f64-fma us | x FMA floor | cudnn-f64 us "
+        "| f64-fma vs cuDNN |"
+    )
     print("| --- " * 13 + "|")
     rows = []
-    for run, assessed in runs:
-        for model, stage, frames, cases, floor in table_rows(run, assessed):
+    for run, assessed, ceiling in runs:
+        for model, stage, frames, cases, floor in table_rows(run, assessed, ceiling):
             f32, n32 = best(cases, "cuda-f32"), best(cases, "cudnn-f32")
             f64, f64f = best(cases, "cuda-f64"), best(cases, "cuda-f64-fma")
             n64 = best(cases, "cudnn-f64")
-            print(f"| {model} | {stage} | {frames} | {fmt_us(f32)} | {fmt_us(n32)} "
-                  f"| {mark(ratio(f32, n32), cases, 'cuda-f32', 'cudnn-f32')} "
-                  f"| {mark(ratio(f32, floor.get('fp32_fma')), cases, 'cuda-f32')} "
-                  f"| {fmt_us(f64)} "
-                  f"| {mark(ratio(f64, floor.get('fp64_nofma')), cases, 'cuda-f64')} "
-                  f"| {fmt_us(f64f)} "
-                  f"| {mark(ratio(f64f, floor.get('fp64_fma')), cases, 'cuda-f64-fma')} "
-                  f"| {fmt_us(n64)} "
-                  f"| {mark(ratio(f64f, n64), cases, 'cuda-f64-fma', 'cudnn-f64')} |")
+            print(
+                f"| {model} | {stage} | {frames} | {fmt_us(f32)} | {fmt_us(n32)} "
+                f"| {mark(ratio(f32, n32), cases, 'cuda-f32', 'cudnn-f32')} "
+                f"| {mark(ratio(f32, floor.get('fp32_fma')), cases, 'cuda-f32')} "
+                f"| {fmt_us(f64)} "
+                f"| {mark(ratio(f64, floor.get('fp64_nofma')), cases, 'cuda-f64')} "
+                f"| {fmt_us(f64f)} "
+                f"| {mark(ratio(f64f, floor.get('fp64_fma')), cases, 'cuda-f64-fma')} "
+                f"| {fmt_us(n64)} "
+                f"| {mark(ratio(f64f, n64), cases, 'cuda-f64-fma', 'cudnn-f64')} |"
+            )
             rows.append((model, stage, frames, cases, floor))
     print()
-    print("† the analysis refuses this ratio: a gate tripped on one of its cases "
-          "(`convbench-analyze report` names it)")
+    print(
+        "† the analysis refuses this ratio: a gate tripped on one of its cases "
+        "(`convbench-analyze report` names it)"
+    )
     print()
     for name, met, total, misses, span, no in targets(rows):
         if not total:
             continue
-        print(f"- {name}: met in {met} of {total}"
-              + (f" (ratios {span[0]:.2f}-{span[1]:.2f})" if span else "")
-              + (f", {no} of the {total} refused by the analysis" if no else "")
-              + (f"; misses (ratio): {', '.join(misses)}" if misses else ""))
+        print(
+            f"- {name}: met in {met} of {total}"
+            + (f" (ratios {span[0]:.2f}-{span[1]:.2f})" if span else "")
+            + (f", {no} of the {total} refused by the analysis" if no else "")
+            + (f"; misses (ratio): {', '.join(misses)}" if misses else "")
+        )
+    print()
+    print_ceilings(rows)
+
+
+def print_ceilings(rows) -> None:
+    print(
+        "Against cuBLAS on each stage's polyphase GEMM (`scripts/torch_peer.py --gemm --beside` "
+        "this run): each ratio is formed only from cases measured in the same call, our case "
+        "and the ceiling of its stage and frames from the record that names this run; '-' "
+        "where either was not measured (the chain has no single GEMM).\n"
+    )
+    print(
+        "| model | stage | frames | cuda-tf32 us | cuBLAS TF32 us | tf32 / cuBLAS TF32 "
+        "| cuBLAS BF16 us | cuda-f32 us | cuBLAS SIMT f32 us | f32 / cuBLAS SIMT f32 "
+        "| cuda-f64-dmma us | cuBLAS f64 us | f64-dmma / cuBLAS f64 |"
+    )
+    print("| --- " * 13 + "|")
+    spans = {name: [] for _, _, name in CEILINGS}
+    for model, stage, frames, cases, _ in rows:
+        cells = []
+        for ours, ceil, name in CEILINGS:
+            t, c = best(cases, ours), best(cases, ceil)
+            if t is not None and c is not None:
+                spans[name].append((t / c, refused(cases, ours, ceil)))
+            cells.append(f"{fmt_us(t)} | {fmt_us(c)} | {mark(ratio(t, c), cases, ours, ceil)}")
+            if ceil.endswith("tf32"):
+                cells.append(fmt_us(best(cases, "torch-cublas-gemm-bf16")))
+        print(f"| {model} | {stage} | {frames} | " + " | ".join(cells) + " |")
+    print()
+    for ours, _, name in CEILINGS:
+        r = spans[name]
+        if r:
+            no = sum(x for _, x in r)
+            print(
+                f"- {ours} / {name}: {len(r)} cases, ratios "
+                f"{min(x for x, _ in r):.2f}-{max(x for x, _ in r):.2f}"
+                + (f", {no} of the {len(r)} refused by the analysis" if no else "")
+            )
+        else:
+            print(f"- {ours} / {name}: no case has both in one call")
 
 
 def print_doc(runs, argv) -> None:
     print("# Results on the H200\n")
-    print("Generated from the committed records by "
-          f"`python3 scripts/perf_table.py --doc {' '.join(argv)} > docs/results-h200.md`; "
-          "do not edit. `results/examples/README.md` says how each record was made.\n")
-    for run, assessed in runs:
+    print(
+        "Generated from the committed records by "
+        f"`python3 scripts/perf_table.py --doc {' '.join(argv)} > docs/results-h200.md`; "
+        "do not edit. `results/examples/README.md` says how each record was made.\n"
+    )
+    for run, assessed, ceiling in runs:
         d = run.data
         gpu = (d["gpus"] or [{}])[0]
         print(f"\n## `{Path(run.path).name}`\n")
         print(f"`bench_conv {' '.join(d['argv'][1:])}`  ")
-        print(f"{d['started_utc']}, {gpu.get('name', 'no GPU')} (driver {gpu.get('driver')}), "
-              f"{d['host'].get('cores')} CPUs, lease {d['lease'].get('verdict')}, "
-              f"device timing {d['plan'].get('device_timing', 'launched')}\n")
+        print(
+            f"{d['started_utc']}, {gpu.get('name', 'no GPU')} (driver {gpu.get('driver')}), "
+            f"{d['host'].get('cores')} CPUs, lease {d['lease'].get('verdict')}, "
+            f"device timing {d['plan'].get('device_timing', 'launched')}\n"
+        )
         if any(c["arm"].startswith("cudnn-") for c in run.cases):
             print("Targets against the peer and the floors:\n")
-            print_table([(run, assessed)])
+            print_table([(run, assessed, ceiling)])
             print()
-        rep = report.build(assessed)
-        print("| case | best | n | CV | verdict | why |")
-        print("| --- | --- | --- | --- | --- | --- |")
-        for g in rep["groups"]:
-            for r in g["cases"]:
-                why = "; ".join(f["code"] for f in r["reasons"] + r["notes"]) or ""
-                cv = "-" if r["cv"] is None else f"{r['cv']:.2%}"
-                print(f"| {r['case']} | {report._t(r['best_s'])} | {r['n']} | {cv} "
-                      f"| {r['status']} | {why} |")
-        ratios = [r for g in rep["groups"] for r in g["rows"]]
-        if ratios:
-            print("\n| ratio | value | 95% CI |")
-            print("| --- | --- | --- |")
-            for r in ratios:
-                v = "REFUSED" if r["ratio"] is None else f"{r['ratio']:.4g}"
-                ci = "" if r["ci"] is None else f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]"
-                print(f"| {r['case']} / {r['den']} | {v} | {ci} |")
-        if rep["aa"]:
-            print("\n| A/A twin | ratio | 95% CI | within 1% |")
-            print("| --- | --- | --- | --- |")
-            for r in rep["aa"]:
-                within = "yes" if r["within"] else "no"
-                print(f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} "
-                      f"| [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}] | {within} |")
+        print_cases(assessed)
+        if ceiling:
+            c = ceiling[0]
+            print(
+                f"\nThe cuBLAS ceilings beside it, `{Path(c.path).name}`: "
+                f"`python3 {' '.join(c.data['argv'])}`, {c.data['started_utc']}\n"
+            )
+            print_cases(ceiling[1])
+
+
+def print_cases(assessed) -> None:
+    rep = report.build(assessed)
+    print("| case | best | n | CV | verdict | why |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for g in rep["groups"]:
+        for r in g["cases"]:
+            why = "; ".join(f["code"] for f in r["reasons"] + r["notes"]) or ""
+            cv = "-" if r["cv"] is None else f"{r['cv']:.2%}"
+            print(
+                f"| {r['case']} | {report._t(r['best_s'])} | {r['n']} | {cv} "
+                f"| {r['status']} | {why} |"
+            )
+    ratios = [r for g in rep["groups"] for r in g["rows"]]
+    if ratios:
+        print("\n| ratio | value | 95% CI |")
+        print("| --- | --- | --- |")
+        for r in ratios:
+            v = "REFUSED" if r["ratio"] is None else f"{r['ratio']:.4g}"
+            ci = "" if r["ci"] is None else f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]"
+            print(f"| {r['case']} / {r['den']} | {v} | {ci} |")
+    if rep["aa"]:
+        print("\n| A/A twin | ratio | 95% CI | within 1% |")
+        print("| --- | --- | --- | --- |")
+        for r in rep["aa"]:
+            within = "yes" if r["within"] else "no"
+            print(
+                f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} "
+                f"| [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}] | {within} |"
+            )
+
+
+def pair_ceilings(loaded):
+    """[(run, assessed)] -> [(run, assessed, ceiling)]: each record of cuBLAS ceilings goes with
+    the one run its context.beside.run_id names (measured in that call, on that boot), or is
+    refused; it is never held against another run."""
+    runs = [(r, a) for r, a in loaded if not any(c["arm"].startswith(GEMM_PREFIX) for c in r.cases)]
+    by_id = {r.data["run_id"]: r for r, _ in runs}
+    beside = {}
+    for r, a in loaded:
+        if any(x is r for x, _ in runs):
+            continue
+        rid = ((r.data.get("context") or {}).get("beside") or {}).get("run_id")
+        if rid is None:
+            raise Refusal(
+                f"{r.path}: cuBLAS ceilings measured beside no bench_conv run (no "
+                "context.beside; torch_peer.py --beside RUN.json): a ratio is formed "
+                "only within one call"
+            )
+        if rid not in by_id:
+            raise Refusal(
+                f"{r.path}: measured beside run {rid}, which is not among the records given"
+            )
+        if rid in beside:
+            raise Refusal(
+                f"{r.path}: a second record of ceilings beside run {rid} ({beside[rid][0].path})"
+            )
+        theirs, ours = r.data["host"].get("boot_id"), by_id[rid].data["host"].get("boot_id")
+        if theirs and ours and theirs != ours:
+            raise Refusal(f"{r.path}: another boot ({theirs}) than run {rid} ({ours}) it names")
+        beside[rid] = (r, a)
+    return [(r, a, beside.get(r.data["run_id"])) for r, a in runs]
 
 
 def main(argv):
     doc = "--doc" in argv
     paths = [a for a in argv if a != "--doc"]
     if not paths:
-        print("usage: perf_table.py [--doc] RUN.json ...", file=sys.stderr)
+        print("usage: perf_table.py [--doc] RUN.json [GEMM.json] ...", file=sys.stderr)
         return 2
-    runs = []
+    loaded = []
     for path in paths:
         try:
             run = load.load_run(path)
         except load.InputError as e:
             print(f"perf_table: {e}", file=sys.stderr)
             return 2
-        runs.append((run, gates.assess([run])))
+        loaded.append((run, gates.assess([run])))
+    try:
+        runs = pair_ceilings(loaded)
+    except Refusal as e:
+        print(f"perf_table: {e}", file=sys.stderr)
+        return 2
     if doc:
         print_doc(runs, paths)
     else:

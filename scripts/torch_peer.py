@@ -3,13 +3,21 @@
 
     python3 scripts/torch_peer.py --out results/torch-cpu.json                 # CPU f32, up0..up3
     python3 scripts/torch_peer.py --gpu --frames 96,384 --out peer.json        # + cuDNN via torch
-    python3 scripts/torch_peer.py --gemm --no-cpu --stages all --out gemm.json # cuBLAS ceiling
+    python3 scripts/torch_peer.py --gemm --no-cpu --stages all --out gemm.json # cuBLAS ceilings
+    python3 scripts/torch_peer.py --gemm --no-cpu --beside RUN.json --out gemm.json
+
 
 Arms: torch-cpu-f32 (and torch-cpu-f64 with --cpu-f64) at --threads threads; with --gpu
 torch-cudnn-f32 (TF32 off), torch-cudnn-tf32 (TF32 on) and torch-cudnn-f64, timed with CUDA
-events around each call; with --gemm torch-cublas-gemm-f32 / -f64, cuBLAS on each stage's
-polyphase GEMM [s*cout, cin*K/s] x [cin*K/s, l_in] (the stage's multiply-adds as one matrix
-product, no scatter and no bias): what the vendor's SIMT GEMM reaches on these sizes.
+events around each call; with --gemm cuBLAS on each stage's polyphase GEMM
+[s*cout, cin*K/s] x [cin*K/s, l_in] (the stage's multiply-adds as one matrix product, no scatter
+and no bias), what the vendor's GEMM reaches on these sizes: torch-cublas-gemm-f32 (TF32 off:
+SIMT SGEMM), torch-cublas-gemm-tf32 (TF32 on: tensor cores, f32 operands), torch-cublas-gemm-bf16
+(the operands cast to bfloat16 once, before timing; f32 output where torch.mm takes out_dtype,
+else bfloat16 output: the record's kernel block says which) and torch-cublas-gemm-f64 (DGEMM).
+--beside RUN.json measures them beside a bench_conv record of the same call: its model, stages
+(the chain has no single GEMM) and frames, and its run_id in this record's context.beside, the
+one link scripts/perf_table.py forms a ceiling ratio through.
 
 The output is a result record of results/result.schema.json, as bench_conv writes: the same case
 ids (stage/frames/arm/staging), shapes from bench/data/models.json, floors from
@@ -49,9 +57,27 @@ ARMS = {
     "torch-cudnn-tf32": (True, "tf32", 5e-3),  # as cudnn-tf32
     "torch-cudnn-f64": (True, "f64", 1e-9),  # as cudnn-f64
     "torch-cublas-gemm-f32": (True, "f32", 1e-4),
+    "torch-cublas-gemm-tf32": (True, "tf32", 5e-3),  # as cuda-tf32: 2^-11 per operand
+    # bf16 keeps 8 significant bits (unit roundoff 2^-9 ~ 2e-3): rounding both operands, with f32
+    # accumulation, gives ~2.1e-3 relative L2 (bit-exact rounding on bigvgan_base up2/up3), a
+    # bf16 output ~2.7e-3; 1e-2 leaves a factor ~4 and still fails a wrong product.
+    "torch-cublas-gemm-bf16": (True, "bf16", 1e-2),
     "torch-cublas-gemm-f64": (True, "f64", 1e-9),
 }
+GEMM_ARMS = [
+    "torch-cublas-gemm-f32",
+    "torch-cublas-gemm-tf32",
+    "torch-cublas-gemm-bf16",
+    "torch-cublas-gemm-f64",
+]
 FLOOR_KIND = {"f32": "fp32_fma", "tf32": "fp32_fma", "f64": "fp64_fma"}
+# The cuBLAS tensor-core arms have no floor: devices.json holds FMA-chain rates of the SIMT pipes
+# and the copy rate, no tensor-core rate, so their floor_s.arm is null and arm_unavailable says
+# why (the other floors are still recorded).
+NO_FLOOR = {
+    "torch-cublas-gemm-tf32": "devices.json has no tensor-core (TF32) rate",
+    "torch-cublas-gemm-bf16": "devices.json has no tensor-core (BF16) rate",
+}
 
 
 class UsageError(Exception):
@@ -103,19 +129,39 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     default_model, models = load_models()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="the record to write")
-    p.add_argument("--model", default=default_model)
-    p.add_argument("--frames", default="96", help="comma-separated, e.g. 96,384,1536")
-    p.add_argument("--stages", default="up0,up1,up2,up3", help="comma-separated or 'all'")
+    p.add_argument("--model", help=f"default {default_model}")
+    p.add_argument("--frames", help="comma-separated, e.g. 96,384,1536 (default 96)")
+    p.add_argument("--stages", help="comma-separated or 'all' (default up0,up1,up2,up3)")
+    p.add_argument(
+        "--beside",
+        metavar="RUN.json",
+        help="the bench_conv record of this call: its model, stages and frames (no --model, "
+        "--stages or --frames with it); its run_id goes into context.beside",
+    )
     p.add_argument("--threads", type=int, default=16, help="CPU threads (torch.set_num_threads)")
     p.add_argument("--reps", type=int, default=20, help="interleaved rounds: samples per case")
     p.add_argument("--warmup", type=int, default=3, help="untimed calls per case first")
     p.add_argument("--cpu-f64", action="store_true", help="also torch-cpu-f64")
     p.add_argument("--no-cpu", action="store_true", help="no torch-cpu-* arms")
     p.add_argument("--gpu", action="store_true", help="also torch-cudnn-f32, -tf32, -f64")
-    p.add_argument("--gemm", action="store_true", help="also torch-cublas-gemm-f32, -f64")
+    p.add_argument(
+        "--gemm", action="store_true", help="also torch-cublas-gemm-f32, -tf32, -bf16, -f64"
+    )
     p.add_argument("--cudnn-benchmark", action="store_true", help="torch.backends.cudnn.benchmark")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
+    args.beside_run = None
+    if args.beside:
+        if args.model or args.frames or args.stages:
+            raise UsageError("--beside takes the model, stages and frames from its record")
+        args.beside_run = read_beside(args.beside)
+        plan = args.beside_run["plan"]
+        args.model = plan["model"]
+        args.frames = ",".join(str(f) for f in plan["frames"])
+        args.stages = ",".join(plan["stages"])
+    args.model = args.model or default_model
+    args.frames = args.frames or "96"
+    args.stages = args.stages or "up0,up1,up2,up3"
     if args.model not in models:
         raise UsageError(f"--model: unknown model '{args.model}' (known: {', '.join(models)})")
     args.model_name = models[args.model]["name"]
@@ -129,6 +175,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         raise UsageError("--frames needs at least one value >= 1")
     known = [f"up{i}" for i in range(len(models[args.model]["strides"]))]
     args.stages = known if args.stages == "all" else [s for s in args.stages.split(",") if s]
+    if args.beside:
+        # The upsample stages alone: the chain, the AMP blocks and causal shapes have no GEMM here.
+        args.stages = [s for s in args.stages if s in known]
+        if not args.stages:
+            raise UsageError(f"--beside {args.beside}: no upsample stage (up0..) in its plan")
     for s in args.stages:
         if s not in known:
             raise UsageError(f"--stages: '{s}' is not a stage of {args.model} ({', '.join(known)})")
@@ -140,11 +191,47 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.gpu:
         args.arms += ["torch-cudnn-f32", "torch-cudnn-tf32", "torch-cudnn-f64"]
     if args.gemm:
-        args.arms += ["torch-cublas-gemm-f32", "torch-cublas-gemm-f64"]
+        args.arms += GEMM_ARMS
     if not args.arms:
         raise UsageError("--no-cpu without --gpu or --gemm leaves nothing to time")
     args.models = models
     return args
+
+
+def boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def read_beside(path: str) -> dict:
+    """The bench_conv record named by --beside: its run_id, plan and host, checked."""
+    try:
+        run = json.loads(Path(path).read_text())
+        plan, run_id = run["plan"], run["run_id"]
+        ok = (
+            isinstance(run_id, str)
+            and isinstance(plan["model"], str)
+            and all(isinstance(s, str) for s in plan["stages"])
+            and all(isinstance(f, int) for f in plan["frames"])
+        )
+    except OSError as e:
+        raise UsageError(f"--beside {path}: {e.strerror or e}") from None
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise UsageError(
+            f"--beside {path}: not a bench_conv record (run_id, plan.model, plan.stages, "
+            "plan.frames)"
+        )
+    theirs, ours = (run.get("host") or {}).get("boot_id"), boot_id()
+    if theirs and ours and theirs != ours:
+        raise UsageError(
+            f"--beside {path}: measured on another boot ({theirs}, this one {ours}): "
+            "not the same call"
+        )
+    return run
 
 
 def reference(arm: str, shape: dict, x, w, b) -> np.ndarray:
@@ -179,23 +266,53 @@ def gemm_operands(shape: dict, w, x):
     return a, bm.reshape(cin * taps, shape["l_in"])
 
 
+def math_mode(torch, arm: str) -> None:
+    """TF32 decides whether cuDNN and cuBLAS may use tensor-op math for f32. The flags are global
+    and read at each call, so this is set before every call of the arm (gate, warm-up, samples),
+    never once for all."""
+    if ARMS[arm][0]:
+        tf32 = ARMS[arm][1] == "tf32"
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+
+
 def make_call(torch, arm: str, shape: dict, x, w, b):
-    """(call, sync, output) of one arm on one stage: call() runs it once."""
+    """(call, sync, output, kernel) of one arm on one stage: call() runs it once; kernel: what
+    the record's kernel block adds (the GEMM's output dtype)."""
     device, dtype, _ = ARMS[arm]
-    tdtype = torch.float64 if dtype == "f64" else torch.float32
+    tdtype = {"f64": torch.float64, "bf16": torch.bfloat16}.get(dtype, torch.float32)
     dev = "cuda" if device else "cpu"
-    if device:
-        # TF32 decides whether cuDNN and cuBLAS may use tensor-op math for f32.
-        torch.backends.cudnn.allow_tf32 = dtype == "tf32"
-        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    kernel = {}
+    math_mode(torch, arm)
     if "gemm" in arm:
         a, bm = gemm_operands(shape, w, x)
+        # Cast once, here: the timed call is the product alone.
         ta = torch.from_numpy(np.ascontiguousarray(a)).to(dev, tdtype)
         tb = torch.from_numpy(np.ascontiguousarray(bm)).to(dev, tdtype)
         out = torch.empty(ta.shape[0], tb.shape[1], dtype=tdtype, device=dev)
+        if dtype == "bf16":
+            # bf16 operands, f32 output where torch.mm takes out_dtype (recent torch, CUDA);
+            # else cuBLAS writes bf16 and the gate's tolerance covers that rounding too.
+            out32 = torch.empty(ta.shape[0], tb.shape[1], dtype=torch.float32, device=dev)
+            try:
+                torch.mm(ta, tb, out_dtype=torch.float32, out=out32)
+                out = out32
+            except (TypeError, RuntimeError, NotImplementedError):
+                pass
+        if out.dtype == tdtype:
 
-        def call():
-            torch.mm(ta, tb, out=out)
+            def call():
+                torch.mm(ta, tb, out=out)
+        else:
+
+            def call():
+                torch.mm(ta, tb, out_dtype=torch.float32, out=out)
+
+        names = {torch.float64: "f64", torch.float32: "f32"}
+        kernel = {
+            "operands": names.get(tdtype, "bf16"),
+            "output": names.get(out.dtype, "bf16"),
+        }
     else:
         tx = torch.from_numpy(x[None]).to(dev, tdtype)
         tw = torch.from_numpy(w).to(dev, tdtype)
@@ -215,7 +332,7 @@ def make_call(torch, arm: str, shape: dict, x, w, b):
         y = out if out is not None else box["y"][0]
         return y.detach().to("cpu", torch.float64).numpy()
 
-    return call, sync, output
+    return call, sync, output, kernel
 
 
 def gate(arm: str, y: np.ndarray, ref: np.ndarray) -> dict:
@@ -262,7 +379,9 @@ def timed(torch, call, device: bool) -> float:
     return (time.perf_counter_ns() - t0) * 1e-9
 
 
-def floors(gpu_name: str | None, flops: float, min_bytes: float, dtype: str) -> dict | None:
+def floors(gpu_name: str | None, flops: float, min_bytes: float, arm: str) -> dict | None:
+    """The device's floors for these FLOPs and bytes; "arm" the one the arm faces (null, with
+    arm_unavailable, where devices.json has no rate of the arm's pipe)."""
     if not gpu_name:
         return None
     for d in json.loads((DATA / "devices.json").read_text())["devices"]:
@@ -273,7 +392,11 @@ def floors(gpu_name: str | None, flops: float, min_bytes: float, dtype: str) -> 
                 "fp64_nofma": flops / d["fp64_nofma_flops"],
                 "memory": min_bytes / d["memory_bytes_per_s"],
             }
-            f["arm"] = f[FLOOR_KIND[dtype]]
+            if arm in NO_FLOOR:
+                f.update(arm=None, arm_kind=None, arm_unavailable=NO_FLOOR[arm])
+            else:
+                f["arm_kind"] = FLOOR_KIND[ARMS[arm][1]]
+                f["arm"] = f[f["arm_kind"]]
             return f
     return None
 
@@ -319,9 +442,11 @@ def git_sha() -> str | None:
         return None
 
 
-def new_case(torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_result) -> dict:
+def new_case(
+    torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_result, kernel: dict
+) -> dict:
     device, dtype, _ = ARMS[arm]
-    elem = 8 if dtype == "f64" else 4
+    elem = {"f64": 8, "bf16": 2}.get(dtype, 4)
     cells = shape["cout"] * shape["l_out"]
     min_bytes = float(
         elem
@@ -345,7 +470,7 @@ def new_case(torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_res
         "shape": shape,
         "flops": flops,
         "min_bytes": min_bytes,
-        "floor_s": floors(gpu_name, flops, min_bytes, dtype) if device else None,
+        "floor_s": floors(gpu_name, flops, min_bytes, arm) if device else None,
         "gate": gate_result,
         "samples": [],
         "stats": None,
@@ -355,6 +480,7 @@ def new_case(torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_res
             else "torch conv_transpose1d",
             "torch": torch.__version__,
             "cudnn_benchmark": args.cudnn_benchmark if device else None,
+            **kernel,
         },
         "counters": {"status": "not-collected", "reason": "torch_peer.py runs no counter pass"},
     }
@@ -376,11 +502,10 @@ def gate_cases(torch, args, gpu_name) -> tuple[list[dict], dict]:
                 kind = "gemm" if "gemm" in arm else "conv"
                 if kind not in refs:
                     refs[kind] = reference(arm, shape, x, w, b)
-                call, sync, output = make_call(torch, arm, shape, x, w, b)
+                call, sync, output, kernel = make_call(torch, arm, shape, x, w, b)
                 call()
-                case = new_case(
-                    torch, args, arm, shape, frames, gpu_name, gate(arm, output(), refs[kind])
-                )
+                g = gate(arm, output(), refs[kind])
+                case = new_case(torch, args, arm, shape, frames, gpu_name, g, kernel)
                 cases.append(case)
                 g = case["gate"]
                 if g["result"] != "pass":
@@ -393,7 +518,7 @@ def gate_cases(torch, args, gpu_name) -> tuple[list[dict], dict]:
                 for _ in range(args.warmup):
                     call()
                 sync()
-                prepared[case["id"]] = (call, case)
+                prepared[case["id"]] = (arm, call, case)
     return cases, prepared
 
 
@@ -406,7 +531,8 @@ def time_rounds(torch, args, prepared: dict) -> list[dict]:
         random.Random(seed).shuffle(ids)
         order.append({"round": r, "seed": seed, "cases": ids})
         for pos, cid in enumerate(ids):
-            call, case = prepared[cid]
+            arm, call, case = prepared[cid]
+            math_mode(torch, arm)  # outside the timed span
             s = timed(torch, call, case["device"])
             case["samples"].append(
                 {"round": r, "position": pos, "seconds": s, "iterations": 1, "total_seconds": s}
@@ -483,6 +609,12 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
         "benchmarks": [],
         "context": {},
     }
+    if args.beside_run:
+        record["context"]["beside"] = {
+            "run_id": args.beside_run["run_id"],
+            "file": Path(args.beside).name,
+            "started_utc": args.beside_run.get("started_utc"),
+        }
     return record, status
 
 

@@ -4,13 +4,19 @@ tallies are asserted as properties, not as one run's numbers.
 
 Planted faults seen failing (then reverted): the cuDNN comparison written `f32 > n32` (met in
 0 of 6); the refusal read from the wrong run index (for_case(1, ...): no dagger, no "refused"
-count)."""
+count).
 
+The cuBLAS ceilings are a second synthetic record, as `scripts/torch_peer.py --gemm --beside`
+writes it (context.beside.run_id names the run), each ceiling timed at a known fraction of our
+arm's samples, so every ratio in the ceilings table has a known value."""
+
+import copy
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import synth
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +36,8 @@ def _write(tmp_path, run, name="run.json"):
 
 def test_every_case_met_when_our_arm_is_faster(tmp_path):
     out = table(_write(tmp_path, synth.make_run(arms=ARMS))).stdout
-    rows = [ln for ln in out.splitlines() if ln.startswith(f"| {synth.MODEL} |")]
+    targets = out.split("Against cuBLAS", 1)[0]
+    rows = [ln for ln in targets.splitlines() if ln.startswith(f"| {synth.MODEL} |")]
     assert len(rows) == 6  # 2 stages x 3 frames
     assert "- cuda-f32 faster than cudnn-f32: met in 6 of 6 (ratios " in out
     assert "- cuda-f64 faster than cudnn-f64: met in 6 of 6" in out
@@ -62,6 +69,133 @@ def test_doc_has_a_section_per_record(tmp_path):
     assert r.stdout.startswith("# Results on the H200")
     assert "## `a.json`" in r.stdout and "## `b.json`" in r.stdout
     assert "| up0/96/cuda-f32/resident / cudnn-f32/resident |" in r.stdout
+
+
+def relabel(run, arms, keep=True):
+    """Copies each case of arm src as every arm in arms[src] (ids, plan.arms and plan.order
+    follow); keep=False drops the source cases (a record of the copies alone)."""
+    out, order = [], {}
+    for c in run["cases"]:
+        if keep or c["arm"] not in arms:
+            out.append(c)
+            order.setdefault(c["id"], []).append(c["id"])
+        for dst in arms.get(c["arm"], ()):
+            n = copy.deepcopy(c)
+            n["arm"], n["id"] = dst, c["id"].replace(f"/{c['arm']}/", f"/{dst}/")
+            out.append(n)
+            order.setdefault(c["id"], []).append(n["id"])
+    run["cases"] = out
+    for o in run["plan"]["order"]:
+        o["cases"] = [x for cid in o["cases"] for x in order.get(cid, [])]
+    run["plan"]["arms"] = sorted({c["arm"] for c in out})
+    return run
+
+
+TC = ("cuda-f32", "cuda-f64", "cudnn-f32", "cudnn-f64")
+# ceiling arm -> (our arm, ceiling time as a fraction of ours: the ratio ours / ceiling is 1/f)
+KNOWN = {
+    "torch-cublas-gemm-tf32": ("cuda-tf32", 0.5),
+    "torch-cublas-gemm-f32": ("cuda-f32", 0.8),
+    "torch-cublas-gemm-bf16": ("cuda-tf32", 0.25),
+    "torch-cublas-gemm-f64": ("cuda-f64-dmma", 1.25),
+}
+
+
+def our_run(seed=1, token="1041"):
+    run = synth.make_run(arms=TC, seed=seed, token=token)
+    return relabel(run, {"cuda-f32": ["cuda-tf32"], "cuda-f64": ["cuda-f64-dmma"]})
+
+
+def ceilings_beside(run, seed=5):
+    """The record torch_peer.py --gemm --beside RUN writes, with known times."""
+    g = synth.make_run(arms=("cuda-f32",), seed=seed, token="77")
+    g = relabel(g, {"cuda-f32": list(KNOWN)}, keep=False)
+    g["tool"]["program"] = "scripts/torch_peer.py"
+    g["argv"] = ["scripts/torch_peer.py", "--gemm", "--no-cpu", "--beside", "run.json"]
+    g["context"]["beside"] = {"run_id": run["run_id"], "file": "run.json"}
+    g["host"]["boot_id"] = run["host"]["boot_id"]
+    ours = {c["id"]: c for c in run["cases"]}
+    for c in g["cases"]:
+        arm, f = KNOWN[c["arm"]]
+        mine = ours[f"{c['stage']}/{c['frames']}/{arm}/resident"]
+        synth.set_seconds(c, [s["seconds"] * f for s in mine["samples"]])
+    return g
+
+
+def ceiling_rows(out):
+    body = out.split("Against cuBLAS on each stage's polyphase GEMM", 1)[1]
+    return [
+        [x.strip() for x in ln.strip("|").split("|")]
+        for ln in body.splitlines()
+        if ln.startswith(f"| {synth.MODEL} |")
+    ]
+
+
+def test_ratios_against_the_ceilings_measured_in_the_same_call(tmp_path):
+    # Planted (seen failing): the tf32 ratio formed against the SIMT f32 ceiling.
+    run = our_run()
+    r = table(_write(tmp_path, run), _write(tmp_path, ceilings_beside(run), "gemm.json"))
+    assert r.returncode == 0, r.stderr
+    assert "formed only from cases measured in the same call" in r.stdout
+    rows = ceiling_rows(r.stdout)
+    assert len(rows) == 6
+    for row in rows:
+        assert [row[5].rstrip("†"), row[9].rstrip("†"), row[12].rstrip("†")] == [
+            "2.00",
+            "1.25",
+            "0.80",
+        ]
+        assert float(row[6]) == pytest.approx(float(row[3]) * 0.25, rel=1e-3, abs=0.06)
+    assert "- cuda-tf32 / cuBLAS TF32: 6 cases, ratios 2.00-2.00" in r.stdout
+    assert "- cuda-f64-dmma / cuBLAS f64: 6 cases, ratios 0.80-0.80" in r.stdout
+
+
+def test_a_ceiling_is_never_held_against_another_run(tmp_path):
+    # Planted (seen failing): ceilings paired by model (every run of the model gets them) instead
+    # of by the run_id the ceiling record names.
+    a, b = our_run(), our_run(seed=3, token="9")
+    assert a["run_id"] != b["run_id"] and a["plan"]["model"] == b["plan"]["model"]
+    pa, pb = _write(tmp_path, a, "a.json"), _write(tmp_path, b, "b.json")
+    g = _write(tmp_path, ceilings_beside(a), "gemm.json")
+    r = table(pa, pb, g)
+    assert r.returncode == 0, r.stderr
+    rows = ceiling_rows(r.stdout)
+    assert len(rows) == 12
+    assert all(row[5].rstrip("†") == "2.00" for row in rows[:6])  # a: measured beside it
+    assert all(row[4:7] == ["-", "-", "-"] and row[8:10] == ["-", "-"] for row in rows[6:])
+    # b with a's ceilings alone: refused, not paired.
+    r = table(pb, g)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "not among the records given" in r.stderr
+
+
+@pytest.mark.parametrize("fault", ["no-beside", "other-boot", "two"])
+def test_a_ceiling_record_of_no_call_is_refused(tmp_path, fault):
+    # Planted (seen failing): the boot_id comparison dropped ("other-boot" exits 0).
+    run = our_run()
+    g = ceilings_beside(run)
+    paths = [_write(tmp_path, run)]
+    if fault == "no-beside":
+        del g["context"]["beside"]
+    elif fault == "other-boot":
+        g["host"]["boot_id"] = "0" * 32
+    else:
+        paths.append(_write(tmp_path, ceilings_beside(run, seed=6), "gemm2.json"))
+    r = table(*paths, _write(tmp_path, g, "gemm.json"))
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("perf_table: "), r.stderr
+
+
+def test_doc_lists_the_ceilings_under_their_run(tmp_path):
+    # Planted (seen failing): the ceiling record's cases left out of its run's section.
+    run = our_run()
+    g = _write(tmp_path, ceilings_beside(run), "gemm.json")
+    r = table(_write(tmp_path, run), g, doc=True)
+    assert r.returncode == 0, r.stderr
+    assert "## `run.json`" in r.stdout and "## `gemm.json`" not in r.stdout
+    assert "The cuBLAS ceilings beside it, `gemm.json`" in r.stdout
+    assert "| up0/96/torch-cublas-gemm-tf32/resident |" in r.stdout
+    assert ceiling_rows(r.stdout)[0][5].rstrip("†") == "2.00"
 
 
 def test_perf_table_refuses_an_unreadable_file(tmp_path):

@@ -4,8 +4,10 @@ PyTorch is not installed on CI, so these tests inject a small fake `torch` modul
 underneath) that provides exactly the calls torch_peer.py makes. They check the plumbing: the
 record validates against results/result.schema.json, uses bench_conv's case ids and shapes from
 bench/data/models.json, keeps every sample, and gates every arm before timing it. They say nothing
-about PyTorch's own numbers (the GPU machine's runs do). Planted: a fake conv_transpose1d that
-drops the bias must fail its gate, go untimed and make the exit status 4.
+about PyTorch's own numbers (the GPU machine's runs do). The fake's torch.mm rounds as the GPU
+does: f32 operands to TF32 (10 mantissa bits) while torch.backends.cuda.matmul.allow_tf32 is set,
+bfloat16 to 7, so the GEMM arms' gates see the arithmetic their names promise. Planted: a fake
+conv_transpose1d that drops the bias must fail its gate, go untimed and make the exit status 4.
 """
 
 from __future__ import annotations
@@ -25,16 +27,29 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis" / "src"))
 from convbench_analysis.load import load_run  # noqa: E402  (the one reader of records)
 
+BF16 = "bfloat16 (fake)"  # the fake's torch.bfloat16: values held in f32, rounded to 7 bits
+
+
+def round_bits(a, keep: int) -> np.ndarray:
+    """f32 values rounded (to nearest, ties to even) to `keep` explicit mantissa bits."""
+    b = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    drop = 23 - keep
+    b = ((b + ((b >> drop) & 1) + (1 << (drop - 1)) - 1) >> drop) << drop
+    return b.astype(np.uint32).view(np.float32)
+
 
 class Tensor:
-    def __init__(self, a):
+    def __init__(self, a, dtype=None):
         self.a = np.asarray(a)
+        self.dtype = dtype or self.a.dtype.type
 
     @property
     def shape(self):
         return self.a.shape
 
     def to(self, device, dtype=None):
+        if dtype is BF16:
+            return Tensor(round_bits(self.a, 7), BF16)
         return Tensor(self.a.astype(dtype) if dtype is not None else self.a)
 
     def detach(self):
@@ -65,17 +80,37 @@ def conv_transpose1d_loops(x, w, b, stride, padding, drop_bias=False):
     return Tensor(y[None])
 
 
-def fake_torch(drop_bias=False, cuda=True) -> types.ModuleType:
+def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True) -> types.ModuleType:
+    """mm_out_dtype=False: a torch whose mm has no out_dtype (before 2.8)."""
     t = types.ModuleType("torch")
     t.__version__ = "0.0-fake"
-    t.float32, t.float64 = np.float32, np.float64
+    t.float32, t.float64, t.bfloat16 = np.float32, np.float64, BF16
     t.from_numpy = Tensor
     t.set_num_threads = lambda n: None
     t.inference_mode = contextlib.nullcontext
-    t.empty = lambda *shape, dtype=None, device=None: Tensor(np.empty(shape, dtype=dtype))
 
-    def mm(a, b, out):
-        out.a[...] = a.a @ b.a
+    def empty(*shape, dtype=None, device=None):
+        if dtype is BF16:
+            return Tensor(np.empty(shape, dtype=np.float32), BF16)
+        return Tensor(np.empty(shape, dtype=dtype))
+
+    t.empty = empty
+    t.mm_calls = []  # (operand dtype, output dtype, allow_tf32 at the call)
+
+    def mm(a, b, out_dtype=None, *, out):
+        if out_dtype is not None and not mm_out_dtype:
+            raise TypeError("mm() received an invalid combination of arguments")
+        if (out_dtype or a.dtype) != out.dtype or a.dtype != b.dtype:
+            raise RuntimeError(f"expected out dtype {out_dtype or a.dtype}, got {out.dtype}")
+        if out_dtype is not None and (a.dtype is not BF16 or out_dtype != np.float32):
+            raise RuntimeError("out_dtype: only float32 from bfloat16 operands")
+        tf32 = t.backends.cuda.matmul.allow_tf32
+        t.mm_calls.append((a.dtype, out.dtype, tf32))
+        x, y = a.a, b.a
+        if a.dtype == np.float32 and tf32:
+            x, y = round_bits(x, 10), round_bits(y, 10)
+        r = x @ y
+        out.a[...] = round_bits(r, 7) if out.dtype is BF16 else r
 
     t.mm = mm
     t.nn = types.SimpleNamespace(
@@ -165,6 +200,8 @@ def test_record_validates_and_speaks_bench_conv(monkeypatch, tmp_path, schema):
         "torch-cudnn-tf32",
         "torch-cudnn-f64",
         "torch-cublas-gemm-f32",
+        "torch-cublas-gemm-tf32",
+        "torch-cublas-gemm-bf16",
         "torch-cublas-gemm-f64",
     }
     models = {
@@ -180,9 +217,71 @@ def test_record_validates_and_speaks_bench_conv(monkeypatch, tmp_path, schema):
         assert c["shape"]["cin"] == base["channels"] >> i
         assert c["shape"]["k"] == base["kernels"][i] and c["shape"]["stride"] == base["strides"][i]
         assert (c["floor_s"] is not None) == c["device"]  # devices.json matches the H200
+        if c["device"]:
+            f = c["floor_s"]
+            kind = FLOOR_KIND.get(c["arm"])
+            assert f["arm_kind"] == kind and f["arm"] == (f[kind] if kind else None), c["id"]
+            # A floor of no measured rate is null with its reason, never a number.
+            assert ("arm_unavailable" in f) == (kind is None)
     # Every timed case appears once per round, in the record's order.
     timed = {c["id"] for c in record["cases"] if c["samples"]}
     assert all(set(o["cases"]) == timed for o in record["plan"]["order"])
+
+
+# The floor each device arm faces; None: devices.json has no rate of the arm's (tensor-core) pipe.
+FLOOR_KIND = {
+    "torch-cudnn-f32": "fp32_fma",
+    "torch-cudnn-tf32": "fp32_fma",
+    "torch-cudnn-f64": "fp64_fma",
+    "torch-cublas-gemm-f32": "fp32_fma",
+    "torch-cublas-gemm-tf32": None,
+    "torch-cublas-gemm-bf16": None,
+    "torch-cublas-gemm-f64": "fp64_fma",
+}
+GEMM = ["--model", "bigvgan_base_22khz_80band", "--frames", "2", "--stages", "up2,up3"]
+
+
+@pytest.mark.parametrize("out_dtype", [True, False])
+def test_gemm_arms_do_the_arithmetic_they_name(monkeypatch, tmp_path, out_dtype):
+    # Planted (seen failing): the bf16 tolerance at 1e-4 (its gate fails, rc 4); the bf16
+    # operands left f32 (error ~1e-7, under the bf16 band); TF32 left on for every arm.
+    rc, out = run_peer(
+        monkeypatch, tmp_path, [*GEMM, "--gemm", "--no-cpu", "--reps", "2"], mm_out_dtype=out_dtype
+    )
+    assert rc == 0
+    by = {}
+    for c in json.loads(out.read_text())["cases"]:
+        by.setdefault(c["arm"], []).append(c)
+    for arm, lo, hi, tol in (
+        ("torch-cublas-gemm-f64", 0, 1e-12, 1e-9),
+        ("torch-cublas-gemm-f32", 0, 1e-6, 1e-4),  # TF32 off: f32 rounding only
+        ("torch-cublas-gemm-tf32", 5e-5, 2e-3, 5e-3),  # 2^-11 per operand
+        ("torch-cublas-gemm-bf16", 5e-4, 5e-3, 1e-2),  # 2^-9 per operand (and the output)
+    ):
+        for c in by[arm]:
+            g = c["gate"]
+            assert g["result"] == "pass" and g["tolerance"] == tol, (c["id"], g)
+            assert lo <= g["rel_l2_err"] <= hi, (c["id"], g["rel_l2_err"])
+    for c in by["torch-cublas-gemm-bf16"]:
+        assert c["kernel"]["operands"] == "bf16"
+        assert c["kernel"]["output"] == ("f32" if out_dtype else "bf16")
+    assert {c["kernel"]["output"] for c in by["torch-cublas-gemm-tf32"]} == {"f32"}
+
+
+def test_each_gemm_call_runs_in_its_own_math_mode(monkeypatch, tmp_path):
+    # TF32 is a global flag read at every call: the timed rounds must set it per arm, not leave
+    # whatever the last arm prepared. Planted (seen failing): no math_mode() in time_rounds.
+    fake = fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    out = tmp_path / "peer.json"
+    rc = load_peer().main(
+        [*GEMM, "--gemm", "--no-cpu", "--reps", "4", "--warmup", "1", "--out", str(out)]
+    )
+    assert rc == 0
+    f32 = [tf32 for a, _, tf32 in fake.mm_calls if a == np.float32]
+    per_arm = 2 * (1 + 1 + 4)  # 2 stages x (gate + warm-up + 4 samples)
+    assert f32.count(True) == per_arm and f32.count(False) == per_arm, f32
+    assert not any(tf32 for a, _, tf32 in fake.mm_calls if a != np.float32)
 
 
 def test_an_arm_that_fails_its_gate_is_not_timed(monkeypatch, tmp_path, schema):
@@ -209,3 +308,48 @@ def test_bad_input_is_one_line_and_no_record(monkeypatch, tmp_path, capsys):
     assert len(err) == 1 and "unknown model" in err[0]
     rc, out = run_peer(monkeypatch, tmp_path, ["--gpu"], cuda=False)
     assert rc == 2 and not out.exists()
+
+
+def _bench_record(tmp_path, peer, boot):
+    """A bench_conv record as the call's comparison writes it (synthetic, analysis/tests/synth)."""
+    sys.path.insert(0, str(ROOT / "analysis" / "tests"))
+    import synth
+
+    run = synth.make_run(stages=("up4", "up5"), frames=(1, 2), arms=("cuda-f32", "cudnn-f32"))
+    run["plan"]["stages"] = ["up4", "up5", "chain"]  # the chain has no GEMM of its own
+    run["host"]["boot_id"] = boot
+    return synth.write(run, tmp_path / "compare.json"), run
+
+
+def test_beside_measures_the_runs_cases_and_names_its_run(monkeypatch, tmp_path, schema):
+    # Planted (seen failing): context.beside left out of the record.
+    peer = load_peer()
+    path, run = _bench_record(tmp_path, peer, peer.boot_id())
+    rc, out = run_peer(
+        monkeypatch, tmp_path, ["--gemm", "--no-cpu", "--reps", "2", "--beside", str(path)]
+    )
+    assert rc == 0
+    record = json.loads(out.read_text())
+    jsonschema.validate(record, schema)
+    assert record["context"]["beside"]["run_id"] == run["run_id"]
+    assert record["plan"]["model"] == run["plan"]["model"]
+    got = {(c["stage"], c["frames"]) for c in record["cases"]}
+    assert got == {(s, f) for s in ("up4", "up5") for f in (1, 2)}
+
+
+def test_beside_refuses_another_boot_and_a_foreign_file(monkeypatch, tmp_path, capsys):
+    # Planted (seen failing): the boot_id comparison dropped.
+    peer = load_peer()
+    if peer.boot_id() is None:
+        pytest.skip("no /proc boot_id here")
+    path, _ = _bench_record(tmp_path, peer, "0" * 32)
+    for argv in (
+        ["--beside", str(path)],
+        ["--beside", str(tmp_path / "missing.json")],
+        ["--beside", str(ROOT / "bench/data/models.json")],
+        ["--beside", str(path), "--frames", "96"],
+    ):
+        rc, out = run_peer(monkeypatch, tmp_path, ["--gemm", "--no-cpu", *argv])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and not out.exists() and len(err) == 1, (argv, err)
+        assert err[0].startswith("torch_peer: --beside"), err
