@@ -98,7 +98,11 @@ def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
             Finding(
                 "run-incomplete",
                 f"status {status}"
-                + (f" (arm {fault.get('arm')} faulted in its {fault.get('during')})" if fault else "")
+                + (
+                    f" (arm {fault.get('arm')} faulted in its {fault.get('during')})"
+                    if fault
+                    else ""
+                )
                 + (f"; {len(short)} case(s) cut short" if short else ""),
                 p,
             )
