@@ -40,10 +40,10 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     bigvgan_v2_44khz_128band_512x
   --frames LIST     mel frames, comma-separated, for a sweep (e.g. 96,384,1536). Default: 96
   --arms LIST       arms, comma-separated: cpu-f64, cpu-f32, cuda-f64, cuda-f64-fma, cuda-f32,
-                    cuda-tf32, cuda-f64-dmma, cudnn-f32, cudnn-tf32, cudnn-f64, and for the
-                    causal op cuda-causal-register, cuda-causal-tiled and their -bf16 output
-                    twins (cpu-f64 and cpu-f32 run it too) (those this build has; an arm runs
-                    the cases it computes and says which it leaves out; a pattern such as
+                    cuda-tf32, cuda-f32x3, cuda-f64-dmma, cudnn-f32, cudnn-tf32, cudnn-f64, and
+                    for the causal op cuda-causal-register, cuda-causal-tiled and their -bf16
+                    output twins (cpu-f64 and cpu-f32 run it too) (those this build has; an arm
+                    runs the cases it computes and says which it leaves out; a pattern such as
                     cuda-f32@* names every block-shape variant of an arm). Default: every arm
                     available on this machine. A device arm without a GPU is an error. An arm
                     named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.

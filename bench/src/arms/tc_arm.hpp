@@ -1,6 +1,7 @@
-// What the tensor-core arms (cuda-tf32, cuda-f64-dmma; kernels/tc) share: cuda_arm.hpp's two
-// stagings over tc::ResidentTc and tc::per_call_tc. Compiled only when the build links
-// convbench_tc (which defines CONVBENCH_HAVE_TC), so this file is inert until bench_core links it.
+// What the tensor-core arms (cuda-tf32, cuda-f32x3, cuda-f64-dmma; kernels/tc) share:
+// cuda_arm.hpp's two stagings over tc::ResidentTc and tc::per_call_tc. Compiled only when the build
+// links convbench_tc (which defines CONVBENCH_HAVE_TC), so this file is inert until bench_core
+// links it.
 #pragma once
 
 #if CONVBENCH_HAVE_CUDA && CONVBENCH_HAVE_TC

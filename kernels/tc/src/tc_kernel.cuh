@@ -1,7 +1,8 @@
-// The tensor-core kernel (WMMA) over the polyphase tile of tc_tile.hpp, templated on the element
-// type (float: tf32 m16n16k8, f32 accumulate; double: DMMA m8n8k4, f64 accumulate), the taps per
-// phase M and the block shape G. Included by tc_tf32.cu and tc_f64.cu (one precision each, so
-// the two compile in parallel).
+// The tensor-core kernel (WMMA) over the polyphase tile of tc_tile.hpp, templated on the
+// arithmetic (float: tf32 m16n16k8, f32 accumulate; Split<float>: the same MMA on hi and lo tf32
+// parts of each operand, three products per k-step; double: DMMA m8n8k4, f64 accumulate), the
+// taps per phase M and the block shape G. Included by tc_tf32.cu, tc_f32x3.cu and tc_f64.cu (one
+// precision each, so they compile in parallel).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,46 +18,88 @@ namespace convbench::tc::detail {
 
 using namespace nvcuda;
 
+// The arithmetic of one arm: the fragment shape, the staged element type E (also the
+// accumulator, the workspace and the reduction's type), kParts planes of each operand tile in
+// shared memory, and the kTerms products of one k-step, term t multiplying A's plane a_part(t) by
+// B's plane b_part(t). stage() writes element v's parts, plane p at dst[p * plane].
+template <typename T> struct Split {}; // 3xTF32 over T = float
 template <typename T> struct Mma;
 template <> struct Mma<float> {
   static constexpr int kM = 16, kN = 16, kK = 8;
   using In = wmma::precision::tf32;
+  using E = float;
+  static constexpr int kParts = 1, kTerms = 1;
+  static __device__ __forceinline__ constexpr int a_part(int) { return 0; }
+  static __device__ __forceinline__ constexpr int b_part(int) { return 0; }
   // The tensor-op conversion, once per element when it is staged (not per fragment load).
-  static __device__ __forceinline__ float stage(float v) { return wmma::__float_to_tf32(v); }
+  static __device__ __forceinline__ void stage(float v, float *dst, int) {
+    *dst = wmma::__float_to_tf32(v);
+  }
+};
+template <> struct Mma<Split<float>> {
+  static constexpr int kM = 16, kN = 16, kK = 8;
+  using In = wmma::precision::tf32;
+  using E = float;
+  static constexpr int kParts = 2, kTerms = kSplitTerms;
+  static __device__ __forceinline__ constexpr int a_part(int t) { return split_a_part(t); }
+  static __device__ __forceinline__ constexpr int b_part(int t) { return split_b_part(t); }
+  // hi = tf32(v); v - hi is exact in f32 and its tf32 rounding keeps 11 more bits. An infinite
+  // hi gets lo = 0 (not inf - inf = NaN), so a non-finite operand behaves as in cuda-tf32.
+  static __device__ __forceinline__ void stage(float v, float *dst, int plane) {
+    const float hi = wmma::__float_to_tf32(v);
+    dst[0] = hi;
+    dst[plane] = isinf(hi) ? 0.0f : wmma::__float_to_tf32(v - hi);
+  }
 };
 template <> struct Mma<double> {
   static constexpr int kM = 8, kN = 8, kK = 4;
   using In = double;
-  static __device__ __forceinline__ double stage(float v) { return double(v); } // exact
+  using E = double;
+  static constexpr int kParts = 1, kTerms = 1;
+  static __device__ __forceinline__ constexpr int a_part(int) { return 0; }
+  static __device__ __forceinline__ constexpr int b_part(int) { return 0; }
+  static __device__ __forceinline__ void stage(float v, double *dst, int) {
+    *dst = double(v); // exact
+  }
 };
 
-// Shared memory of one block: the weight tile [kBM][kLda] and the M + 1 shifted x windows
-// [slot][icl][kLdx] during the main loop, then the output tile [kBM][kLdc] for the epilogue.
+// Shared memory of one block: kParts planes of the weight tile [kBM][kLda], then kParts planes
+// of the M + 1 shifted x windows [slot][icl][kLdx] during the main loop, then the output tile
+// [kBM][kLdc] for the epilogue. (Every plane is a multiple of 8 elements, so each keeps the
+// first's 32-byte alignment.)
 // Row pitches are padded by 4 elements against bank conflicts; WMMA wants 32-byte aligned
 // fragment pointers and pitches that are multiples of 16 bytes, which these keep (kBM is a
 // multiple of 32, fragment rows and columns start at multiples of 8 elements).
 template <typename T, int M, class G> struct Layout {
+  using E = typename Mma<T>::E;
+  static constexpr int kParts = Mma<T>::kParts;
   static constexpr int kLda = G::kBKc * M + 4;
   static constexpr int kLdx = G::kBN + 4;
   static constexpr int kLdc = G::kBN + 4;
   static constexpr int kA = G::kBM * kLda;
   static constexpr int kX = (M + 1) * G::kBKc * kLdx;
   static constexpr int kC = G::kBM * kLdc;
-  static constexpr size_t kBytes = sizeof(T) * size_t(kA + kX > kC ? kA + kX : kC);
+  static constexpr int kMain = kParts * (kA + kX);
+  static constexpr size_t kBytes = sizeof(E) * size_t(kMain > kC ? kMain : kC);
   static_assert(G::kBKc % Mma<T>::kK == 0, "whole k-steps per tap");
+  static_assert(kA % 8 == 0 && kX % 8 == 0, "planes keep 32-byte alignment");
+  // The opt-in limit of sm_80 / sm_90 (227 KiB per block).
+  static_assert(kBytes <= 227 * 1024, "block tile exceeds the shared-memory opt-in limit");
 };
 
 template <typename T, int M, class G>
 __global__ void __launch_bounds__(G::kThreads)
     tc_kernel(Plan P, const float *__restrict__ x, const float *__restrict__ w,
-              const float *__restrict__ bias, float *__restrict__ y, T *__restrict__ ws) {
+              const float *__restrict__ bias, float *__restrict__ y,
+              typename Mma<T>::E *__restrict__ ws) {
   using MM = Mma<T>;
+  using E = typename MM::E;
   using L = Layout<T, M, G>;
   constexpr int FM = kBOc / MM::kM; // fragments per warp along rows
   constexpr int FN = 32 / MM::kN;   // and along columns
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  T *as = reinterpret_cast<T *>(smem_raw);
-  T *xs = as + L::kA;
+  E *as = reinterpret_cast<E *>(smem_raw); // plane p of the weight tile at as + p * kA
+  E *xs = as + L::kParts * L::kA;          // plane p of the x windows at xs + p * kX
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;
@@ -65,12 +108,12 @@ __global__ void __launch_bounds__(G::kThreads)
   const Block blk = block_coords<G>(P, blockIdx.x, blockIdx.y, blockIdx.z);
   const int delta = phase_delta(P, blk, wrr);
 
-  wmma::fragment<wmma::accumulator, MM::kM, MM::kN, MM::kK, T> acc[FM][FN];
+  wmma::fragment<wmma::accumulator, MM::kM, MM::kN, MM::kK, E> acc[FM][FN];
 #pragma unroll
   for (int fm = 0; fm < FM; ++fm)
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn)
-      wmma::fill_fragment(acc[fm][fn], T(0));
+      wmma::fill_fragment(acc[fm][fn], E(0));
 
   // When the slots split evenly over the threads (M * PB a multiple of 4: every vocoder stage
   // in the 64 x 64 and 128 x 32 tiles), thread tid owns slots tid + i * kThreads.
@@ -96,44 +139,50 @@ __global__ void __launch_bounds__(G::kThreads)
 #pragma unroll
         for (int i = 0; i < kSlotsPt; ++i) {
           const float v = (ic < P.cin && slot[i].ok) ? wc[slot[i].off] : 0.0f;
-          as[slot[i].row * L::kLda + slot[i].kk0 + icl] = MM::stage(v);
+          MM::stage(v, as + slot[i].row * L::kLda + slot[i].kk0 + icl, L::kA);
         }
       }
     } else {
       for (int e = tid; e < weight_elements<G, M>(); e += G::kThreads) {
         int row, kk;
         const float v = weight_element<G, M>(P, blk, ic0, e, w, row, kk);
-        as[row * L::kLda + kk] = MM::stage(v);
+        MM::stage(v, as + row * L::kLda + kk, L::kA);
       }
     }
     for (int e = tid; e < x_elements<G, M>(); e += G::kThreads) {
       int d, icl, n;
       const float v = x_element<G, M>(P, blk, ic0, e, x, d, icl, n);
-      xs[(d * G::kBKc + icl) * L::kLdx + n] = MM::stage(v);
+      MM::stage(v, xs + (d * G::kBKc + icl) * L::kLdx + n, L::kX);
     }
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < M; ++j) {
       // Phase wrr, tap j reads slot M - 1 - j + delta (tc_tile.hpp).
-      const T *xw = xs + (M - 1 - j + delta) * G::kBKc * L::kLdx + wn * 32;
-      const T *aw = as + wrr * kBOc * L::kLda + j * G::kBKc;
+      const E *xw = xs + (M - 1 - j + delta) * G::kBKc * L::kLdx + wn * 32;
+      const E *aw = as + wrr * kBOc * L::kLda + j * G::kBKc;
 #pragma unroll
       for (int ks = 0; ks < G::kBKc; ks += MM::kK) {
         wmma::fragment<wmma::matrix_a, MM::kM, MM::kN, MM::kK, typename MM::In, wmma::row_major>
-            a[FM];
+            a[L::kParts][FM];
         wmma::fragment<wmma::matrix_b, MM::kM, MM::kN, MM::kK, typename MM::In, wmma::row_major>
-            b[FN];
+            b[L::kParts][FN];
 #pragma unroll
-        for (int fm = 0; fm < FM; ++fm)
-          wmma::load_matrix_sync(a[fm], aw + fm * MM::kM * L::kLda + ks, L::kLda);
+        for (int p = 0; p < L::kParts; ++p) {
 #pragma unroll
-        for (int fn = 0; fn < FN; ++fn)
-          wmma::load_matrix_sync(b[fn], xw + ks * L::kLdx + fn * MM::kN, L::kLdx);
-#pragma unroll
-        for (int fm = 0; fm < FM; ++fm)
+          for (int fm = 0; fm < FM; ++fm)
+            wmma::load_matrix_sync(a[p][fm], aw + p * L::kA + fm * MM::kM * L::kLda + ks, L::kLda);
 #pragma unroll
           for (int fn = 0; fn < FN; ++fn)
-            wmma::mma_sync(acc[fm][fn], a[fm], b[fn], acc[fm][fn]);
+            wmma::load_matrix_sync(b[p][fn], xw + p * L::kX + ks * L::kLdx + fn * MM::kN, L::kLdx);
+        }
+        // The terms in order (Split: lo*hi, hi*lo, then hi*hi), each into the same accumulator.
+#pragma unroll
+        for (int t = 0; t < MM::kTerms; ++t)
+#pragma unroll
+          for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+            for (int fn = 0; fn < FN; ++fn)
+              wmma::mma_sync(acc[fm][fn], a[MM::a_part(t)][fm], b[MM::b_part(t)][fn], acc[fm][fn]);
       }
     }
   }
@@ -142,7 +191,7 @@ __global__ void __launch_bounds__(G::kThreads)
   // and the block writes y with the bias added LAST (as the reference), masked to the tensor;
   // a split block writes its raw partial sums to its workspace slice instead (tc_reduce).
   __syncthreads();
-  T *cs = reinterpret_cast<T *>(smem_raw);
+  E *cs = reinterpret_cast<E *>(smem_raw);
 #pragma unroll
   for (int fm = 0; fm < FM; ++fm)
 #pragma unroll
@@ -158,13 +207,13 @@ __global__ void __launch_bounds__(G::kThreads)
       const int64_t yi = output_index<G>(P, blk, ph, rr, ocl, n);
       if (yi < 0)
         continue;
-      T v = cs[(rr * kBOc + ocl) * L::kLdc + n];
+      E v = cs[(rr * kBOc + ocl) * L::kLdc + n];
       if (P.splits > 1) {
         ws[blk.sp * (P.batch * P.cout * P.l_out) + yi] = v;
         continue;
       }
       if (P.bias)
-        v += T(bias[blk.oc0 + ocl]);
+        v += E(bias[blk.oc0 + ocl]);
       y[yi] = static_cast<float>(v);
     }
 }
@@ -188,9 +237,10 @@ __global__ void tc_reduce(int64_t cells, int64_t splits, int64_t cout, int64_t l
 template <typename T, int M, class G>
 void launch_shape(Plan P, const float *x, const float *w, const float *b, float *y, cudaStream_t st,
                   void *ws, size_t ws_bytes) {
+  using E = typename Mma<T>::E;
   tile_plan(P, G::kPB, G::kBN, G::kBKc);
   set_splits(P, chosen_splits(P));
-  if (P.splits > 1 && (ws == nullptr || ws_bytes < workspace_bytes(P, sizeof(T))))
+  if (P.splits > 1 && (ws == nullptr || ws_bytes < workspace_bytes(P, sizeof(E))))
     set_splits(P, 1); // no (or too small a) workspace: unsplit
   constexpr size_t bytes = Layout<T, M, G>::kBytes;
   // Above 48 KiB a kernel must opt in; once per instantiation, outside any timed region after
@@ -200,13 +250,13 @@ void launch_shape(Plan P, const float *x, const float *w, const float *b, float 
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(tc_kernel)
   const dim3 grid(unsigned(P.phase_blocks * P.u_tiles), unsigned(P.oc_tiles), unsigned(P.batch));
   const dim3 grid_z(grid.x, grid.y, unsigned(P.batch * P.splits));
-  tc_kernel<T, M, G><<<grid_z, G::kThreads, bytes, st>>>(P, x, w, b, y, static_cast<T *>(ws));
+  tc_kernel<T, M, G><<<grid_z, G::kThreads, bytes, st>>>(P, x, w, b, y, static_cast<E *>(ws));
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_kernel launch
   if (P.splits > 1) {
     const int64_t cells = P.batch * P.cout * P.l_out;
     const int64_t blocks = std::min<int64_t>(ceil_div(cells, 256), 132 * 16);
-    tc_reduce<T><<<unsigned(blocks), 256, 0, st>>>(
-        cells, P.splits, P.cout, P.l_out, static_cast<const T *>(ws), P.bias ? b : nullptr, y);
+    tc_reduce<E><<<unsigned(blocks), 256, 0, st>>>(
+        cells, P.splits, P.cout, P.l_out, static_cast<const E *>(ws), P.bias ? b : nullptr, y);
     CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_reduce launch
   }
 }

@@ -12,9 +12,12 @@
 
 namespace convbench::tc::detail {
 
-// Channels per chunk: 16 for tf32 (two k = 8 steps per tap), 8 for f64 (two k = 4 steps).
+// Channels per chunk: 16 for tf32 (two k = 8 steps per tap), 8 for f64 (two k = 4 steps), 8 for
+// f32x3 (one k = 8 step of three products per tap: its hi and lo planes then take the shared
+// memory tf32's 16-channel chunk takes, about 51 KB at most, so three blocks still fit an SM).
 constexpr int kBKcTf32 = 16;
 constexpr int kBKcF64 = 8;
+constexpr int kBKcF32x3 = 8;
 
 // The three block shapes, all 4 warps: 32 x 128, 64 x 64, 128 x 32 (rows x columns).
 enum class Shape { p1w4, p2w2, p4w1 };

@@ -26,10 +26,14 @@ struct Buffer {
 
 void launch_on(const ConvShape &s, Precision p, const float *x, const float *w, const float *b,
                float *y, cudaStream_t st, Buffer &ws) {
-  if (p == Precision::tf32)
-    launch_tc_tf32(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
-  else
-    launch_tc_f64(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
+  switch (p) {
+  case Precision::tf32:
+    return launch_tc_tf32(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
+  case Precision::f32x3:
+    return launch_tc_f32x3(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
+  case Precision::f64:
+    return launch_tc_f64(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
+  }
 }
 int64_t workspace_floats(const ConvShape &s, Precision p) {
   return int64_t((tc_workspace_bytes(s, p) + sizeof(float) - 1) / sizeof(float));

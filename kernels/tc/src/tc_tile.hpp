@@ -180,4 +180,13 @@ CONVBENCH_HD int64_t output_index(const Plan &P, const Block &k, const BlockPhas
   return (k.b * P.cout + oc) * P.l_out + u * P.s + ph.base[rr];
 }
 
+// cuda-f32x3 (3xTF32): each operand is split a = hi + lo, hi = tf32(a), lo = tf32(a - hi) (a - hi
+// is exact in f32), and each k-step issues the products of kSplitTerms operand pairs into the
+// same f32 accumulator, the small ones first: lo*hi, hi*lo, then hi*hi. lo*lo (about 2^-22 of
+// the product) is dropped. Term t multiplies A's part split_a_part(t) by B's part
+// split_b_part(t) (0 = hi, 1 = lo); the kernel and the host emulation both walk this list.
+constexpr int kSplitTerms = 3;
+CONVBENCH_HD constexpr int split_a_part(int t) { return t == 0 ? 1 : 0; }
+CONVBENCH_HD constexpr int split_b_part(int t) { return t == 1 ? 1 : 0; }
+
 } // namespace convbench::tc::detail

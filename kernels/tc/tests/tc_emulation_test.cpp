@@ -2,7 +2,9 @@
 // the device kernel calls) on the host, block by block and chunk by chunk, with the GEMM done
 // as the warps do it (phase rr, tap j reads x-window slot M - 1 - j + delta), and holds it to
 // the arms' contracts against conv_cpu_f64: f64 within one f32 ulp per cell, tf32 within the
-// relative L2 bound (operands rounded like __float_to_tf32, f32 accumulate). Every block shape
+// relative L2 bound (operands rounded like __float_to_tf32, f32 accumulate), f32x3 within
+// cuda-f32's bound and 10x under tf32 (hi and lo tf32 parts, the three products per k-step in
+// the kernel's order, f32 accumulate). Every block shape
 // runs on every problem, not only the one choose_shape() picks, and every output cell must be
 // written exactly once. The device run of the same gates is tc_gpu_test.cpp.
 //
@@ -20,6 +22,9 @@
 //  - weight_slot without its r < s check (a phase past the stride reads the next tap's or
 //    channel's weights, into rows never stored): Vocoder, RandomShapes, EdgeShapes, through the
 //    bounds-checked read of the fixed-slot path (the output alone cannot show it).
+//  - Planted: f32x3's hi*lo cross term dropped from the shared term list (tc_tile.hpp:
+//    kSplitTerms 2, split_b_part 0): f32x3 fails 1e-4 and the 10x gain in Vocoder, RandomShapes,
+//    EdgeShapes (rel-L2 ~1.8e-4 against tf32's ~2.6e-4).
 // The bias add and the WMMA fragment loads live in the kernel only (tc_kernel.cuh); the device
 // gates (tc_gpu_test.cpp) are what hold them, on the H200.
 #include <gtest/gtest.h>
@@ -30,6 +35,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "convbench/cpu_conv.hpp"
@@ -47,25 +53,47 @@ using peer_testing::Problem;
 
 using convbench::testing::reference_f64;
 
-// T = double: the f64-dmma arm; T = float: the tf32 arm (operands rounded, f32 accumulate).
-// writes counts the stores per output cell. Only cells the store keeps are accumulated (the
-// others are computed and dropped on the device; skipping them here keeps CI fast).
-// splits: 0 = the split launch_tc_* chooses with a workspace, else forced. Returns the splits
-// run; each cell must then be written once per split.
-template <typename T, int M, class G>
+// The f32x3 arm's arithmetic (the device kernel's Split<float>).
+struct F32x3 {};
+
+// A = double: the f64-dmma arm; A = float: the tf32 arm (operands rounded, f32 accumulate);
+// A = F32x3: the f32x3 arm (operands split into hi and lo tf32 planes, per k-step of 8 channels
+// the detail::kSplitTerms products in the kernel's order, f32 accumulate). writes counts the
+// stores per output cell. Only cells the store keeps are accumulated (the others are computed
+// and dropped on the device; skipping them here keeps CI fast). splits: 0 = the split
+// launch_tc_* chooses with a workspace, else forced. Returns the splits run; each cell must then
+// be written once per split. drop_term (F32x3 only): a product term left out, -1 for none.
+template <typename A, int M, class G>
 int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y,
-                std::vector<int> &writes) {
+                std::vector<int> &writes, int drop_term = -1) {
+  using T = typename std::conditional<std::is_same<A, double>::value, double, float>::type;
+  constexpr bool kSplit = std::is_same<A, F32x3>::value;
+  constexpr int kParts = kSplit ? 2 : 1;
+  constexpr int kTerms = kSplit ? detail::kSplitTerms : 1;
+  constexpr int kStep = kSplit ? 8 : G::kBKc; // channels per product group (the MMA's k)
+  static_assert(G::kBKc % kStep == 0, "whole k-steps per chunk");
   detail::tile_plan(P, G::kPB, G::kBN, G::kBKc);
   detail::set_splits(P, splits == 0 ? detail::chosen_splits(P) : splits);
   const int64_t cells = P.batch * P.cout * P.l_out;
   std::vector<T> ws(P.splits > 1 ? size_t(P.splits * cells) : 0,
                     std::numeric_limits<T>::quiet_NaN());
-  auto stage = [](float v) {
-    return std::is_same<T, float>::value ? T(testing::tf32_round(v)) : T(v);
-  };
-  const T nan = std::numeric_limits<T>::quiet_NaN();
   const int lda = G::kBKc * M;
-  std::vector<T> as(size_t(G::kBM * lda)), xs(size_t((M + 1) * G::kBKc * G::kBN));
+  const size_t plane_a = size_t(G::kBM * lda), plane_x = size_t((M + 1) * G::kBKc * G::kBN);
+  // Writes v's parts at dst[0] (and the lo part at dst[plane]), as Mma<...>::stage.
+  auto stage = [](float v, T *dst, size_t plane) {
+    if constexpr (std::is_same<A, double>::value) {
+      *dst = T(v);
+    } else {
+      const float hi = testing::tf32_round(v);
+      *dst = hi;
+      if constexpr (kSplit)
+        dst[plane] = std::isinf(hi) ? 0.0f : testing::tf32_round(v - hi);
+    }
+  };
+  auto a_part = [](int t) { return kSplit ? detail::split_a_part(t) : 0; };
+  auto b_part = [](int t) { return kSplit ? detail::split_b_part(t) : 0; };
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> as(kParts * plane_a), xs(kParts * plane_x);
   std::vector<T> acc(size_t(G::kBM * G::kBN));
   std::vector<int64_t> dest(size_t(G::kBM * G::kBN));
   for (int64_t bz = 0; bz < P.batch * P.splits; ++bz)
@@ -96,31 +124,37 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
                   const int64_t ic = ic0 + icl;
                   const float v =
                       (ic < P.cin && sl.ok) ? pr.w.at(size_t(ic * P.cout * P.k + sl.off)) : 0.0f;
-                  as[size_t(sl.row * lda + sl.kk0 + icl)] = stage(v);
+                  stage(v, &as[size_t(sl.row * lda + sl.kk0 + icl)], plane_a);
                 }
               }
           } else { // the general path
             for (int e = 0; e < detail::weight_elements<G, M>(); ++e) {
               int row, kk;
               const float v = detail::weight_element<G, M>(P, blk, ic0, e, pr.w.data(), row, kk);
-              as[size_t(row * lda + kk)] = stage(v);
+              stage(v, &as[size_t(row * lda + kk)], plane_a);
             }
           }
           for (int e = 0; e < detail::x_elements<G, M>(); ++e) {
             int d, icl, n;
             const float v = detail::x_element<G, M>(P, blk, ic0, e, pr.x.data(), d, icl, n);
-            xs[size_t((d * G::kBKc + icl) * G::kBN + n)] = stage(v);
+            stage(v, &xs[size_t((d * G::kBKc + icl) * G::kBN + n)], plane_x);
           }
           for (int row = 0; row < G::kBM; ++row) {
             const int delta = detail::phase_delta(P, blk, row / detail::kBOc);
             for (int j = 0; j < M; ++j)
-              for (int icl = 0; icl < G::kBKc; ++icl) {
-                const T a = as[size_t(row * lda + j * G::kBKc + icl)];
-                const T *xr = &xs[size_t(((M - 1 - j + delta) * G::kBKc + icl) * G::kBN)];
-                for (int n = 0; n < G::kBN; ++n)
-                  if (dest[size_t(row * G::kBN + n)] >= 0)
-                    acc[size_t(row * G::kBN + n)] += a * xr[n];
-              }
+              for (int ks = 0; ks < G::kBKc; ks += kStep)
+                for (int t = 0; t < kTerms; ++t) {
+                  if (t == drop_term)
+                    continue;
+                  for (int icl = ks; icl < ks + kStep; ++icl) {
+                    const T a = as[a_part(t) * plane_a + size_t(row * lda + j * G::kBKc + icl)];
+                    const T *xr = &xs[b_part(t) * plane_x +
+                                      size_t(((M - 1 - j + delta) * G::kBKc + icl) * G::kBN)];
+                    for (int n = 0; n < G::kBN; ++n)
+                      if (dest[size_t(row * G::kBN + n)] >= 0)
+                        acc[size_t(row * G::kBN + n)] += a * xr[n];
+                  }
+                }
           }
         }
         for (int row = 0; row < G::kBM; ++row)
@@ -153,7 +187,7 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
 
 template <typename T, int BKC>
 std::vector<float> run(const Problem &pr, detail::Shape g, int64_t splits, std::vector<int> &writes,
-                       int64_t *splits_run) {
+                       int64_t *splits_run, int drop_term = -1) {
   const Plan P = detail::base_plan(pr.shape);
   std::vector<float> y(size_t(pr.shape.output_elems()), std::numeric_limits<float>::quiet_NaN());
   writes.assign(y.size(), 0);
@@ -161,16 +195,16 @@ std::vector<float> run(const Problem &pr, detail::Shape g, int64_t splits, std::
     using G = decltype(geometry);
     switch (P.m) {
     case 1:
-      *splits_run = emulate<T, 1, G>(P, pr, splits, y, writes);
+      *splits_run = emulate<T, 1, G>(P, pr, splits, y, writes, drop_term);
       return;
     case 2:
-      *splits_run = emulate<T, 2, G>(P, pr, splits, y, writes);
+      *splits_run = emulate<T, 2, G>(P, pr, splits, y, writes, drop_term);
       return;
     case 3:
-      *splits_run = emulate<T, 3, G>(P, pr, splits, y, writes);
+      *splits_run = emulate<T, 3, G>(P, pr, splits, y, writes, drop_term);
       return;
     default:
-      *splits_run = emulate<T, 4, G>(P, pr, splits, y, writes);
+      *splits_run = emulate<T, 4, G>(P, pr, splits, y, writes, drop_term);
       return;
     }
   };
@@ -198,10 +232,11 @@ std::string describe(const ConvShape &s) {
          (s.bias ? " bias" : " no-bias");
 }
 
-// Both precisions, every block shape, each split mode (0: what launch_tc_* picks with a
+// The three precisions, every block shape, each split mode (0: what launch_tc_* picks with a
 // workspace; n: forced): returns the number of (shape, split, precision) checks made.
 int check_all(const Problem &pr, const std::string &what, const std::vector<int64_t> &split_modes,
-              double *worst_tf32 = nullptr, int64_t *most_splits = nullptr) {
+              double *worst_tf32 = nullptr, int64_t *most_splits = nullptr,
+              double *worst_f32x3 = nullptr) {
   const auto ref = reference_f64(pr);
   int checks = 0;
   for (detail::Shape g : kShapes)
@@ -226,7 +261,20 @@ int check_all(const Problem &pr, const std::string &what, const std::vector<int6
       EXPECT_LE(e, testing::kTf32RelL2) << "tf32 " << where;
       if (worst_tf32)
         *worst_tf32 = std::max(*worst_tf32, e);
-      checks += 2;
+      const auto yx3 = run<F32x3, detail::kBKcF32x3>(pr, g, mode, writes, &splits);
+      EXPECT_EQ(std::count(writes.begin(), writes.end(), int(splits)), int64_t(writes.size()))
+          << "f32x3: a cell not written once per split (" << splits << "), " << where;
+      const double ex3 = testing::relative_l2(yx3, ref);
+      EXPECT_LE(ex3, testing::kF32x3RelL2) << "f32x3 " << where;
+      // The split's gain over plain tf32 on the same data (a handful of cells could, by chance,
+      // leave tf32 itself near exact, so small outputs are exempt).
+      if (ref.size() >= 256) {
+        EXPECT_LE(ex3 * testing::kF32x3MinGain, e)
+            << "f32x3 not 10x under tf32 (" << ex3 << " vs " << e << "), " << where;
+      }
+      if (worst_f32x3)
+        *worst_f32x3 = std::max(*worst_f32x3, ex3);
+      checks += 3;
     }
   return checks;
 }
@@ -236,17 +284,18 @@ int check_all(const Problem &pr, const std::string &what, const std::vector<int6
 // bound's comment in tc_support.hpp.
 TEST(TcEmulation, VocoderStagesBothPrecisionsEveryTile) {
   int checks = 0;
-  double worst = 0.0;
+  double worst = 0.0, worst_x3 = 0.0;
   int64_t most_splits = 0;
   for (int64_t frames : {1})
     for (const auto &st : peer_testing::all_stages(frames)) {
       const Problem pr = peer_testing::random_problem(st.shape, 11);
       checks += check_all(pr, st.model + " " + st.name + " @" + std::to_string(frames), {0}, &worst,
-                          &most_splits);
+                          &most_splits, &worst_x3);
     }
-  EXPECT_EQ(checks, 16 * 3 * 2);
+  EXPECT_EQ(checks, 16 * 3 * 3);
   EXPECT_GT(most_splits, 1) << "the 1-frame stages should run split-K (few tile blocks)";
-  std::printf("worst tf32 relative L2 over the vocoder stages: %.3g\n", worst);
+  std::printf("worst relative L2 over the vocoder stages: tf32 %.3g, f32x3 %.3g\n", worst,
+              worst_x3);
 }
 
 // Random supported shapes: odd channels, lengths, padding (also > K), output_padding, batch,
@@ -260,7 +309,7 @@ TEST(TcEmulation, RandomShapes) {
     ++drawn;
     checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random", {1, 0, 3});
   }
-  EXPECT_EQ(checks, 40 * 3 * 3 * 2);
+  EXPECT_EQ(checks, 40 * 3 * 3 * 3);
 }
 
 // Output padding cells no tap reaches hold the bias alone; and a shape whose padding removes
@@ -275,13 +324,42 @@ TEST(TcEmulation, EdgeShapes) {
   s.padding = 5;
   s.output_padding = 2;
   s.l_in = 37;
-  EXPECT_EQ(check_all(peer_testing::random_problem(s, 5), "edge", {1, 0, 2}), 18);
+  EXPECT_EQ(check_all(peer_testing::random_problem(s, 5), "edge", {1, 0, 2}), 27);
   s.padding = 0;
   s.k = 3;
   s.cin = 1;
   s.cout = 1;
   s.l_in = 1;
-  EXPECT_EQ(check_all(peer_testing::random_problem(s, 6), "edge", {1, 0, 2}), 18);
+  EXPECT_EQ(check_all(peer_testing::random_problem(s, 6), "edge", {1, 0, 2}), 27);
+}
+
+// The two cross terms carry the split's gain: with either left out (or hi*hi), the f32x3 result
+// is no longer 10x under plain tf32's on the same data, so the gate above would fail. On the
+// shape choose_shape() picks for every vocoder stage at 1 frame.
+TEST(TcEmulation, F32x3WithoutATermFailsItsGate) {
+  int checks = 0;
+  double least = INFINITY; // the smallest error with a cross term left out
+  for (const auto &st : peer_testing::all_stages(1)) {
+    const Problem pr = peer_testing::random_problem(st.shape, 13);
+    const auto ref = reference_f64(pr);
+    const detail::Shape g = detail::choose_shape(detail::base_plan(pr.shape));
+    std::vector<int> writes;
+    int64_t splits = 0;
+    const double e_tf32 =
+        testing::relative_l2(run<float, detail::kBKcTf32>(pr, g, 0, writes, &splits), ref);
+    for (int drop = 0; drop < detail::kSplitTerms; ++drop) {
+      const double e =
+          testing::relative_l2(run<F32x3, detail::kBKcF32x3>(pr, g, 0, writes, &splits, drop), ref);
+      EXPECT_GT(e * testing::kF32x3MinGain, e_tf32)
+          << "f32x3 without term " << drop << " still 10x under tf32 (" << e << " vs " << e_tf32
+          << "), " << st.model << " " << st.name;
+      if (detail::split_a_part(drop) != detail::split_b_part(drop))
+        least = std::min(least, e);
+      ++checks;
+    }
+  }
+  EXPECT_EQ(checks, 16 * 3);
+  std::printf("f32x3 with a cross term left out: rel-L2 >= %.3g\n", least);
 }
 
 TEST(TcEmulation, SupportAndPlan) {
@@ -309,6 +387,15 @@ TEST(TcEmulation, SupportAndPlan) {
   EXPECT_FALSE(tc_supported(r, &why));
   EXPECT_GT(tc_issued_macs(s, Precision::tf32), s.valid_macs());
   EXPECT_NE(tc_kernel_name(s, Precision::f64).find("dmma"), std::string::npos);
+  // f32x3: three products per multiply-add, 8-channel chunks, f32 workspace; its shared memory
+  // (hi and lo planes) is checked against the opt-in limit at compile time (tc_kernel.cuh).
+  EXPECT_EQ(to_string(Precision::f32x3), "f32x3");
+  EXPECT_NE(tc_kernel_name(s, Precision::f32x3).find("3xtf32"), std::string::npos);
+  EXPECT_NE(tc_kernel_name(s, Precision::f32x3).find(" k8 "), std::string::npos);
+  detail::Plan P = detail::base_plan(s);
+  EXPECT_EQ(tc_issued_macs(s, Precision::f32x3),
+            3 * detail::issued_macs(P, detail::choose_shape(P), detail::kBKcF32x3));
+  EXPECT_GE(tc_issued_macs(s, Precision::f32x3), 3 * s.valid_macs());
 }
 
 } // namespace

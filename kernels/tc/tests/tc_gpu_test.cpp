@@ -1,17 +1,21 @@
 // Device gates of the tensor-core arms (label "gpu"): cuda-f64-dmma within one f32 ulp per cell
 // of conv_cpu_f64 (relative L2 <= 1e-9), cuda-tf32 within relative L2 5e-3 and above 1e-5 (the
-// tensor cores really ran on tf32 operands), every output cell written (NaN poison before each
-// launch), on every upsample stage of the three model families at 1 and 96 frames and on random
-// odd shapes. Without a GPU each test SKIPS with the reason. The bounds and why they hold are in
-// tc_support.hpp; the host twin of these gates is tc_emulation_test.cpp.
+// tensor cores really ran on tf32 operands), cuda-f32x3 within relative L2 1e-4 (cuda-f32's
+// bound) and at least 10x under cuda-tf32 on the same data (the lo parts really ran), every
+// output cell written (NaN poison before each launch), on every upsample stage of the three
+// model families at 1 and 96 frames and on random odd shapes. Without a GPU each test SKIPS with
+// the reason. The bounds and why they hold are in tc_support.hpp; the host twin of these gates is
+// tc_emulation_test.cpp.
 //
 // Teeth: the faults planted in the shared tile code (x window one column right, slot without
 // the phase offset, wrong c_lo, last chunk dropped, a phase's last cell not stored) each fail
 // the emulation twin on CI, which runs the same functions (see tc_emulation_test.cpp). What only
 // these device gates hold -- the bias add, the WMMA fragment pointers and pitches, the epilogue
-// through shared memory -- has NOT been seen failing yet: the build machine has no GPU. Owed on
-// the H200: plant (1) `v += T(bias[...])` removed, (2) `+ delta` removed from the B-fragment
-// slot in tc_kernel.cuh, and see EveryVocoderStageAt1Frame and RandomOddShapes fail.
+// through shared memory, f32x3's hi and lo planes -- has NOT been seen failing yet: the build
+// machine has no GPU. Owed on the H200: plant (1) `v += E(bias[...])` removed, (2) `+ delta`
+// removed from the B-fragment slot, (3) the lo plane offset `p * L::kX` dropped from the
+// B-fragment load (f32x3 then runs as tf32) in tc_kernel.cuh, and see EveryVocoderStageAt1Frame
+// and RandomOddShapes fail.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,10 +58,17 @@ std::vector<float> run_tc(const Problem &pr, Precision p, bool split) {
   DeviceFloats ws((ws_bytes + sizeof(float) - 1) / sizeof(float));
   y.poison(st.get());
   ws.poison(st.get());
-  if (p == Precision::tf32)
+  switch (p) {
+  case Precision::tf32:
     launch_tc_tf32(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), ws.get(), ws_bytes);
-  else
+    break;
+  case Precision::f32x3:
+    launch_tc_f32x3(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), ws.get(), ws_bytes);
+    break;
+  case Precision::f64:
     launch_tc_f64(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), ws.get(), ws_bytes);
+    break;
+  }
   st.sync();
   return y.download();
 }
@@ -71,7 +82,8 @@ std::string describe(const ConvShape &s) {
 }
 
 int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
-              const std::string &where, double *worst_tf32, int64_t *f64_differing) {
+              const std::string &where, double *worst_tf32, double *worst_f32x3,
+              int64_t *f64_differing) {
   const auto y64 = run_tc(pr, Precision::f64, split);
   EXPECT_EQ(peer_testing::nan_cells(y64), 0) << "f64-dmma left cells unwritten, " << where;
   const auto c = testing::check_f64(y64, ref);
@@ -91,34 +103,45 @@ int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
     EXPECT_GE(e, testing::kTf32MinRelL2) << "tf32 looks like f32 math, " << where;
   }
   *worst_tf32 = std::max(*worst_tf32, e);
-  return 2;
+  const auto yx3 = run_tc(pr, Precision::f32x3, split);
+  EXPECT_EQ(peer_testing::nan_cells(yx3), 0) << "f32x3 left cells unwritten, " << where;
+  const double ex3 = testing::relative_l2(yx3, ref);
+  EXPECT_LE(ex3, testing::kF32x3RelL2) << "f32x3 " << where;
+  // The lo parts ran: plain tf32 on the same data is at least 10x worse (small outputs exempt,
+  // as above).
+  if (ref.size() >= 256) {
+    EXPECT_LE(ex3 * testing::kF32x3MinGain, e)
+        << "f32x3 not 10x under tf32 (" << ex3 << " vs " << e << "), " << where;
+  }
+  *worst_f32x3 = std::max(*worst_f32x3, ex3);
+  return 3;
 }
 
-// Both arms, with and without the split-K workspace, on one problem against one reference;
+// The three arms, with and without the split-K workspace, on one problem against one reference;
 // returns the checks made.
-int check_both(const Problem &pr, const std::string &what, double *worst_tf32,
+int check_both(const Problem &pr, const std::string &what, double *worst_tf32, double *worst_f32x3,
                int64_t *f64_differing) {
   const auto ref = reference_f64(pr);
   int checks = 0;
   for (bool split : {true, false}) {
     const std::string where =
         what + (split ? " (workspace)" : " (unsplit)") + ": " + describe(pr.shape);
-    checks += check_run(pr, ref, split, where, worst_tf32, f64_differing);
+    checks += check_run(pr, ref, split, where, worst_tf32, worst_f32x3, f64_differing);
   }
   return checks;
 }
 
 void vocoder_stages(int64_t frames) {
   int checks = 0;
-  double worst = 0.0;
+  double worst = 0.0, worst_x3 = 0.0;
   int64_t differing = 0;
   for (const auto &st : peer_testing::all_stages(frames))
-    checks +=
-        check_both(peer_testing::random_problem(st.shape, 42),
-                   st.model + " " + st.name + " @" + std::to_string(frames), &worst, &differing);
-  EXPECT_EQ(checks, 4 * 16);
-  std::printf("%lld frames: worst tf32 rel-L2 %.3g, f64-dmma cells one ulp off: %lld\n",
-              (long long)frames, worst, (long long)differing);
+    checks += check_both(peer_testing::random_problem(st.shape, 42),
+                         st.model + " " + st.name + " @" + std::to_string(frames), &worst,
+                         &worst_x3, &differing);
+  EXPECT_EQ(checks, 6 * 16);
+  std::printf("%lld frames: worst rel-L2 tf32 %.3g, f32x3 %.3g; f64-dmma cells one ulp off: %lld\n",
+              (long long)frames, worst, worst_x3, (long long)differing);
 }
 
 TEST(TcGpu, EveryVocoderStageAt1Frame) {
@@ -137,16 +160,16 @@ TEST(TcGpu, RandomOddShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(7);
   int checks = 0, drawn = 0;
-  double worst = 0.0;
+  double worst = 0.0, worst_x3 = 0.0;
   int64_t differing = 0;
   while (drawn < 60) {
     const ConvShape s = peer_testing::random_transposed_shape(
         rng, {3, 300, 200, 400, 8, 3}, [](const ConvShape &c) { return tc_supported(c, nullptr); });
     ++drawn;
-    checks +=
-        check_both(peer_testing::random_problem(s, uint64_t(drawn)), "random", &worst, &differing);
+    checks += check_both(peer_testing::random_problem(s, uint64_t(drawn)), "random", &worst,
+                         &worst_x3, &differing);
   }
-  EXPECT_EQ(checks, 4 * 60);
+  EXPECT_EQ(checks, 6 * 60);
 }
 
 TEST(TcGpu, RefusesUnsupportedShapes) {
@@ -155,6 +178,8 @@ TEST(TcGpu, RefusesUnsupportedShapes) {
   s.op = ConvOp::forward;
   DeviceFloats x(1), w(1), b(1), y(1);
   EXPECT_THROW(launch_tc_tf32(s, x.get(), w.get(), b.get(), y.get(), nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(launch_tc_f32x3(s, x.get(), w.get(), b.get(), y.get(), nullptr),
                std::invalid_argument);
   EXPECT_THROW(launch_tc_f64(s, x.get(), w.get(), b.get(), y.get(), nullptr),
                std::invalid_argument);

@@ -19,6 +19,15 @@ constexpr double kTf32RelL2 = 5e-3;
 // ... and the floor that proves tensor-op math ran: f32 FMA math would give ~1e-7, tf32 ~3e-4.
 constexpr double kTf32MinRelL2 = 1e-5;
 
+// cuda-f32x3: relative L2 against cpu-f64, cuda-f32's bound. Split into hi and lo tf32 parts, each
+// operand keeps ~22 of its 24 bits; with lo*lo (~2^-22 of a product) dropped, the products
+// carry ~1e-7 relative error, the f32 accumulator's own level, so the error is cuda-f32's kind.
+// The split must also buy its gain: on the same data at least 10x below plain tf32's relative
+// L2 (the emulation measures up to 7e-7 against tf32's 2.7e-4 on the vocoder stages, a gain
+// near 400x; with one cross term left out the error is ~1.8e-4, a gain under 1.5x).
+constexpr double kF32x3RelL2 = 1e-4;
+constexpr double kF32x3MinGain = 10.0;
+
 // cuda-f64-dmma: the products of f32 values are exact in f64; only the addition order differs
 // from the reference, an error near 1e-16 x sqrt(terms) x |partial sums| (about 1e-13 absolute
 // on these O(1) data). Both then round to f32 once. A cell therefore equals the reference or,

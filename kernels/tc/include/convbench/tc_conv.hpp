@@ -1,9 +1,13 @@
-// Tensor-core arms of the transposed stages: cuda-tf32 and cuda-f64-dmma.
+// Tensor-core arms of the transposed stages: cuda-tf32, cuda-f32x3 and cuda-f64-dmma.
 // Plain C++ (no CUDA headers): streams are passed as void* (a cudaStream_t).
 //
-// Both compute the polyphase GEMM (kernels/tc/src/tc_tile.hpp) with WMMA:
+// All compute the polyphase GEMM (kernels/tc/src/tc_tile.hpp) with WMMA:
 //  tf32: x and w rounded to tf32 (__float_to_tf32, the tensor-op conversion), m16n16k8, f32
 //        accumulate, bias added in f32 at the end. Gate: relative L2 <= 5e-3 (as cudnn-tf32).
+//  f32x3: 3xTF32 on the same MMA: each operand split into hi = tf32(a) and lo = tf32(a - hi),
+//        three products per k-step into one f32 accumulator, lo*hi + hi*lo first, then hi*hi
+//        (lo*lo, ~2^-22 relative, dropped), bias added in f32 at the end. Gate: relative L2 <=
+//        1e-4, as cuda-f32 (the operands carry ~22 bits, the f32 accumulator dominates).
 //  f64:  x and w converted to double (exact), DMMA m8n8k4 with f64 accumulate, bias added in f64
 //        at the end, one rounding to f32. Not byte-identical to cpu-f64 (another addition order):
 //        each cell is within one f32 rounding step of the reference (see tests/tc_gpu_test.cpp
@@ -18,8 +22,8 @@
 
 namespace convbench::tc {
 
-enum class Precision { tf32, f64 };
-std::string to_string(Precision p); // "tf32", "f64-dmma"
+enum class Precision { tf32, f32x3, f64 };
+std::string to_string(Precision p); // "tf32", "f32x3", "f64-dmma"
 
 // Transposed, dilation 1, K a multiple of the stride with K / stride <= 4 (every vocoder
 // upsample stage), any batch, tensors below 2^31 elements. Otherwise false and *why says why.
@@ -29,7 +33,8 @@ bool tc_supported(const ConvShape &s, std::string *why);
 // result record.
 std::string tc_kernel_name(const ConvShape &s, Precision p);
 // Multiply-adds the tensor cores issue per call: the padded GEMM (rows to whole 32-channel x
-// phase tiles, columns to whole tiles, channels to whole chunks, the zero-staged taps included).
+// phase tiles, columns to whole tiles, channels to whole chunks, the zero-staged taps included),
+// three times over for f32x3 (three products per k-step).
 int64_t tc_issued_macs(const ConvShape &s, Precision p);
 
 // Device bytes of the split-K workspace a call of s wants (0: the shape has tile blocks enough
@@ -44,6 +49,9 @@ size_t tc_workspace_bytes(const ConvShape &s, Precision p);
 void launch_tc_tf32(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                     float *d_y, void *stream, void *workspace = nullptr,
                     size_t workspace_bytes = 0);
+void launch_tc_f32x3(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                     float *d_y, void *stream, void *workspace = nullptr,
+                     size_t workspace_bytes = 0);
 void launch_tc_f64(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
                    float *d_y, void *stream, void *workspace = nullptr, size_t workspace_bytes = 0);
 
