@@ -21,7 +21,10 @@ CPU = ["--arms", "cpu-f64,cpu-f32", "--no-counters", "--no-lease", "--min-time",
 
 
 def analyze(repo, result, tmp):
-    env = dict(os.environ, PYTHONPATH=os.path.join(repo, "analysis", "src"))
+    # The analysis from this tree, ahead of whatever else the path holds (its dependencies may
+    # live there: carried wheels on the GPU machine).
+    path = [os.path.join(repo, "analysis", "src")] + [os.environ.get("PYTHONPATH") or ""]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
     return subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
         [sys.executable, "-m", "convbench_analysis", "report", result],
         cwd=tmp,
