@@ -1,10 +1,15 @@
 // The real device arms under the counter instrument: cuda-f64 and cuda-f32 (resident staging) for
-// stages up0..up3 of the default model (bigvgan_v2_44khz_128band_512x) at 96 frames.
+// stages up0..up3 of the default model (bigvgan_v2_44khz_128band_512x) at 96 frames, and three of
+// its forward Conv1d stages (pre, amp0.k7.d3, post: a forward stage starts from the bias, so it
+// has no bias adds).
 //   cuda-f64 must show DFMA == 0, DMUL == the multiply-adds it performs, DADD == those plus the
 //   bias adds; cuda-f32 must show fp32 work and no fp64 work at all.
 // The planted mutation for these checks lives in profiles_gpu_tests (an fma() chain that the same
 // check_fp64_nofma() must reject on every run). Skips, with the reason, where no GPU is visible.
 #include <cuda_runtime_api.h>
+#include <fstream>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,11 +30,48 @@ using nlohmann::json;
 
 namespace {
 
-// Stage i of the default model of bench/data/models.json (bigvgan_v2_44khz_128band_512x).
-ConvShape stage_shape(int i, int64_t frames) {
-  ConvShape s = convbench::testing::model_stages(convbench::testing::default_model(), frames)
-                    .at(size_t(i))
-                    .shape;
+// A stage of the default model of bench/data/models.json (bigvgan_v2_44khz_128band_512x) at
+// `frames`: upI (ConvTranspose1d), or a forward Conv1d the vocoder runs: pre (num_mels -> C, the
+// pre kernel), amp0.k7.d3 (the first AMP block's k 7, dilation 3 conv), post (C/2^stages -> 1,
+// the post kernel, bias as the model says). The shapes follow models.json's "about" rules.
+ConvShape stage_shape(const std::string &name, int64_t frames) {
+  const auto &m = convbench::testing::default_model();
+  if (name.rfind("up", 0) == 0) {
+    ConvShape s = convbench::testing::model_stages(m, frames).at(std::stoul(name.substr(2))).shape;
+    s.validate();
+    return s;
+  }
+  std::ifstream f(std::string(CONVBENCH_SOURCE_DATA_DIR) + "/models.json");
+  const json table = json::parse(f);
+  json model;
+  for (const auto &j : table.at("models"))
+    if (j.at("name") == m.model)
+      model = j;
+  ConvShape s;
+  s.op = ConvOp::forward;
+  if (name == "pre") {
+    s.cin = model.at("num_mels").get<int64_t>();
+    s.cout = m.channels;
+    s.k = model.at("pre_kernel").get<int64_t>();
+    s.l_in = frames;
+  } else if (name == "amp0.k7.d3") {
+    s.cin = s.cout = m.channels / 2;
+    s.k = 7;
+    s.dilation = 3;
+    s.l_in = frames * m.strides.at(0);
+  } else if (name == "post") {
+    int64_t l = frames;
+    for (int64_t st : m.strides)
+      l *= st;
+    s.cin = m.channels >> m.strides.size();
+    s.cout = 1;
+    s.k = model.at("post_kernel").get<int64_t>();
+    s.bias = model.at("post_bias").get<bool>();
+    s.l_in = l;
+  } else {
+    throw std::invalid_argument("no stage " + name);
+  }
+  s.padding = s.dilation * (s.k - 1) / 2;
   s.validate();
   return s;
 }
@@ -79,7 +121,7 @@ double num(const json &j, const char *k) {
   return j.contains(k) && j.at(k).is_number() ? j.at(k).get<double>() : -1.0;
 }
 
-class ArmCounters : public ::testing::TestWithParam<int> {
+class ArmCounters : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
     std::string why;
@@ -110,7 +152,7 @@ protected:
 } // namespace
 
 TEST_P(ArmCounters, CudaF64HasNoFmaAndExactCounts) {
-  const int stage = GetParam();
+  const std::string stage = GetParam();
   const ConvShape s = stage_shape(stage, 96);
   const json b = run_arm(s, cc::Accum::f64);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
@@ -118,30 +160,30 @@ TEST_P(ArmCounters, CudaF64HasNoFmaAndExactCounts) {
   const double dmul = double(cc::issued_macs(s, cc::Accum::f64, cc::Kernel::best));
   const double dadd = dmul + bias_adds(s);
   const cp::CountCheck c = cp::check_fp64_nofma(m, dmul, dadd, 0);
-  EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f64: " << c.summary();
+  EXPECT_TRUE(c.ok) << stage << " cuda-f64: " << c.summary();
   const json &d = b.at("derived");
-  std::printf("up%d/96/cuda-f64: passes %d  DMUL %.0f (issued %.0f)  DADD %.0f (expect %.0f)  "
+  std::printf("%s/96/cuda-f64: passes %d  DMUL %.0f (issued %.0f)  DADD %.0f (expect %.0f)  "
               "DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  fp64 pipe %.1f%%  DRAM %.3f TB/s\n",
-              stage, b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul,
+              stage.c_str(), b.at("passes").get<int>(), num(m, cp::metric::dmul), dmul,
               num(m, cp::metric::dadd), dadd, num(m, cp::metric::dfma), num(d, "fp64_tflops"),
               num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"),
               num(d, "dram_tbps"));
 }
 
 TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
-  const int stage = GetParam();
+  const std::string stage = GetParam();
   const ConvShape s = stage_shape(stage, 96);
   const json b = run_arm(s, cc::Accum::f32);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
   const json &m = b.at("metrics");
   const cp::CountCheck c = cp::check_no_fp64(m);
-  EXPECT_TRUE(c.ok) << "up" << stage << " cuda-f32: " << c.summary();
+  EXPECT_TRUE(c.ok) << stage << " cuda-f32: " << c.summary();
   EXPECT_EQ(num(m, cp::metric::ffma), double(cc::issued_macs(s, cc::Accum::f32, cc::Kernel::best)))
-      << "up" << stage << " cuda-f32: one FFMA per issued tap";
+      << stage << " cuda-f32: one FFMA per issued tap";
   const json &d = b.at("derived");
-  std::printf("up%d/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
+  std::printf("%s/96/cuda-f32: passes %d  FFMA %.0f (valid_macs %lld)  FADD %.0f  FMUL %.0f  "
               "fp32 %.3f TFLOP/s (%.1f%% of %.2f)  DRAM %.3f TB/s\n",
-              stage, b.at("passes").get<int>(), num(m, cp::metric::ffma),
+              stage.c_str(), b.at("passes").get<int>(), num(m, cp::metric::ffma),
               static_cast<long long>(s.valid_macs()), num(m, cp::metric::fadd),
               num(m, cp::metric::fmul), num(d, "fp32_tflops"), num(d, "fp32_pct_of_peak"),
               num(d, "fp32_peak_tflops"), num(d, "dram_tbps"));
@@ -151,7 +193,7 @@ TEST_P(ArmCounters, CudaF32HasNoFp64Work) {
 // no DMUL, DADD only for the bias. check_fp64_nofma() must reject it (the real-kernel twin of the
 // planted fma() chain in profiles_gpu_tests).
 TEST_P(ArmCounters, CudaF64FmaCountsFlip) {
-  const int stage = GetParam();
+  const std::string stage = GetParam();
   const ConvShape s = stage_shape(stage, 96);
   const json b = run_arm(s, cc::Accum::f64, cc::Kernel::fused);
   ASSERT_EQ(b.at("status"), "collected") << b.dump();
@@ -162,11 +204,18 @@ TEST_P(ArmCounters, CudaF64FmaCountsFlip) {
   EXPECT_EQ(num(m, cp::metric::dadd), bias_adds(s));
   EXPECT_FALSE(cp::check_fp64_nofma(m, issued, issued + bias_adds(s), 0).ok);
   const json &d = b.at("derived");
-  std::printf("up%d/96/cuda-f64-fma: passes %d  DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  "
+  std::printf("%s/96/cuda-f64-fma: passes %d  DFMA %.0f  fp64 %.3f TFLOP/s (%.1f%% of %.2f)  "
               "fp64 pipe %.1f%%\n",
-              stage, b.at("passes").get<int>(), num(m, cp::metric::dfma), num(d, "fp64_tflops"),
-              num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"), num(d, "fp64_pipe_util_pct"));
+              stage.c_str(), b.at("passes").get<int>(), num(m, cp::metric::dfma),
+              num(d, "fp64_tflops"), num(d, "fp64_pct_of_peak"), num(d, "fp64_peak_tflops"),
+              num(d, "fp64_pipe_util_pct"));
 }
 
-INSTANTIATE_TEST_SUITE_P(DefaultModel96Frames, ArmCounters, ::testing::Values(0, 1, 2, 3),
-                         [](const auto &info) { return "up" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(DefaultModel96Frames, ArmCounters,
+                         ::testing::Values("up0", "up1", "up2", "up3", "pre", "amp0.k7.d3", "post"),
+                         [](const auto &info) {
+                           std::string n = info.param;
+                           for (char &ch : n)
+                             ch = ch == '.' ? '_' : ch;
+                           return n;
+                         });
