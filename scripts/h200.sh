@@ -99,7 +99,7 @@ if has gpu-tests; then
     timeout $(cap 300) "$B/bin/$t" >"$W/logs/$t.txt" 2>&1
     log "$t rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/$t.txt" | tr '\n' ' ')"
   done
-  grep -hE "^up[0-9]/96/cuda" "$W/logs/arm_counters_gpu_tests.txt" | tee -a "$W/logs/summary.txt" >&2
+  grep -hE "^(up[0-9]|pre|amp0\.k7\.d3|post)/96/cuda" "$W/logs/arm_counters_gpu_tests.txt" | tee -a "$W/logs/summary.txt" >&2
 fi
 
 if has tests-bench; then
