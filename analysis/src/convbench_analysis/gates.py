@@ -14,7 +14,7 @@ import numpy as np
 from . import record
 from .findings import GATES, Assessment, Finding, Gate  # noqa: F401  (re-exported)
 from .load import Run, parse_utc
-from .stats import median_interval
+from .stats import median_half_width
 from .thresholds import Thresholds
 
 
@@ -166,9 +166,7 @@ def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     # samples scatter; the max/min limit still catches a run whose samples fall in two groups.
     hw = None
     if not case["device"] and spread <= sp_max and cv > cv_max:
-        iv = median_interval(x)
-        m = float(np.median(x))
-        hw = max(m - iv[0], iv[1] - m) / m if iv and m > 0 else None
+        hw = median_half_width(x)
     if hw is not None and hw <= th.host_ci_max:
         out.append(
             Finding(
@@ -332,16 +330,21 @@ def _spread_without_slowed(case: dict, th: Thresholds) -> bool:
     return cv <= th.host_cv_max and spread <= th.host_spread_max
 
 
-def _slowed_host_rounds(case: dict, th: Thresholds) -> list[tuple[int, float, float]]:
-    """(index, slowdown, allowed) of each round whose slowest CPU delivered under
-    host_speed_min_relative and whose time is beyond noise against the full-speed rounds."""
-    samples = case["samples"]
-    x = seconds(case)
-    slow_cpu = [
+def _slow_cpu_rounds(case: dict, th: Thresholds) -> list[int]:
+    """Indices of the rounds whose slowest CPU delivered under host_speed_min_relative."""
+    return [
         j
-        for j, s in enumerate(samples)
+        for j, s in enumerate(case["samples"])
         if (w := record.slowest_worker(s)) and w.get("relative", 1.0) < th.host_speed_min_relative
     ]
+
+
+def _slowed_host_rounds(case: dict, th: Thresholds) -> list[tuple[int, float, float]]:
+    """(index, slowdown, allowed) of each round on a slow CPU whose time is beyond noise against
+    the full-speed rounds; none when every round was on a slow CPU (consistent: drift against
+    other runs names it)."""
+    x = seconds(case)
+    slow_cpu = _slow_cpu_rounds(case, th)
     others = np.delete(x, slow_cpu)
     if not slow_cpu or not len(others):
         return []
@@ -356,17 +359,9 @@ def _slowed_host_rounds(case: dict, th: Thresholds) -> list[tuple[int, float, fl
 def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     p, cid = run.path, case["id"]
     samples = case["samples"]
-    x = seconds(case)
-    slow_cpu = []
-    for j, s in enumerate(samples):
-        w = record.slowest_worker(s)
-        if w and w.get("relative", 1.0) < th.host_speed_min_relative:
-            slow_cpu.append(j)
-    if not slow_cpu:
+    slowed = _slowed_host_rounds(case, th)
+    if not slowed:
         return []
-    others = np.delete(x, slow_cpu)
-    if not len(others):
-        return []  # every round on a slow CPU: consistent; drift against other runs names it
     full = sorted(
         {
             w["cpu"]
@@ -374,11 +369,8 @@ def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
             for w in (record.host_speed(s) or {}).get("workers", [])
             if w.get("relative", 1.0) >= 0.9 and w.get("cpu") is not None
         }
-        - {record.slowest_worker(samples[j]).get("cpu") for j in slow_cpu}
+        - {record.slowest_worker(samples[j]).get("cpu") for j in _slow_cpu_rounds(case, th)}
     )
-    slowed = _slowed_host_rounds(case, th)
-    if not slowed:
-        return []
     j, rel, allowed = max(slowed, key=lambda t: t[1])
     s, w = samples[j], record.slowest_worker(samples[j])
     peak = w["adds_per_s"] / w["relative"] if w.get("relative") else None

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import record
 from .load import MAX_BYTES, InputError, Run, load_run, parse_utc
+from .stats import median_interval
 from .thresholds import Thresholds
 
 INDEX_NAME = ".convbench-index.sqlite"
@@ -37,17 +38,11 @@ CREATE TABLE IF NOT EXISTS cases (path TEXT, case_id TEXT, estimator TEXT, value
 """
 
 
-def _median_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """A distribution-free interval of the median: order statistics from the binomial."""
-    from scipy.stats import binom
-
-    xs = np.sort(x)
-    n = len(xs)
-    if n < 2:
-        return float(xs[0]), float(xs[0])
-    lo_k = int(binom.ppf((1 - level) / 2, n, 0.5))
-    hi_k = min(n - 1, n - 1 - lo_k)
-    return float(xs[max(0, lo_k - 1)] if lo_k else xs[0]), float(xs[hi_k])
+def _median_interval(x: np.ndarray) -> tuple[float, float]:
+    """The median's interval as the bench's stopping rule computes it (stats.median_interval);
+    below 6 samples, where there is none, the range of the samples."""
+    iv = median_interval(x)
+    return iv if iv is not None else (float(np.min(x)), float(np.max(x)))
 
 
 def _index_one(db: sqlite3.Connection, path: Path, run: Run, th: Thresholds) -> None:

@@ -12,7 +12,7 @@ from . import record
 from .fit import fit_line, signature
 from .gates import Assessment, pair_findings, seconds, spread_of
 from .pairs import TWIN, choose, pick_baseline
-from .stats import DEFAULT_SEED, best_ratio, median_interval
+from .stats import DEFAULT_SEED, best_ratio, median_half_width
 
 
 def round_drift(cases: list[dict]) -> dict | None:
@@ -61,20 +61,8 @@ def _case_row(a: Assessment, i: int, c: dict, drift: dict | None) -> dict:
         "notes": [f.as_dict() for f in a.notes_for_case(i, c["id"])],
         "cv": spread_of(x)[0] if len(x) else None,
         "cv_without_drift": (drift or {}).get("cv_without_drift", {}).get(c["id"]),
-        "ci_half_width": _median_half_width(x),
+        "ci_half_width": median_half_width(x),
     }
-
-
-def _median_half_width(x: np.ndarray) -> float | None:
-    """The half-width (a fraction of the median) of the median's order-statistic 95% interval,
-    recomputed from the samples as the bench's stopping rule defines it: max(median - lo,
-    hi - median) / median. None below 6 samples (no such interval)."""
-    iv = median_interval(x)
-    if iv is None:
-        return None
-    lo, hi = iv
-    m = float(np.median(x))
-    return max(m - lo, hi - m) / m if m > 0 else None
 
 
 def _ratio_row(a: Assessment, i: int, num: dict, den: dict, seed: int) -> dict:

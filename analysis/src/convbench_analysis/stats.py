@@ -111,3 +111,13 @@ def median_interval(x, confidence: float = 0.95) -> tuple[float, float] | None:
     if best == 0:
         return None
     return float(x[best - 1]), float(x[n - best])
+
+
+def median_half_width(x) -> float | None:
+    """The half-width (a fraction of the median) of the median's interval above, as the bench's
+    stopping rule defines it: max(median - lo, hi - median) / median; None without an interval."""
+    iv = median_interval(x)
+    m = float(np.median(x)) if len(x) else 0.0
+    if iv is None or m <= 0:
+        return None
+    return max(m - iv[0], iv[1] - m) / m
