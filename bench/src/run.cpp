@@ -167,8 +167,7 @@ private:
 // context): the rounds cannot go on, but every finished round is kept. In the gate: the record
 // as far as the gate got; in the rounds: the journal's finished rounds. Status "faulted", the
 // fault named, exit 1; the caller releases the lease.
-int end_at_fault(const Plan &plan, lease::RunLease &lease, const nlohmann::json &record,
-                 const plugin::PluginFault &f) {
+int end_at_fault(const Plan &plan, const nlohmann::json &record, const plugin::PluginFault &f) {
   write_atomically(plan.out_path, record.dump(1) + "\n");
   std::filesystem::remove(plan.journal_path);
   std::cout << "result: " << plan.out_path << "\n";
@@ -177,7 +176,6 @@ int end_at_fault(const Plan &plan, lease::RunLease &lease, const nlohmann::json 
             << (f.context_lost ? " (the CUDA context is lost)" : "") << "; "
             << (record["fault"]["during"] == "gate" ? "the gates done" : "the finished rounds")
             << " are in " << plan.out_path << " (status faulted)\n";
-  (void)lease;
   return kExitError;
 }
 
@@ -243,7 +241,7 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
     });
   } catch (const plugin::PluginFault &f) {
     auto held = watchdog.hold();
-    return end_at_fault(plan, lease, pre.faulted_record(lease.to_json(), kExitError, f), f);
+    return end_at_fault(plan, pre.faulted_record(lease.to_json(), kExitError, f), f);
   }
   wait_at_node_barrier(); // a node's runs (--gpus) start their rounds together
   const std::unique_ptr<NeighbourProbe> neighbours = node_neighbour_probe();
@@ -259,7 +257,7 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   try {
     out.order = run_rounds(plan, taker, lease, journal).order;
   } catch (const plugin::PluginFault &f) {
-    return end_at_fault(plan, lease, faulted_in_rounds(plan, lease, f), f);
+    return end_at_fault(plan, faulted_in_rounds(plan, lease, f), f);
   }
   run_counter_pass(plan);
   return finish(plan, lease, out, gate_passed);

@@ -51,10 +51,17 @@ public:
 CONVBENCH_REGISTER_ARM(OneBitOff)
 CONVBENCH_REGISTER_ARM(NoBias)
 
-TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
-  fs::path dir = fs::temp_directory_path() / ("bench_gate_exit_" + std::to_string(getpid()));
+// One small bench_conv run (base model, up3 at 4 frames, two fixed rounds, no lease, no
+// counters) of `arms`, through run_bench_conv itself: its exit status and the record it wrote
+// (null when it wrote none).
+struct SmallRun {
+  int rc = 0;
+  nlohmann::json record;
+};
+SmallRun run_small(const std::string &arms, const std::string &tag) {
+  fs::path dir = fs::temp_directory_path() / ("bench_gate_" + tag + "_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  std::string out = (dir / "r.json").string();
+  const std::string out = (dir / "r.json").string();
   const char *argv[] = {"bench_conv",
                         "--stage",
                         "up3",
@@ -67,19 +74,29 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
                         "--target-ci", // the fixed count: two samples per gated case
                         "0",
                         "--arms",
-                        "cpu-f64,cpu-f32,test-onebit,test-nobias",
+                        arms.c_str(),
                         "--no-counters",
                         "--no-lease",
                         "--min-time",
                         "0.001",
                         "--out",
                         out.c_str()};
-  int rc = run_bench_conv(int(sizeof argv / sizeof *argv), argv);
-  // Planted: treating a failed gate as a warning (exit 0) fails this line.
-  EXPECT_EQ(rc, 4);
+  SmallRun r;
+  r.rc = run_bench_conv(int(sizeof argv / sizeof *argv), argv);
   std::ifstream in(out);
-  ASSERT_TRUE(in.good()) << "no result written for a failed gate";
-  auto r = nlohmann::json::parse(in);
+  if (in.good())
+    r.record = nlohmann::json::parse(in);
+  EXPECT_FALSE(fs::exists(out + ".journal")) << "the journal is left beside the record";
+  fs::remove_all(dir);
+  return r;
+}
+
+TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
+  const SmallRun run = run_small("cpu-f64,cpu-f32,test-onebit,test-nobias", "exit");
+  // Planted: treating a failed gate as a warning (exit 0) fails this line.
+  EXPECT_EQ(run.rc, 4);
+  ASSERT_FALSE(run.record.is_null()) << "no result written for a failed gate";
+  const auto &r = run.record;
   EXPECT_EQ(r["exit_status"], 4);
   int checked = 0;
   for (const auto &c : r["cases"]) {
@@ -107,7 +124,6 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
         EXPECT_NE(id, c["id"]);
   }
   EXPECT_EQ(checked, 2);
-  fs::remove_all(dir);
 }
 
 namespace {
@@ -154,32 +170,10 @@ CONVBENCH_REGISTER_ARM(PeerOff)
 // its tolerance gate against the reference passes; the arm equal to its peer passes.
 // Planted: gate_peers skipped (no comparison) made the off arm pass and the exit 0.
 TEST(GateExit, AnArmOneBitOffItsBitwisePeerFails) {
-  fs::path dir = fs::temp_directory_path() / ("bench_gate_peer_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::string out = (dir / "r.json").string();
-  const char *argv[] = {"bench_conv",
-                        "--stage",
-                        "up3",
-                        "--model",
-                        "bigvgan_base_22khz_80band",
-                        "--frames",
-                        "4",
-                        "--reps",
-                        "2",
-                        "--target-ci",
-                        "0",
-                        "--arms",
-                        "cpu-f64,test-peer-base,test-peer-same,test-peer-off",
-                        "--no-counters",
-                        "--no-lease",
-                        "--min-time",
-                        "0.001",
-                        "--out",
-                        out.c_str()};
-  EXPECT_EQ(run_bench_conv(int(sizeof argv / sizeof *argv), argv), 4);
-  std::ifstream in(out);
-  ASSERT_TRUE(in.good());
-  const auto r = nlohmann::json::parse(in);
+  const SmallRun run = run_small("cpu-f64,test-peer-base,test-peer-same,test-peer-off", "peer");
+  EXPECT_EQ(run.rc, 4);
+  ASSERT_FALSE(run.record.is_null());
+  const auto &r = run.record;
   int seen = 0;
   for (const auto &c : r["cases"]) {
     const std::string arm = c["arm"];
@@ -196,7 +190,6 @@ TEST(GateExit, AnArmOneBitOffItsBitwisePeerFails) {
     }
   }
   EXPECT_EQ(seen, 2);
-  fs::remove_all(dir);
 }
 
 namespace {
@@ -222,32 +215,10 @@ CONVBENCH_REGISTER_ARM(DeviceFault)
 // got (status faulted, the arm named, the gates done kept, the rest not-run), no journal left.
 // Planted: the gate's PluginFault not caught (the old path: exit 1, no record) fails this.
 TEST(GateExit, ADeviceFaultInTheGateWritesAFaultedRecord) {
-  fs::path dir = fs::temp_directory_path() / ("bench_gate_fault_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::string out = (dir / "r.json").string();
-  const char *argv[] = {"bench_conv",
-                        "--stage",
-                        "up3",
-                        "--model",
-                        "bigvgan_base_22khz_80band",
-                        "--frames",
-                        "4",
-                        "--reps",
-                        "2",
-                        "--target-ci",
-                        "0",
-                        "--arms",
-                        "cpu-f64,cpu-f32,test-device-fault",
-                        "--no-counters",
-                        "--no-lease",
-                        "--min-time",
-                        "0.001",
-                        "--out",
-                        out.c_str()};
-  EXPECT_EQ(run_bench_conv(int(sizeof argv / sizeof *argv), argv), 1);
-  std::ifstream in(out);
-  ASSERT_TRUE(in.good()) << "no record of a run that faulted in its gate";
-  const auto r = nlohmann::json::parse(in);
+  const SmallRun run = run_small("cpu-f64,cpu-f32,test-device-fault", "fault");
+  EXPECT_EQ(run.rc, 1);
+  ASSERT_FALSE(run.record.is_null()) << "no record of a run that faulted in its gate";
+  const auto &r = run.record;
   EXPECT_EQ(r["status"], "faulted");
   EXPECT_EQ(r["exit_status"], 1);
   EXPECT_EQ(r["fault"]["arm"], "test-device-fault");
@@ -260,6 +231,4 @@ TEST(GateExit, ADeviceFaultInTheGateWritesAFaultedRecord) {
     if (c["arm"] == "test-device-fault")
       EXPECT_EQ(c["gate"]["result"], "not-run");
   }
-  EXPECT_FALSE(fs::exists(out + ".journal"));
-  fs::remove_all(dir);
 }
