@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "plan.hpp"
 #include "problem_dump.hpp"
@@ -110,21 +111,29 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
           {{"model", plan.model.name}, {"run_seed", plan.opt.seed}, {"run_id", run_id}});
     }
     std::vector<Case *> cases;
-    std::map<Case *, std::vector<float>> outputs;
+    std::set<std::string> peers; // arms some case of this problem is compared with
     for (auto &c : plan.cases)
       if (c.problem == p.get()) {
         cases.push_back(&c);
-        outputs[&c] = gate_case(c, ref, ctx);
-        if (gated)
-          gated(c); // at once: a fault in a later case's call keeps this gate
+        if (!c.arm->bitwise_peer().empty())
+          peers.insert(c.arm->bitwise_peer());
       }
+    // Outputs are kept past their case's gate only for the peer comparison.
+    std::map<Case *, std::vector<float>> outputs;
+    for (Case *c : cases) {
+      std::vector<float> y = gate_case(*c, ref, ctx);
+      if (gated)
+        gated(*c); // at once: a fault in a later case's call keeps this gate
+      if (!dir.empty())
+        dump_output(dir, *p, c->arm->name() + "/" + c->staging, y);
+      if (!c->arm->bitwise_peer().empty() || peers.count(c->arm->name()))
+        outputs[c] = std::move(y);
+    }
     gate_peers(cases, outputs);
     for (Case *c : cases) {
       all_pass &= c->gate.pass;
       if (gated && !c->gate.peer.empty())
         gated(*c); // again, with the peer comparison
-      if (!dir.empty())
-        dump_output(dir, *p, c->arm->name() + "/" + c->staging, outputs.at(c));
     }
   }
   return all_pass;
