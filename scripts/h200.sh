@@ -85,7 +85,9 @@ if has tests; then
   # The GPU test binaries' own cases run in the gpu-tests step (one process each, minutes less
   # than one process per case under ctest's GPU lock); here everything else, the end-to-end GPU
   # tests included. All of it once took about 500 s in one call: run tests and gpu-tests in two.
-  timeout $(cap 400) ctest --test-dir $B --output-on-failure -j12 --timeout 300 \
+  # TESTS_R narrows the call to some tests (e.g. '^(bench|profiles|scripts)\.': the ones that run
+  # the device arms; the host-only kernel tests run on CI as well).
+  timeout $(cap 400) ctest --test-dir $B --output-on-failure -j12 --timeout 300 ${TESTS_R:+-R "$TESTS_R"} \
     -E 'etcd|slurm|^kernels\.cuda\.|^kernels\.causal_gpu\.|^fast\.gpu\.|^tc\.gpu\.|^cudnn\.' >"$W/logs/ctest.txt" 2>&1
   log "ctest (all but etcd, slurm and the GPU binaries' cases) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
   grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest.txt" | head -20 >&2
@@ -357,24 +359,34 @@ if has main10; then
 fi
 
 if has faults; then
-  # Four injected faults, one run each; every faulty run lasts long enough (fixed 40 rounds) for
+  # Four injected faults, one run each; every faulty run lasts long enough (fixed 120-150 rounds) for
   # the fault to start after its first rounds. Expect: foreign-gpu, lease-void, foreign-cpu x2.
+  # FAULTS picks some of them (cotenant bypass hogall hog3).
   F="--stage up2,up3 --target-ci 0 --no-counters"
-  ( timeout $(cap 90) $B/bin/bench_conv $F --staging resident --arms cuda-f32,cudnn-f32 --reps 40 \
+  fault() { [[ " ${FAULTS:-cotenant bypass hogall hog3} " == *" $1 "* ]]; }
+  if fault cotenant; then
+  ( timeout $(cap 90) $B/bin/bench_conv $F --staging resident --arms cuda-f32,cudnn-f32 --reps 120 \
       --out "$W/results/f-cotenant.json" >"$W/logs/f-cotenant.txt" 2>&1 ) & p=$!
-  sleep 6; python3 -c "import torch,time; x=torch.ones(1,device='cuda'); torch.cuda.synchronize(); time.sleep(8)"
+  sleep 4; python3 -c "import torch,time; x=torch.ones(1,device='cuda'); torch.cuda.synchronize(); time.sleep(8)"
   wait $p; log "co-tenant mid-run: rc=$? report rc=$(report "$W/results/f-cotenant.json")"
-  ( timeout $(cap 90) $B/bin/bench_conv $F --staging resident --arms cuda-f32 --reps 60 \
+  fi
+  if fault bypass; then
+  ( timeout $(cap 90) $B/bin/bench_conv $F --staging resident --arms cuda-f32 --reps 150 \
       --out "$W/results/f-leased.json" >"$W/logs/f-leased.txt" 2>&1 ) & p=$!
   sleep 5; timeout $(cap 60) $B/bin/bench_conv $F --staging resident --arms cuda-f32 --reps 6 --no-lease \
     --out "$W/results/f-bypass.json" >"$W/logs/f-bypass.txt" 2>&1
   wait $p; log "leased run beside a --no-lease one: rc=$? report rc=$(report "$W/results/f-leased.json"); bypass report rc=$(report "$W/results/f-bypass.json")"
+  fi
+  if fault hogall; then
   for i in $(seq "$(nproc)"); do (timeout 40 bash -c 'while :; do :; done') & done
   timeout $(cap 60) $B/bin/bench_conv $F --arms cpu-f32 --reps 6 --out "$W/results/f-hogall.json" >"$W/logs/f-hogall.txt" 2>&1
   log "busy loop on every CPU: rc=$? report rc=$(report "$W/results/f-hogall.json")"; wait
+  fi
+  if fault hog3; then
   (timeout 40 taskset -c 3 bash -c 'while :; do :; done') &
   timeout $(cap 60) $B/bin/bench_conv $F --arms cpu-f32 --reps 6 --out "$W/results/f-hog3.json" >"$W/logs/f-hog3.txt" 2>&1
   log "busy loop pinned to cpu 3: rc=$? report rc=$(report "$W/results/f-hog3.json")"; wait
+  fi
   grep -hE "^ +(foreign|lease|host)" "$W"/logs/report-f-*.txt | cut -c1-220 | sort | uniq -c | tee -a "$W/logs/summary.txt" >&2
 fi
 
