@@ -13,9 +13,11 @@
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
-#   main10, faults, trust-cpu, plugin, algo, causal-race, ops: the ten clean main-job runs, the
-#   four injected faults, pinning at 16/8/1 threads, the plugin arms beside cuDNN, two pinned
-#   cuDNN algorithms, racecheck of the causal state shapes, the forward/causal ops on the GPU;
+#   main10, faults, trust-cpu, plugin, algo, causal-race, ops, causal, f32x3: the ten clean
+#   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
+#   cuDNN, two pinned cuDNN algorithms, racecheck of the causal state shapes, the forward/causal
+#   ops on the GPU (causal: the causal family alone), cuda-f32x3's accuracy and time, fwd-fma:
+#   cuda-f64-fma's bitwise gate on the forward stages;
 #   cpu, cpu-f32 (and each of its instruction sets) and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first)
 set -uo pipefail
@@ -292,7 +294,8 @@ if has sweep; then
       for acc in f32 f64; do
         arms='cuda-f32@*'
         [ $acc = f64 ] && arms='cuda-f64@*,cuda-f64-fma@*'
-        timeout "${SWEEP_TIMEOUT:-300}" $B/bin/bench_conv --model $m --stage all --frames $f \
+        enough 40 "sweep $m $f $acc" || continue
+        timeout $(cap "${SWEEP_TIMEOUT:-300}") $B/bin/bench_conv --model $m --stage all --frames $f \
           --staging resident --reps "${SWEEP_REPS:-3}" --min-time 0.02 --no-counters --arms "$arms" \
           --out "$W/results/sweep-$m-$f-$acc.json" >"$W/logs/sweep-$m-$f-$acc.txt" 2>"$W/logs/sweep-$m-$f-$acc.err"
         log "sweep $m $f $acc rc=$? (4 = some block failed its gate)"
@@ -434,6 +437,37 @@ if has causal-race; then
   log "racecheck causal state shapes + planted in-place: rc=$? $(grep -E 'SUMMARY|PASSED|FAILED|cells differ' "$W/logs/san-racecheck-causal.txt" | tr '\n' ' ')"
 fi
 
+if has causal || has ops; then
+  # The causal family in two runs, f32 pair then bf16 pair (all five arms' buffers at once would
+  # need 86 GiB of host memory, which bench_conv refuses).
+  for pair in cuda-causal-register,cuda-causal-tiled cuda-causal-register-bf16,cuda-causal-tiled-bf16; do
+    n=${pair##*-}; [ "$n" = bf16 ] || n=f32
+    timeout $(cap 200) $B/bin/bench_conv --stage causal --arms cpu-f64,$pair \
+      --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/causal-$n.json" >"$W/logs/causal-$n.txt" 2>&1
+    log "causal family ($n pair): rc=$? $(grep -c 'pass (bitwise' "$W/logs/causal-$n.txt") bitwise passes, $(grep -c FAIL "$W/logs/causal-$n.txt") failures"
+  done
+fi
+
+if has f32x3; then
+  # cuda-f32x3 beside cuda-f32 and cudnn-f32 on the four large upsample stages at 96 and 1536
+  # frames: each gate's relative L2 against cpu-f64 (f32x3 should be no worse than cuda-f32's)
+  # and the times.
+  timeout $(cap 150) $B/bin/bench_conv --stage up0,up1,up2,up3 --frames 96,1536 --staging resident \
+    --arms cuda-f32,cuda-f32x3,cuda-tf32,cudnn-f32 --reps 5 --no-counters --out "$W/results/f32x3.json" \
+    >"$W/logs/f32x3.txt" 2>&1
+  log "f32x3: rc=$? report rc=$(report "$W/results/f32x3.json")"
+  grep -E "gate .*(cuda-f32|cuda-f32x3|cuda-tf32)/resident" "$W/logs/f32x3.txt" | sed 's/.*gate //' | tee -a "$W/logs/summary.txt" >&2
+  grep -E "^  (cuda-f32x3|cuda-f32|cudnn-f32)/resident /" "$W/logs/report-f32x3.txt" | tee -a "$W/logs/summary.txt" >&2
+fi
+
+if has fwd-fma; then
+  # cuda-f64-fma on the forward Conv1d stages (the simple kernel with one __fma_rn per tap): its
+  # gate against cpu-f64 must be bitwise, as cuda-f64's.
+  timeout $(cap 120) $B/bin/bench_conv --stage pre,amp0.k7.d3,post --arms cuda-f64,cuda-f64-fma --staging resident \
+    --reps 3 --target-ci 0 --no-counters --out "$W/results/fwd-fma.json" >"$W/logs/fwd-fma.txt" 2>&1
+  log "forward cuda-f64-fma: rc=$? $(grep -c 'pass (bitwise' "$W/logs/fwd-fma.txt") bitwise passes, $(grep -c FAIL "$W/logs/fwd-fma.txt") failures"
+fi
+
 if has ops; then
   # The forward Conv1d stages and the causal op on the GPU: AMP block 0 with the cuDNN peers at
   # 96 and 1536 frames, the generator at 96 (every f32/f64 arm) and at 1536 (f32 arms: its
@@ -444,9 +478,6 @@ if has ops; then
       --staging resident --reps 5 --no-counters --out "$W/results/amp0-$f.json" >"$W/logs/amp0-$f.txt" 2>&1
     log "amp0 / $f: rc=$? report rc=$(report "$W/results/amp0-$f.json")"
   done
-  timeout $(cap 200) $B/bin/bench_conv --stage causal --arms cpu-f64,cuda-causal-register,cuda-causal-tiled,cuda-causal-register-bf16,cuda-causal-tiled-bf16 \
-    --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/causal.json" >"$W/logs/causal.txt" 2>&1
-  log "causal family: rc=$? $(grep -c 'pass (bitwise' "$W/logs/causal.txt") bitwise passes, $(grep -c FAIL "$W/logs/causal.txt") failures"
   timeout $(cap 90) $B/bin/bench_conv --stage amp0.k7.d3,post,causal.c1024.l64.state,causal.c2048.l1024.b8 --reps 1 --target-ci 0 \
     --no-counters --no-lease --dump "$W/dump" --out "$W/results/dump.json" >"$W/logs/dump.txt" 2>&1
   log "dump: rc=$?"

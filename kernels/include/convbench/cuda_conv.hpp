@@ -33,7 +33,8 @@ enum class Accum { f64, f32 }; // cuda-f64 (byte-identical to cpu-f64), cuda-f32
 //          __dadd_rn per tap.
 //  simple: one thread per output cell, the first-cut kernel (any shape).
 //  fused:  f64 only, the fast kernel with one __fma_rn per tap: byte-identical too, because the
-//          product of two f32 values is exact in f64 (cuda-f64-fma). Falls back like `best`.
+//          product of two f32 values is exact in f64 (cuda-f64-fma). Falls back like `best`, to
+//          the simple kernel with one __fma_rn per tap (the forward Conv1d stages).
 enum class Kernel { best, simple, fused };
 
 // A fixed block shape of the fast polyphase kernel instead of its tuned choice for the shape (the

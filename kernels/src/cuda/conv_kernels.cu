@@ -32,6 +32,16 @@ struct AccumF64 {
   __device__ static float store(double acc) { return __double2float_rn(acc); }
 };
 
+// cuda-f64-fma: the same additions with one __fma_rn per tap. x * w is exact in f64, so
+// fma(x, w, acc) rounds the same sum as __dadd_rn(acc, __dmul_rn(x, w)): byte-identical too.
+struct AccumF64Fma : AccumF64 {
+  __device__ static double tap(double acc, float xv, float wv) {
+    if (xv == 0.0f)
+      return acc;
+    return __fma_rn(double(xv), double(wv), acc);
+  }
+};
+
 // cuda-f32: an f32 accumulator; FMA contraction allowed (the arm promises a tolerance only).
 struct AccumF32 {
   using type = float;
@@ -116,7 +126,7 @@ void launch_typed(const ConvShape &s, const float *d_x, const float *d_w, const 
 } // namespace
 
 ConvLaunch::ConvLaunch(const ConvShape &s, Accum acc, Kernel k, const Block &block)
-    : shape_(s), acc_(acc) {
+    : shape_(s), acc_(acc), fused_(k == Kernel::fused) {
   const bool f64 = acc == Accum::f64;
   if (k != Kernel::simple && block)
     fast_.emplace(s, f64, k == Kernel::fused, *block); // throws where the block cannot run s
@@ -135,7 +145,9 @@ void ConvLaunch::operator()(const float *d_x, const float *d_w, const float *d_b
     }
     return;
   }
-  if (acc_ == Accum::f64)
+  if (acc_ == Accum::f64 && fused_)
+    launch_typed<AccumF64Fma>(shape_, d_x, d_w, d_b, d_y, stream);
+  else if (acc_ == Accum::f64)
     launch_typed<AccumF64>(shape_, d_x, d_w, d_b, d_y, stream);
   else
     launch_typed<AccumF32>(shape_, d_x, d_w, d_b, d_y, stream);
@@ -169,7 +181,8 @@ std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &bl
   if (const Block b = fast_block(s, acc, k, block))
     return std::string("polyphase-tile ") +
            (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " + b->name();
-  return std::string("simple one-thread-per-cell ") + (f64 ? "f64 dmul+dadd" : "f32");
+  return std::string("simple one-thread-per-cell ") +
+         (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32");
 }
 
 int64_t issued_macs(const ConvShape &s, Accum acc, Kernel k, const Block &block) {

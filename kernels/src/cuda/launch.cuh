@@ -29,6 +29,7 @@ public:
 private:
   ConvShape shape_;
   Accum acc_;
+  bool fused_; // f64: one __fma_rn per tap (cuda-f64-fma), in the fast kernel and the simple one
   std::optional<fast::FastLaunch> fast_;
 };
 

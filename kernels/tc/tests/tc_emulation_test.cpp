@@ -58,7 +58,8 @@ struct F32x3 {};
 
 // A = double: the f64-dmma arm; A = float: the tf32 arm (operands rounded, f32 accumulate);
 // A = F32x3: the f32x3 arm (operands split into hi and lo tf32 planes, per k-step of 8 channels
-// the detail::kSplitTerms products in the kernel's order, f32 accumulate). writes counts the
+// the detail::kSplitTerms products in the kernel's order, f32 accumulate per chunk, the chunk sums
+// added in f32). writes counts the
 // stores per output cell. Only cells the store keeps are accumulated (the others are computed
 // and dropped on the device; skipping them here keeps CI fast). splits: 0 = the split
 // launch_tc_* chooses with a workspace, else forced. Returns the splits run; each cell must then
@@ -94,7 +95,7 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
   auto b_part = [](int t) { return kSplit ? detail::split_b_part(t) : 0; };
   const T nan = std::numeric_limits<T>::quiet_NaN();
   std::vector<T> as(kParts * plane_a), xs(kParts * plane_x);
-  std::vector<T> acc(size_t(G::kBM * G::kBN));
+  std::vector<T> acc(size_t(G::kBM * G::kBN)), part(kSplit ? acc.size() : 0);
   std::vector<int64_t> dest(size_t(G::kBM * G::kBN));
   for (int64_t bz = 0; bz < P.batch * P.splits; ++bz)
     for (int64_t by = 0; by < P.oc_tiles; ++by)
@@ -139,6 +140,11 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
             const float v = detail::x_element<G, M>(P, blk, ic0, e, pr.x.data(), d, icl, n);
             stage(v, &xs[size_t((d * G::kBKc + icl) * G::kBN + n)], plane_x);
           }
+          // Split: the chunk's products into a fresh accumulator, then added to the block's (the
+          // kernel's chunk sums, against the MMA's truncating accumulation).
+          if constexpr (kSplit)
+            std::fill(part.begin(), part.end(), T(0));
+          std::vector<T> &sink = kSplit ? part : acc;
           for (int row = 0; row < G::kBM; ++row) {
             const int delta = detail::phase_delta(P, blk, row / detail::kBOc);
             for (int j = 0; j < M; ++j)
@@ -152,10 +158,13 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
                                       size_t(((M - 1 - j + delta) * G::kBKc + icl) * G::kBN)];
                     for (int n = 0; n < G::kBN; ++n)
                       if (dest[size_t(row * G::kBN + n)] >= 0)
-                        acc[size_t(row * G::kBN + n)] += a * xr[n];
+                        sink[size_t(row * G::kBN + n)] += a * xr[n];
                   }
                 }
           }
+          if constexpr (kSplit)
+            for (size_t i = 0; i < acc.size(); ++i)
+              acc[i] += part[i];
         }
         for (int row = 0; row < G::kBM; ++row)
           for (int n = 0; n < G::kBN; ++n) {

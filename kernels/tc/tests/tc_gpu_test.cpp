@@ -82,7 +82,7 @@ std::string describe(const ConvShape &s) {
 }
 
 int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
-              const std::string &where, double *worst_tf32, double *worst_f32x3,
+              const std::string &where, double *worst_tf32, double *worst_f32x3, double *worst_f32,
               int64_t *f64_differing) {
   const auto y64 = run_tc(pr, Precision::f64, split);
   EXPECT_EQ(peer_testing::nan_cells(y64), 0) << "f64-dmma left cells unwritten, " << where;
@@ -114,34 +114,46 @@ int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
         << "f32x3 not 10x under tf32 (" << ex3 << " vs " << e << "), " << where;
   }
   *worst_f32x3 = std::max(*worst_f32x3, ex3);
+  // f32 results at tensor-core speed: no worse than cuda-f32 (FFMA, f32 accumulate) on the same
+  // data, with 2x slack for the order of the sums (small outputs exempt, as above).
+  std::vector<float> yf(ref.size());
+  convbench::cuda::per_call_conv(pr.shape, convbench::cuda::Accum::f32, pr.x.data(), pr.w.data(),
+                                 pr.shape.bias ? pr.b.data() : nullptr, yf.data());
+  const double ef = testing::relative_l2(yf, ref);
+  if (ref.size() >= 256) {
+    EXPECT_LE(ex3, testing::kF32x3VsF32 * ef)
+        << "f32x3 less accurate than cuda-f32 (" << ex3 << " vs " << ef << "), " << where;
+  }
+  *worst_f32 = std::max(*worst_f32, ef);
   return 3;
 }
 
 // The three arms, with and without the split-K workspace, on one problem against one reference;
 // returns the checks made.
 int check_both(const Problem &pr, const std::string &what, double *worst_tf32, double *worst_f32x3,
-               int64_t *f64_differing) {
+               double *worst_f32, int64_t *f64_differing) {
   const auto ref = reference_f64(pr);
   int checks = 0;
   for (bool split : {true, false}) {
     const std::string where =
         what + (split ? " (workspace)" : " (unsplit)") + ": " + describe(pr.shape);
-    checks += check_run(pr, ref, split, where, worst_tf32, worst_f32x3, f64_differing);
+    checks += check_run(pr, ref, split, where, worst_tf32, worst_f32x3, worst_f32, f64_differing);
   }
   return checks;
 }
 
 void vocoder_stages(int64_t frames) {
   int checks = 0;
-  double worst = 0.0, worst_x3 = 0.0;
+  double worst = 0.0, worst_x3 = 0.0, worst_f32 = 0.0;
   int64_t differing = 0;
   for (const auto &st : peer_testing::all_stages(frames))
     checks += check_both(peer_testing::random_problem(st.shape, 42),
                          st.model + " " + st.name + " @" + std::to_string(frames), &worst,
-                         &worst_x3, &differing);
+                         &worst_x3, &worst_f32, &differing);
   EXPECT_EQ(checks, 6 * 16);
-  std::printf("%lld frames: worst rel-L2 tf32 %.3g, f32x3 %.3g; f64-dmma cells one ulp off: %lld\n",
-              (long long)frames, worst, worst_x3, (long long)differing);
+  std::printf("%lld frames: worst rel-L2 tf32 %.3g, f32x3 %.3g, cuda-f32 %.3g; f64-dmma cells one "
+              "ulp off: %lld\n",
+              (long long)frames, worst, worst_x3, worst_f32, (long long)differing);
 }
 
 TEST(TcGpu, EveryVocoderStageAt1Frame) {
@@ -160,14 +172,14 @@ TEST(TcGpu, RandomOddShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(7);
   int checks = 0, drawn = 0;
-  double worst = 0.0, worst_x3 = 0.0;
+  double worst = 0.0, worst_x3 = 0.0, worst_f32 = 0.0;
   int64_t differing = 0;
   while (drawn < 60) {
     const ConvShape s = peer_testing::random_transposed_shape(
         rng, {3, 300, 200, 400, 8, 3}, [](const ConvShape &c) { return tc_supported(c, nullptr); });
     ++drawn;
     checks += check_both(peer_testing::random_problem(s, uint64_t(drawn)), "random", &worst,
-                         &worst_x3, &differing);
+                         &worst_x3, &worst_f32, &differing);
   }
   EXPECT_EQ(checks, 6 * 60);
 }

@@ -27,6 +27,9 @@ constexpr double kTf32MinRelL2 = 1e-5;
 // near 400x; with one cross term left out the error is ~1.8e-4, a gain under 1.5x).
 constexpr double kF32x3RelL2 = 1e-4;
 constexpr double kF32x3MinGain = 10.0;
+// cuda-f32x3 against cuda-f32 (FFMA) on the same data: at most this factor above it (the sums
+// run in another order, so a small factor either way is noise, not a lost split term).
+constexpr double kF32x3VsF32 = 2.0;
 
 // cuda-f64-dmma: the products of f32 values are exact in f64; only the addition order differs
 // from the reference, an error near 1e-16 x sqrt(terms) x |partial sums| (about 1e-13 absolute
