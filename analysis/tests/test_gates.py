@@ -27,10 +27,13 @@ Planted faults seen failing (then reverted):
 
 import re
 
+import corpus
 import faults
 import pytest
 import synth
 from helpers import assess_files, tripped
+
+from convbench_analysis import gates
 
 HOST = "up0/96/cpu-f64/host"
 DEV = "up0/96/cuda-f64/resident"
@@ -541,3 +544,54 @@ def test_a_faulted_run_names_the_arm_and_keeps_the_others(clean, write):
     assert any(
         f.code == "run-incomplete" and "faulted in its rounds" in f.detail for f in a.run_notes[0]
     )
+
+
+# ---- a ratio whose arms were capped for different fractions of their time ------------------
+
+RATIO = ("cuda-f32/resident", "cudnn-f32/resident")
+
+
+def _capped_half(run: dict, cid: str, slower: float = 1.0) -> None:
+    """cid capped (power, 80% of each sample) in its even rounds; those samples `slower` x."""
+    c = synth.case(run, cid)
+    for s in c["samples"]:
+        if s["round"] % 2 == 0:
+            s["gpu_after"]["throttle_reasons"] = ["SwPowerCap"]
+            synth.set_violation(s, "power", 0.8 * s["total_seconds"] * 1e6)
+    synth.set_seconds(
+        c, [s["seconds"] * (slower if s["round"] % 2 == 0 else 1.0) for s in c["samples"]]
+    )
+
+
+def _ratio(rep: dict, stage_frames: str = "up0/96") -> dict:
+    return next(
+        r
+        for g in rep["groups"]
+        for r in g["rows"]
+        if (r["arm"], r["den"]) == RATIO and r["case"].startswith(stage_frames + "/")
+    )
+
+
+def test_capped_fractions_differ_without_effect_the_ratio_stands(tmp_path):
+    # H200: cudnn-f32 capped 42-67% of its time at >= 1944 MHz, cuda-f32 0%, the capped samples
+    # no slower than the others: the cap is said, the ratio kept.
+    run = corpus.clean_run(3, reps=8)
+    _capped_half(run, "up0/96/cudnn-f32/resident")
+    r = _ratio(corpus.judge(run, tmp_path, "capped-no-effect.json"))
+    assert r["status"] == "ok", r["reasons"]
+    assert [n["code"] for n in r["notes"]] == ["throttle-differs-noted"]
+
+
+def test_capped_fractions_differ_with_effect_refuses(tmp_path):
+    run = corpus.clean_run(3, reps=8)
+    _capped_half(run, "up0/96/cudnn-f32/resident", slower=1.05)
+    r = _ratio(corpus.judge(run, tmp_path, "capped-slower.json"))
+    assert r["status"] == "REFUSED"
+    assert "throttle-differs" in {f["code"] for f in r["reasons"]}
+
+
+def test_an_arm_capped_in_every_round_cannot_show_no_effect(tmp_path, monkeypatch):
+    # Planted: the effect test always passing would accept the power-capped-arm corpus (capped in
+    # every round, so nothing uncapped to compare): seen caught here.
+    monkeypatch.setattr(gates, "_cap_without_effect", lambda case, th: True)
+    assert corpus.caught("power-capped-arm", tmp_path, n=4) < 1.0

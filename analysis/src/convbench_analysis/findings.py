@@ -166,6 +166,13 @@ _ALL = (
         ("throttle_fraction_diff_max",),
     ),
     _g(
+        "throttle-differs-noted",
+        "the two arms of a ratio were capped for very different fractions of their time, but in "
+        "each capped arm the capped samples are no slower than its uncapped ones",
+        "nothing to fix",
+        refuses=False,
+    ),
+    _g(
         "throttle-alike",
         "both arms of a ratio were capped for alike fractions of their time",
         "nothing to fix",

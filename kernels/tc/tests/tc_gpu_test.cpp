@@ -115,13 +115,14 @@ int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
   }
   *worst_f32x3 = std::max(*worst_f32x3, ex3);
   // f32 results at tensor-core speed: no worse than cuda-f32 (FFMA, f32 accumulate) on the same
-  // data, with 2x slack for the order of the sums (small outputs exempt, as above).
+  // data, with 2x slack for the order of the sums, or under the split's own floor where the
+  // reduction is too short for the sums to matter (small outputs exempt, as above).
   std::vector<float> yf(ref.size());
   convbench::cuda::per_call_conv(pr.shape, convbench::cuda::Accum::f32, pr.x.data(), pr.w.data(),
                                  pr.shape.bias ? pr.b.data() : nullptr, yf.data());
   const double ef = testing::relative_l2(yf, ref);
   if (ref.size() >= 256) {
-    EXPECT_LE(ex3, testing::kF32x3VsF32 * ef)
+    EXPECT_LE(ex3, std::max(testing::kF32x3VsF32 * ef, testing::kF32x3Floor))
         << "f32x3 less accurate than cuda-f32 (" << ex3 << " vs " << ef << "), " << where;
   }
   *worst_f32 = std::max(*worst_f32, ef);

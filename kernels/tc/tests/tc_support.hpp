@@ -30,6 +30,10 @@ constexpr double kF32x3MinGain = 10.0;
 // cuda-f32x3 against cuda-f32 (FFMA) on the same data: at most this factor above it (the sums
 // run in another order, so a small factor either way is noise, not a lost split term).
 constexpr double kF32x3VsF32 = 2.0;
+// ... or at most this: the dropped lo*lo term is up to 2^-22 (2.4e-7) of each product, which on
+// short reductions (a few channels and taps, H200: 1.1e-7 to 3.8e-7 on the random odd shapes,
+// where cuda-f32 is 4e-8 to 1.2e-7) is the whole error.
+constexpr double kF32x3Floor = 5e-7;
 
 // cuda-f64-dmma: the products of f32 values are exact in f64; only the addition order differs
 // from the reference, an error near 1e-16 x sqrt(terms) x |partial sums| (about 1e-13 absolute
