@@ -238,3 +238,34 @@ def test_two_runs_with_different_pinned_cudnn_algorithms_are_config_changed():
         "bwd_data_algo_0" in f.detail and "bwd_data_algo_1" in f.detail for f in fs
     )
     assert not any(f.code == "drift" for f in a.all_findings())
+
+
+def test_f32x3_is_no_less_accurate_than_cuda_f32_on_every_case():
+    # The 3xTF32 split with chunk sums: each case's relative L2 against cpu-f64 at most
+    # cuda-f32's on the same stage and length (before the chunk sums it was ~20x above it).
+    cases = load.load_run(REAL["f32x3-up3.json"]).cases
+    err = {(c["stage"], c["frames"], c["arm"]): c["gate"]["rel_l2_err"] for c in cases}
+    x3 = [k for k in err if k[2] == "cuda-f32x3"]
+    assert x3
+    for st, fr, _ in x3:
+        assert err[(st, fr, "cuda-f32x3")] <= err[(st, fr, "cuda-f32")]
+
+
+def test_capped_fractions_that_differ_without_effect_keep_the_ratio():
+    # cudnn-f32 power-capped in part of its rounds, the other arms not: each capped case's capped
+    # samples are no slower than its others, so every ratio against it stands, the cap said.
+    rep = _report(REAL["f32x3-up3.json"])
+    rows = [r for g in rep["groups"] for r in g["rows"]]
+    noted = [r for r in rows if any(n["code"] == "throttle-differs-noted" for n in r["notes"])]
+    assert noted and all(r["status"] == "ok" for r in noted)
+
+
+def test_a_peer_whose_result_is_wrong_is_never_timed():
+    # cuDNN's tf32 forward on amp0.k7.d1 (fwd_algo_1, tensor-op math) returned a wrong result on
+    # the H200 (rel L2 0.33): gated, refused, no sample taken; the other arms timed beside it.
+    run = load.load_run(REAL["amp0-k7d1.json"])
+    bad = [c for c in run.cases if c["arm"] == "cudnn-tf32"]
+    assert bad and all(c["gate"]["result"] == "fail" and not c["samples"] for c in bad)
+    codes = {f.code for f in gates.assess([run]).all_findings()}
+    assert "gate-failed" in codes
+    assert all(c["samples"] for c in run.cases if c["arm"] != "cudnn-tf32")
