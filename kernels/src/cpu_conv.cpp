@@ -68,32 +68,42 @@ void forward_f64_row(const ConvShape &s, const float *x, const float *w, const f
     y_row[o] = float(a[o]);
 }
 
+// The cells of a transposed row fall into `stride` phases (p = q * stride + r); a tap k reaches
+// only the cells of one phase, r = (k * dilation - padding) mod stride, from the inputs
+// t = q + (r - k * dilation + padding) / stride. So each tap is one contiguous sweep over its
+// phase's accumulators (held phase-major in acc) and over x, which vectorises; per cell the
+// additions are the same as a scatter over t: ic ascending, then k descending (t ascending),
+// bias last.
 void transposed_f64_row(const ConvShape &s, const float *x, const float *w, const float *bias,
                         int64_t b, int64_t oc, std::vector<double> &acc, float *y_row) {
-  const int64_t lo = s.l_out();
-  std::fill(acc.begin(), acc.end(), 0.0);
+  const int64_t lo = s.l_out(), st = s.stride;
+  const int64_t nq = (lo + st - 1) / st; // cells of phase 0, the most any phase has
+  acc.assign(static_cast<size_t>(st * nq), 0.0);
   double *a = acc.data();
   for (int64_t ic = 0; ic < s.cin; ++ic) {
     const float *xrow = x + (b * s.cin + ic) * s.l_in;
     const float *wrow = w + (ic * s.cout + oc) * s.k;
-    // The taps reaching one destination p from this ic satisfy t*stride + k*dilation = p + pad,
-    // so k descending visits them in t ascending: the promised (ic, t) order per cell.
     for (int64_t kk = s.k - 1; kk >= 0; --kk) {
       const double wv = double(wrow[kk]);
-      const int64_t off = kk * s.dilation - s.padding;
-      const Range r = tap_range(s.l_in, s.stride, off, lo);
-      for (int64_t t = r.lo; t < r.hi; ++t)
-        a[t * s.stride + off] += reference_term(xrow[t], wv);
+      const int64_t off = kk * s.dilation - s.padding; // p = t * stride + off
+      const int64_t r = ((off % st) + st) % st;
+      const int64_t c = (r - off) / st; // t = q + c
+      const int64_t q_cells = (lo - r + st - 1) / st;
+      const int64_t q_lo = std::max<int64_t>(0, -c);
+      const int64_t q_hi = std::min<int64_t>(q_cells, s.l_in - c);
+      double *ar = a + r * nq;
+      const float *xs = xrow + c;
+      for (int64_t q = q_lo; q < q_hi; ++q)
+        ar[q] += reference_term(xs[q], wv);
     }
   }
-  // Bias last.
-  if (bias) {
-    const double bv = double(bias[oc]);
-    for (int64_t p = 0; p < lo; ++p)
-      a[p] += bv;
+  const double bv = bias ? double(bias[oc]) : 0.0;
+  for (int64_t p = 0; p < lo; ++p) {
+    double v = a[(p % st) * nq + p / st];
+    if (bias) // bias last
+      v += bv;
+    y_row[p] = float(v);
   }
-  for (int64_t p = 0; p < lo; ++p)
-    y_row[p] = float(a[p]);
 }
 
 const float *bias_or_null(const ConvShape &s, const float *bias) { return s.bias ? bias : nullptr; }
