@@ -1,4 +1,4 @@
-// Host arms. Each pool chunk owns whole output rows (batch, oc), so the sequence of additions into
+// Host arms. Each pool item owns whole output rows (batch, oc), so the sequence of additions into
 // a cell never depends on the thread count.
 #include "convbench/cpu_conv.hpp"
 
@@ -10,10 +10,16 @@
 #include <vector>
 
 #include "cpu_f32_conv.hpp"
+#include "cpu_f64_tile.hpp"
 
 namespace convbench {
 
 namespace {
+
+using cpu_f64::Isa;
+using cpu_f64::kMaxTileRows;
+using cpu_f64::max_rows;
+using cpu_f64::tile;
 
 // Positions j in [0, n_pos) with 0 <= j*stride + off < limit, as a half-open range.
 struct Range {
@@ -41,68 +47,128 @@ inline double reference_term(float xv, double wv) {
   return std::bit_cast<double>(bits);
 }
 
-void forward_f64_row(const ConvShape &s, const float *x, const float *w, const float *bias,
-                     int64_t b, int64_t oc, std::vector<double> &acc, float *y_row) {
+// One thread's scratch: the rows' accumulators and the tile's tap table.
+struct F64Scratch {
+  std::vector<double> acc;
+  std::vector<int64_t> xoff;
+  std::vector<double> w;
+};
+
+// Rows oc0 .. oc0 + rows - 1 of batch b, forward (Conv1d): bias first, then ic ascending, k
+// ascending. acc[r] holds row r's l_out cells. With stride 1 the cells every tap reaches run in
+// the register tile (cpu_f64_tile.hpp); the others, and every cell of a strided shape, take the
+// per-tap sweep, cell range by cell range. Each cell is done entirely by one of the two.
+void forward_f64_rows(Isa isa, const ConvShape &s, const float *x, const float *w,
+                      const float *bias, int64_t b, int64_t oc0, int rows, F64Scratch &sc,
+                      double *const *acc) {
   const int64_t lo = s.l_out();
-  // Bias first.
-  std::fill(acc.begin(), acc.end(), bias ? double(bias[oc]) : 0.0);
-  double *a = acc.data();
-  for (int64_t ic = 0; ic < s.cin; ++ic) {
-    const float *xrow = x + (b * s.cin + ic) * s.l_in;
-    const float *wrow = w + (oc * s.cin + ic) * s.k;
-    for (int64_t kk = 0; kk < s.k; ++kk) {
-      const double wv = double(wrow[kk]);
-      const int64_t off = kk * s.dilation - s.padding;
-      const Range r = tap_range(lo, s.stride, off, s.l_in);
-      if (s.stride == 1) {
-        const float *xs = xrow + off;
-        for (int64_t o = r.lo; o < r.hi; ++o)
-          a[o] += reference_term(xs[o], wv);
-      } else {
-        for (int64_t o = r.lo; o < r.hi; ++o)
-          a[o] += reference_term(xrow[o * s.stride + off], wv);
+  for (int r = 0; r < rows; ++r)
+    std::fill(acc[r], acc[r] + lo, bias ? double(bias[oc0 + r]) : 0.0);
+  int64_t in_lo = lo, done = lo;
+  if (s.stride == 1 && max_rows(isa) > 0) {
+    in_lo = std::clamp<int64_t>(s.padding, 0, lo);
+    const int64_t in_hi =
+        std::clamp<int64_t>(s.l_in - (s.k - 1) * s.dilation + s.padding, in_lo, lo);
+    const int64_t taps = s.cin * s.k;
+    sc.xoff.resize(size_t(taps));
+    sc.w.resize(size_t(taps * rows));
+    for (int64_t ic = 0, t = 0; ic < s.cin; ++ic)
+      for (int64_t kk = 0; kk < s.k; ++kk, ++t) {
+        sc.xoff[size_t(t)] = (b * s.cin + ic) * s.l_in + kk * s.dilation - s.padding;
+        for (int r = 0; r < rows; ++r)
+          sc.w[size_t(t * rows + r)] = double(w[((oc0 + r) * s.cin + ic) * s.k + kk]);
+      }
+    done = tile(isa, {sc.xoff.data(), sc.w.data(), taps, rows}, x, acc, in_lo, in_hi);
+  } else {
+    in_lo = done = 0; // no tile: the sweep takes every cell
+  }
+  // The per-tap sweep over [0, in_lo) and [done, lo).
+  for (int r = 0; r < rows; ++r) {
+    double *a = acc[r];
+    for (int64_t ic = 0; ic < s.cin; ++ic) {
+      const float *xrow = x + (b * s.cin + ic) * s.l_in;
+      const float *wrow = w + ((oc0 + r) * s.cin + ic) * s.k;
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        const double wv = double(wrow[kk]);
+        const int64_t off = kk * s.dilation - s.padding;
+        const Range t = tap_range(lo, s.stride, off, s.l_in);
+        for (const Range part :
+             {Range{t.lo, std::min(t.hi, in_lo)}, Range{std::max(t.lo, done), t.hi}})
+          for (int64_t o = part.lo; o < part.hi; ++o)
+            a[o] += reference_term(xrow[o * s.stride + off], wv);
       }
     }
   }
-  for (int64_t o = 0; o < lo; ++o)
-    y_row[o] = float(a[o]);
 }
 
-// The cells of a transposed row fall into `stride` phases (p = q * stride + r); a tap k reaches
-// only the cells of one phase, r = (k * dilation - padding) mod stride, from the inputs
-// t = q + (r - k * dilation + padding) / stride. So each tap is one contiguous sweep over its
-// phase's accumulators (held phase-major in acc) and over x, which vectorises; per cell the
-// additions are the same as a scatter over t: ic ascending, then k descending (t ascending),
-// bias last.
-void transposed_f64_row(const ConvShape &s, const float *x, const float *w, const float *bias,
-                        int64_t b, int64_t oc, std::vector<double> &acc, float *y_row) {
+// Rows oc0 .. oc0 + rows - 1 of batch b, transposed (ConvTranspose1d). The cells of a row fall
+// into `stride` phases (p = q * stride + ph); a tap k reaches only the cells of one phase,
+// ph = (k * dilation - padding) mod stride, from the inputs t = q + (ph - k * dilation +
+// padding) / stride. acc[r] holds row r phase-major (nq cells a phase), so each tap is one
+// contiguous sweep over its phase and over x; per cell the additions are the scatter's: ic
+// ascending, then k descending (t ascending), bias last (added by the caller). The cells of a
+// phase that every one of its taps reaches run in the register tile, the others in the sweep.
+void transposed_f64_rows(Isa isa, const ConvShape &s, const float *x, const float *w, int64_t b,
+                         int64_t oc0, int rows, int64_t nq, F64Scratch &sc, double *const *acc) {
   const int64_t lo = s.l_out(), st = s.stride;
-  const int64_t nq = (lo + st - 1) / st; // cells of phase 0, the most any phase has
-  acc.assign(static_cast<size_t>(st * nq), 0.0);
-  double *a = acc.data();
-  for (int64_t ic = 0; ic < s.cin; ++ic) {
-    const float *xrow = x + (b * s.cin + ic) * s.l_in;
-    const float *wrow = w + (ic * s.cout + oc) * s.k;
+  for (int r = 0; r < rows; ++r)
+    std::fill(acc[r], acc[r] + st * nq, 0.0);
+  for (int64_t ph = 0; ph < st; ++ph) {
+    const int64_t q_cells = (lo - ph + st - 1) / st;
+    // The phase's taps, k descending, and the cells all of them reach.
+    std::vector<int64_t> ks, cs;
+    int64_t in_lo = 0, in_hi = q_cells;
     for (int64_t kk = s.k - 1; kk >= 0; --kk) {
-      const double wv = double(wrow[kk]);
       const int64_t off = kk * s.dilation - s.padding; // p = t * stride + off
-      const int64_t r = ((off % st) + st) % st;
-      const int64_t c = (r - off) / st; // t = q + c
-      const int64_t q_cells = (lo - r + st - 1) / st;
-      const int64_t q_lo = std::max<int64_t>(0, -c);
-      const int64_t q_hi = std::min<int64_t>(q_cells, s.l_in - c);
-      double *ar = a + r * nq;
-      const float *xs = xrow + c;
-      for (int64_t q = q_lo; q < q_hi; ++q)
-        ar[q] += reference_term(xs[q], wv);
+      if (((off % st) + st) % st != ph)
+        continue;
+      const int64_t c = (ph - off) / st; // t = q + c
+      ks.push_back(kk);
+      cs.push_back(c);
+      in_lo = std::max<int64_t>(in_lo, -c);
+      in_hi = std::min<int64_t>(in_hi, s.l_in - c);
     }
-  }
-  const double bv = bias ? double(bias[oc]) : 0.0;
-  for (int64_t p = 0; p < lo; ++p) {
-    double v = a[(p % st) * nq + p / st];
-    if (bias) // bias last
-      v += bv;
-    y_row[p] = float(v);
+    if (ks.empty())
+      continue;
+    in_hi = std::max(in_hi, in_lo);
+    int64_t done = in_lo;
+    double *pa[kMaxTileRows];
+    for (int r = 0; r < rows; ++r)
+      pa[r] = acc[r] + ph * nq;
+    if (max_rows(isa) > 0 && in_hi > in_lo) {
+      const int64_t taps = s.cin * int64_t(ks.size());
+      sc.xoff.resize(size_t(taps));
+      sc.w.resize(size_t(taps * rows));
+      int64_t t = 0;
+      for (int64_t ic = 0; ic < s.cin; ++ic)
+        for (size_t j = 0; j < ks.size(); ++j, ++t) {
+          sc.xoff[size_t(t)] = (b * s.cin + ic) * s.l_in + cs[j];
+          for (int r = 0; r < rows; ++r)
+            sc.w[size_t(t * rows + r)] = double(w[(ic * s.cout + oc0 + r) * s.k + ks[j]]);
+        }
+      done = tile(isa, {sc.xoff.data(), sc.w.data(), taps, rows}, x, pa, in_lo, in_hi);
+    } else {
+      in_lo = in_hi = done = 0; // no tile: the sweep takes every cell
+    }
+    // The per-tap sweep over the phase's cells outside [in_lo, done).
+    for (int r = 0; r < rows; ++r) {
+      double *ar = pa[r];
+      for (int64_t ic = 0; ic < s.cin; ++ic) {
+        const float *xrow = x + (b * s.cin + ic) * s.l_in;
+        const float *wrow = w + (ic * s.cout + oc0 + r) * s.k;
+        for (size_t j = 0; j < ks.size(); ++j) {
+          const double wv = double(wrow[ks[j]]);
+          const int64_t c = cs[j];
+          const int64_t q_lo = std::max<int64_t>(0, -c);
+          const int64_t q_hi = std::min<int64_t>(q_cells, s.l_in - c);
+          const float *xs = xrow + c;
+          for (const Range part :
+               {Range{q_lo, std::min(q_hi, in_lo)}, Range{std::max(q_lo, done), q_hi}})
+            for (int64_t q = part.lo; q < part.hi; ++q)
+              ar[q] += reference_term(xs[q], wv);
+        }
+      }
+    }
   }
 }
 
@@ -110,22 +176,49 @@ const float *bias_or_null(const ConvShape &s, const float *bias) { return s.bias
 
 } // namespace
 
-void conv_cpu_f64(const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
-                  ThreadPool &pool) {
+void cpu_f64::conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias,
+                   float *y, ThreadPool &pool) {
   s.validate();
   const float *bv = bias_or_null(s, bias);
-  const int64_t lo = s.l_out();
-  pool.parallel_for(s.batch * s.cout, [&](int64_t begin, int64_t end) {
-    std::vector<double> acc(static_cast<size_t>(lo));
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t b = row / s.cout, oc = row % s.cout;
-      float *y_row = y + row * lo;
-      if (s.op == ConvOp::forward)
-        forward_f64_row(s, x, w, bv, b, oc, acc, y_row);
-      else
-        transposed_f64_row(s, x, w, bv, b, oc, acc, y_row);
+  const int64_t lo = s.l_out(), st = s.stride, nq = (lo + st - 1) / st;
+  const int64_t row_cells = s.op == ConvOp::forward ? lo : st * nq;
+  const int group = std::max(1, max_rows(isa));
+  // Work items: groups of up to `group` consecutive oc rows of one batch. Each item owns its
+  // rows, so the sequence of additions into a cell never depends on the thread count.
+  const int64_t per_batch = (s.cout + group - 1) / group;
+  pool.parallel_for(s.batch * per_batch, [&](int64_t begin, int64_t end) {
+    F64Scratch sc;
+    sc.acc.resize(size_t(group * row_cells));
+    double *acc[kMaxTileRows];
+    for (int r = 0; r < group; ++r)
+      acc[r] = sc.acc.data() + r * row_cells;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t b = item / per_batch, oc0 = (item % per_batch) * group;
+      const int rows = int(std::min<int64_t>(group, s.cout - oc0));
+      if (s.op == ConvOp::forward) {
+        forward_f64_rows(isa, s, x, w, bv, b, oc0, rows, sc, acc);
+        for (int r = 0; r < rows; ++r)
+          std::transform(acc[r], acc[r] + lo, y + (b * s.cout + oc0 + r) * lo,
+                         [](double v) { return float(v); });
+      } else {
+        transposed_f64_rows(isa, s, x, w, b, oc0, rows, nq, sc, acc);
+        for (int r = 0; r < rows; ++r) {
+          float *y_row = y + (b * s.cout + oc0 + r) * lo;
+          for (int64_t p = 0; p < lo; ++p) {
+            double v = acc[r][(p % st) * nq + p / st];
+            if (bv) // bias last
+              v += double(bv[oc0 + r]);
+            y_row[p] = float(v);
+          }
+        }
+      }
     }
   });
+}
+
+void conv_cpu_f64(const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
+                  ThreadPool &pool) {
+  cpu_f64::conv(cpu_f32::best_isa(), s, x, w, bias, y, pool);
 }
 
 // cpu-f32 lives in cpu_f32_conv.cpp (a register-blocked polyphase GEMM per instruction set).
@@ -161,3 +254,30 @@ void conv_cpu_f32_on(const char *isa, const ConvShape &s, const float *x, const 
 }
 
 } // namespace convbench
+
+namespace convbench::cpu_f64 {
+
+int max_rows(Isa isa) {
+  switch (isa) {
+  case Isa::avx512:
+    return 8;
+  case Isa::avx2:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+int64_t tile(Isa isa, const TapTable &t, const float *x, double *const *acc, int64_t c_lo,
+             int64_t c_hi) {
+  switch (isa) {
+  case Isa::avx512:
+    return tile_avx512(t, x, acc, c_lo, c_hi);
+  case Isa::avx2:
+    return tile_avx2(t, x, acc, c_lo, c_hi);
+  default:
+    return c_lo;
+  }
+}
+
+} // namespace convbench::cpu_f64

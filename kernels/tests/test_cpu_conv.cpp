@@ -13,6 +13,7 @@
 
 #include "convbench/cpu_conv.hpp"
 #include "cpu_f32_conv.hpp"
+#include "cpu_f64_tile.hpp"
 #include "test_support.hpp"
 
 namespace convbench {
@@ -316,6 +317,98 @@ TEST_P(CpuF32Isa, DeterministicAtAnyThreadCount) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiles, CpuF32Isa,
+                         ::testing::Values(IsaCase{cpu_f32::Isa::generic, ConvOp::forward},
+                                           IsaCase{cpu_f32::Isa::generic, ConvOp::transposed},
+                                           IsaCase{cpu_f32::Isa::avx2, ConvOp::forward},
+                                           IsaCase{cpu_f32::Isa::avx2, ConvOp::transposed},
+                                           IsaCase{cpu_f32::Isa::avx512, ConvOp::forward},
+                                           IsaCase{cpu_f32::Isa::avx512, ConvOp::transposed}),
+                         isa_case_name);
+
+// Every cpu-f64 register tile this CPU can run (cpu_f64_tile.hpp; generic: the per-tap sweep
+// alone), bitwise the contract's cell-by-cell reference on shapes long enough for whole tiles,
+// with row-group remainders and edges around them, special inputs, and at any thread count.
+// (Planted and seen failing here: the AVX-512 tile's zero-skip mask dropped (SkipsZeros); its
+// rows' weights taken in reverse row order (RandomShapes); the transposed tap table in k
+// ascending order (Cancellation); the tile reporting one block fewer than it did, so that the
+// sweep adds into those cells again, and its masked last block one cell short (RandomShapes,
+// Cancellation, SkipsZeros).)
+class CpuF64Isa : public ::testing::TestWithParam<IsaCase> {
+protected:
+  void SetUp() override {
+    if (!cpu_f32::isa_supported(GetParam().isa))
+      GTEST_SKIP() << "this CPU cannot run the " << cpu_f32::isa_name(GetParam().isa) << " tile";
+  }
+  std::vector<float> run(const Problem &p, int threads) const {
+    ThreadPool pool(threads);
+    std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
+    cpu_f64::conv(GetParam().isa, p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
+    return y;
+  }
+};
+
+TEST_P(CpuF64Isa, MatchesTheContractBitwiseOnRandomShapes) {
+  std::mt19937_64 rng(20261202 + int(GetParam().op));
+  for (int i = 0; i < 80; ++i) {
+    const Problem p =
+        testing::random_problem(testing::random_shape(rng, GetParam().op, 24, 300), i);
+    ASSERT_EQ(differing_cells(run(p, 3), naive_f64(p, IcOrder::ascending)), 0)
+        << "shape " << i << ": cin " << p.shape.cin << " cout " << p.shape.cout << " k "
+        << p.shape.k << " stride " << p.shape.stride << " dil " << p.shape.dilation << " pad "
+        << p.shape.padding << " l_in " << p.shape.l_in;
+  }
+}
+
+TEST_P(CpuF64Isa, CancellationPinsTheOrder) {
+  ConvShape s = testing::cancellation_problem(GetParam().op, 3).shape;
+  s.l_in = 200; // cells enough for the tile
+  s.cout = 11;  // a row group and a remainder
+  const Problem p = testing::cancellation_problem(s, 3);
+  EXPECT_EQ(differing_cells(run(p, 2), naive_f64(p, IcOrder::ascending)), 0);
+}
+
+// Zeros of both signs, infinities and NaN in x, infinite weights on an all-zero channel: the
+// tile skips exactly the zero inputs, as the reference does.
+TEST_P(CpuF64Isa, SkipsZerosAsTheReference) {
+  ConvShape s;
+  s.op = GetParam().op;
+  s.cin = 5;
+  s.cout = 13;
+  s.k = s.op == ConvOp::forward ? 5 : 8;
+  s.stride = s.op == ConvOp::forward ? 1 : 4;
+  s.dilation = s.op == ConvOp::forward ? 2 : 1;
+  s.padding = s.op == ConvOp::forward ? 4 : 2;
+  s.l_in = 157;
+  Problem p = testing::random_problem(s, 9);
+  for (int64_t t = 0; t < s.l_in; ++t)
+    p.x[size_t(2 * s.l_in + t)] = t % 2 ? 0.0f : -0.0f; // ic 2: zeros of both signs
+  for (size_t i = 0; i < p.x.size(); i += 7)
+    if (i / size_t(s.l_in) != 2)
+      p.x[i] = (i / 7) % 3 == 0 ? -0.0f : 0.0f;
+  p.x[size_t(4 * s.l_in + 60)] = std::numeric_limits<float>::infinity();
+  p.x[size_t(4 * s.l_in + 90)] = std::nanf("");
+  for (int64_t oc = 0; oc < s.cout; ++oc)
+    for (int64_t k = 0; k < s.k; ++k)
+      p.w[size_t(s.op == ConvOp::forward ? (oc * s.cin + 2) * s.k + k
+                                         : (2 * s.cout + oc) * s.k + k)] =
+          std::numeric_limits<float>::infinity();
+  const auto got = run(p, 2);
+  const auto ref = naive_f64(p, IcOrder::ascending);
+  ASSERT_EQ(got.size(), ref.size());
+  EXPECT_EQ(std::memcmp(got.data(), ref.data(), got.size() * sizeof(float)), 0);
+  EXPECT_GT(std::count_if(got.begin(), got.end(), [](float v) { return std::isfinite(v); }),
+            int64_t(got.size()) / 2);
+}
+
+TEST_P(CpuF64Isa, BitwiseEqualAtAnyThreadCount) {
+  std::mt19937_64 rng(5);
+  const Problem p = testing::random_problem(testing::random_shape(rng, GetParam().op, 30, 260), 5);
+  const auto one = run(p, 1);
+  for (int threads : {2, 3, 8})
+    EXPECT_EQ(differing_cells(run(p, threads), one), 0) << threads;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiles, CpuF64Isa,
                          ::testing::Values(IsaCase{cpu_f32::Isa::generic, ConvOp::forward},
                                            IsaCase{cpu_f32::Isa::generic, ConvOp::transposed},
                                            IsaCase{cpu_f32::Isa::avx2, ConvOp::forward},
