@@ -478,8 +478,9 @@ fi
 
 if has ops; then
   # The forward Conv1d stages and the causal op on the GPU: AMP block 0 with the cuDNN peers at
-  # 96 and 1536 frames, the generator at 96 (every f32/f64 arm) and at 1536 (f32 arms: its
-  # cpu-f64 reference gate alone takes minutes there), the causal family, the torch dump check.
+  # 96 and 1536 frames, the generator at 96 (every f32/f64 arm) and at 1536 (f32 arms: four arms'
+  # buffers there would need ~62 GiB of host memory), the causal family (above), the torch dump
+  # check. cpu-f64's register tile makes the 1536-frame gates seconds, not minutes.
   for f in 96 1536; do
     enough 60 "amp0/$f" || break
     timeout $(cap 200) $B/bin/bench_conv --stage amp0 --frames $f --arms cuda-f32,cudnn-f32,cuda-f64,cudnn-f64,cuda-tf32,cudnn-tf32 \
@@ -495,8 +496,8 @@ if has ops; then
   timeout $(cap 150) $B/bin/bench_conv --stage generator --frames 96 --arms cuda-f32,cudnn-f32,cuda-f64,cudnn-f64 \
     --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/generator-96.json" >"$W/logs/generator-96.txt" 2>&1
   log "generator / 96: rc=$?"
-  if enough 300 "generator/1536"; then
-    timeout $(cap 420) $B/bin/bench_conv --stage generator --frames 1536 --arms cuda-f32,cudnn-f32 --staging resident \
+  if enough 120 "generator/1536"; then
+    timeout $(cap 300) $B/bin/bench_conv --stage generator --frames 1536 --arms cuda-f32,cudnn-f32 --staging resident \
       --reps 3 --target-ci 0 --no-counters --out "$W/results/generator-1536.json" >"$W/logs/generator-1536.txt" 2>&1
     log "generator / 1536: rc=$?"
   fi
