@@ -11,11 +11,14 @@
 // the phase offset, wrong c_lo, last chunk dropped, a phase's last cell not stored) each fail
 // the emulation twin on CI, which runs the same functions (see tc_emulation_test.cpp). What only
 // these device gates hold -- the bias add, the WMMA fragment pointers and pitches, the epilogue
-// through shared memory, f32x3's hi and lo planes -- has NOT been seen failing yet: the build
-// machine has no GPU. Owed on the H200: plant (1) `v += E(bias[...])` removed, (2) `+ delta`
-// removed from the B-fragment slot, (3) the lo plane offset `p * L::kX` dropped from the
-// B-fragment load (f32x3 then runs as tf32) in tc_kernel.cuh, and see EveryVocoderStageAt1Frame
-// and RandomOddShapes fail.
+// through shared memory, f32x3's hi and lo planes -- is seen failing only on the GPU. Seen on
+// the H200: f32x3 summed in one MMA accumulator over all of K (the MMA's truncating f32
+// accumulation) failed the 10x gain at 96 frames on up0 of both 44 kHz models (4.3e-5 against
+// tf32's 2.6e-4), and would fail the cuda-f32 comparison by ~20x; with the chunk sums f32x3 is
+// 3.2e-7 against cuda-f32's 7.0e-7. Still owed there: plant (1) `v += E(bias[...])` removed,
+// (2) `+ delta` removed from the B-fragment slot, (3) the lo plane offset `p * L::kX` dropped
+// from the B-fragment load (f32x3 then runs as tf32) in tc_kernel.cuh, and see
+// EveryVocoderStageAt1Frame and RandomOddShapes fail.
 #include <gtest/gtest.h>
 
 #include <algorithm>
