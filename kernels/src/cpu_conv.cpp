@@ -182,9 +182,13 @@ void cpu_f64::conv(Isa isa, const ConvShape &s, const float *x, const float *w, 
   const float *bv = bias_or_null(s, bias);
   const int64_t lo = s.l_out(), st = s.stride, nq = (lo + st - 1) / st;
   const int64_t row_cells = s.op == ConvOp::forward ? lo : st * nq;
-  const int group = std::max(1, max_rows(isa));
-  // Work items: groups of up to `group` consecutive oc rows of one batch. Each item owns its
-  // rows, so the sequence of additions into a cell never depends on the thread count.
+  // Work items: groups of up to `group` consecutive oc rows of one batch, the tile's rows, halved
+  // while that leaves fewer than two items a worker (a narrow stage keeps every worker busy).
+  // Each item owns its rows, so the sequence of additions into a cell depends neither on the
+  // thread count nor on the grouping.
+  int group = std::max(1, max_rows(isa));
+  while (group > 1 && s.batch * ((s.cout + group - 1) / group) < 2 * int64_t(pool.size()))
+    group /= 2;
   const int64_t per_batch = (s.cout + group - 1) / group;
   pool.parallel_for(s.batch * per_batch, [&](int64_t begin, int64_t end) {
     F64Scratch sc;
