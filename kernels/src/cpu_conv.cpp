@@ -232,6 +232,7 @@ void conv_cpu_f32(const ConvShape &s, const float *x, const float *w, const floa
 }
 
 const char *cpu_f32_isa() { return cpu_f32::isa_name(cpu_f32::best_isa()); }
+const char *cpu_f64_isa() { return cpu_f32::isa_name(cpu_f32::best_isa()); }
 
 namespace {
 constexpr cpu_f32::Isa kIsas[] = {cpu_f32::Isa::avx512, cpu_f32::Isa::avx2, cpu_f32::Isa::generic};

@@ -21,6 +21,8 @@ void conv_cpu_f32(const ConvShape &s, const float *x, const float *w, const floa
 // The instruction set conv_cpu_f32 runs on this CPU: "avx512", "avx2" or "generic" (the same
 // arm is a different kernel on another machine: the result record says which ran).
 const char *cpu_f32_isa();
+// The instruction set of cpu-f64's register tile ("generic": the per-tap sweep alone).
+const char *cpu_f64_isa();
 
 // The instruction sets conv_cpu_f32 is built for, the best first: "avx512", "avx2", "generic".
 // Each is a different tile with the same addition order; the bench times each this CPU runs as

@@ -9,7 +9,9 @@ public:
   HostConvFn function() const override { return &conv_cpu_f64; }
   CausalHostFn causal_function() const override { return &causal_cpu_f64; }
   nlohmann::json describe(const Problem &) const override {
-    return {{"name", "cpu-f64 reference (scalar, one f64 accumulator per cell)"}};
+    const std::string isa = cpu_f64_isa();
+    return {{"name", "cpu-f64 reference (" + isa + " register tile, one f64 accumulator per cell)"},
+            {"isa", isa}};
   }
 };
 } // namespace convbench::bench
