@@ -286,9 +286,9 @@ if has sweep; then
   log "fast_gpu_tests EveryConfig rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$W/logs/fast-configs.txt" | tr '\n' ' ')"
   # One run per model, length and accumulator: a run keeps every case's buffers resident from its
   # gate to its end, so the device must hold them all (bench_conv refuses a plan that would not
-  # fit). SWEEP_MODELS / SWEEP_FRAMES narrow a call when the whole sweep needs several; then
-  # the records of all calls go to fast_tuning.py together (python3 scripts/fast_tuning.py
-  # OUT1/sweep-*.json OUT2/sweep-*.json ... > kernels/fast/src/tuned_configs.inc).
+  # fit). SWEEP_MODELS / SWEEP_FRAMES narrow a call when the whole sweep needs several; each
+  # call's tuned_configs.inc is the committed table with the rows it swept re-chosen (commit it
+  # to carry the next call on; a full sweep's records without --update also re-choose kFallback).
   for m in ${SWEEP_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}; do
     for f in ${SWEEP_FRAMES:-96 384 1536}; do
       for acc in f32 f64; do
@@ -302,8 +302,11 @@ if has sweep; then
       done
     done
   done
-  python3 scripts/fast_tuning.py "$W/results"/sweep-*.json >"$W/results/tuned_configs.inc" 2>"$W/logs/fast-tuning.err"
-  log "fast_tuning rc=$? $(cat "$W/logs/fast-tuning.err")"
+  # --update: the rows these records cover re-chosen, the table's others kept; each changed row
+  # named with the old block's time over the new one's.
+  python3 scripts/fast_tuning.py --update kernels/fast/src/tuned_configs.inc "$W/results"/sweep-*.json \
+    >"$W/results/tuned_configs.inc" 2>"$W/logs/fast-tuning.err"
+  log "fast_tuning rc=$? $(tr '\n' ';' <"$W/logs/fast-tuning.err")"
   diff kernels/fast/src/tuned_configs.inc "$W/results/tuned_configs.inc" >"$W/logs/tuning-diff.txt"
   log "tuning table: $(grep -c '^>.*Arm::' "$W/logs/tuning-diff.txt") rows differ (logs/tuning-diff.txt)"
 fi

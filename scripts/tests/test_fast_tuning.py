@@ -143,3 +143,45 @@ def test_the_committed_table_is_in_the_generated_format():
         block = r[8].rsplit(": ", 1)[1]
         assert ", ".join(mod.block_fields(block)) == r[7], block
         assert " us" not in r[8]
+
+
+def test_a_partial_sweep_updates_only_the_rows_it_covers(tmp_path, capsys):
+    # A table chosen on up0 and up1 (f64), then a sweep of up0 alone that picks another block:
+    # up0's row changes and says by how much the old block was slower, up1's row and the
+    # fallback stay as they were. (Planted: --update writing the sweep's rows alone dropped
+    # up1's row and the fallback here; the ratio inverted read 0.667x.)
+    tuning = load_tuning()
+    first = [
+        case("up0", UP0, "cuda-f64@t64-c16-k16-u8", 2e-4),  # fastest on up0 at first
+        case("up0", UP0, "cuda-f64@t128-c8-k16-u16-b5", 3e-4),
+        case("up1", UP1, "cuda-f64@t64-c16-k16-u8", 1e-4),
+        case("up1", UP1, "cuda-f64@t128-c8-k16-u16-b5", 3e-4),
+    ]
+    assert tuning.main([write(tmp_path, "first.json", first)]) == 0
+    table = tmp_path / "tuned.inc"
+    table.write_text(capsys.readouterr().out)
+    before = {(r[0], r[6]): r[7] for r in rows(table.read_text())}
+    again = [
+        case("up0", UP0, "cuda-f64@t64-c16-k16-u8", 3e-4),
+        case("up0", UP0, "cuda-f64@t128-c8-k16-u16-b5", 2e-4),  # now the fastest on up0
+    ]
+    assert tuning.main(["--update", str(table), write(tmp_path, "up0.json", again)]) == 0
+    captured = capsys.readouterr()
+    after = {(r[0], r[6]): r[7] for r in rows(captured.out)}
+    assert after[("1536", "kF64")] == "128, 8, 16, 16, 4, 5, 1"  # re-chosen
+    assert after[("768", "kF64")] == before[("768", "kF64")]  # kept
+    assert len(after) == 2
+    old_fallback = re.search(r"kFallback\[\] = \{\n    // (\S+)", table.read_text()).group(1)
+    assert re.search(r"kFallback\[\] = \{\n    // (\S+)", captured.out).group(1) == old_fallback
+    changed = [ln for ln in captured.err.splitlines() if ln.startswith("fast_tuning: changed")]
+    assert len(changed) == 1
+    assert "up0 96 cuda-f64: t64-c16-k16-u8 -> t128-c8-k16-u16-b5 (1.500x)" in changed[0]
+
+
+def test_update_refuses_a_file_that_is_no_table(tmp_path, capsys):
+    bad = tmp_path / "bad.inc"
+    bad.write_text("int x;\n")
+    sweep = write(tmp_path, "s.json", [case("up0", UP0, "cuda-f64@t64-c16-k16-u8", 2e-4)])
+    assert load_tuning().main(["--update", str(bad), sweep]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no kTuned row" in err[0]
