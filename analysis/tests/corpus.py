@@ -80,6 +80,7 @@ def _plant(kind: str, run: dict) -> None:
         "bypassing-run": faults.bypassing_run,
         "lapsed-lease": faults.lapsed_lease,
         "power-capped-arm": faults.power_capped_arm,
+        "stolen-host": lambda r: faults.stolen_host(r, HOST),
     }[kind](run)
 
 
@@ -92,6 +93,7 @@ EXPECT = {
     "bypassing-run": ("lease-none", None),
     "lapsed-lease": ("lease-expired", None),
     "power-capped-arm": ("throttle-differs", ("cuda-f32/resident", "cudnn-f32/resident")),
+    "stolen-host": ("host-steal", HOST),
 }
 
 

@@ -102,3 +102,25 @@ def power_capped_arm(run: dict, arm: str = "cuda-f32") -> None:
                 s["gpu_after"]["throttle_reasons"] = ["SwPowerCap"]
                 synth.set_violation(s, "power", 0.8 * s["total_seconds"] * 1e6)
                 s["measured_sm_clock_mhz"] = 1785.0
+
+
+def stolen_host(
+    run: dict, cid: str, rounds: tuple | None = None, share: float = 0.18, slower: float = 1.6
+) -> None:
+    """The hypervisor ran other guests on this VM's CPUs in the given rounds (as seen on the
+    H200: 12-20% of every CPU's time stolen, those cpu-f32 samples 1.4-1.8x slower): /proc/stat's
+    steal grows, the foreign share counts it with no process to name, the speed probes between
+    samples see full speed. The default, every round but the first two, moves the median."""
+    c = synth.case(run, cid)
+    if rounds is None:
+        rounds = tuple(s["round"] for s in c["samples"])[2:]
+    for s in c["samples"]:
+        if s["round"] in rounds:
+            s["contention"]["steal_share"] = share
+            # the sample's foreign share counts the steal (busy ticks include it); over the
+            # 1 s foreign window, which the sample is a small part of, it is diluted
+            window_s = (s.get("foreign_cpu_window") or {}).get("window_s") or 1.0
+            synth.set_foreign(s, share * s["total_seconds"] / window_s)
+            s["foreign_cpu_share"] = share
+            s["foreign_cpu_s"] = share * s["total_seconds"]
+    _rescale(c, {r: slower for r in rounds})

@@ -49,6 +49,8 @@ WEAKENINGS = {
     "bypassing-run": _drop_lease_none,
     "lapsed-lease": lambda mp: _weaker_thresholds(mp, renew_gap_fraction=2),
     "power-capped-arm": lambda mp: _weaker_thresholds(mp, throttle_fraction_diff_max=1),
+    # steal no longer counted: the stolen rounds read as plain spread (or pass)
+    "stolen-host": lambda mp: _weaker_thresholds(mp, steal_share_max=1),
 }
 
 

@@ -132,6 +132,21 @@ _ALL = (
         ("host_speed_min_relative", "slow_sample_k", "slow_sample_floor", "host_slow_rounds_max"),
     ),
     _g(
+        "host-steal",
+        "at least half of a host case's rounds ran while the hypervisor stole the CPUs' time "
+        "(steal, /proc/stat) and are slower beyond noise than the unstolen rounds",
+        "re-run when the host is quieter, or on a dedicated host: steal is other guests on the "
+        "same physical CPUs",
+        ("steal_share_max", "host_slow_rounds_max", "slow_sample_k", "slow_sample_floor"),
+    ),
+    _g(
+        "host-steal-noted",
+        "a minority of a host case's rounds were stolen by the hypervisor and slowed; the best and "
+        "the median are values of unstolen rounds",
+        "nothing to fix",
+        refuses=False,
+    ),
+    _g(
         "host-speed-noted",
         "some host rounds ran slower on a CPU delivering less speed; too few to move the best "
         "or the median, which stay values of full-speed rounds",

@@ -319,9 +319,77 @@ def _merge(fs: list[Finding]) -> Finding:
     return Finding(f.code, f.detail + more, f.path, f.case_id, f.remedy_detail)
 
 
-def _spread_without_slowed(case: dict, th: Thresholds) -> bool:
-    """Whether the case's rounds that no slow CPU slowed are within the host spread limits."""
+def _stolen_rounds(run: Run, case: dict, th: Thresholds) -> list[tuple[int, float]]:
+    """(index, steal share) of each round the hypervisor stole over steal_share_max of the
+    CPUs' time from, and more than two ticks of the sample's window (USER_HZ 100 on every CPU)."""
+    cpus = max(1, int((run.data.get("host") or {}).get("cores") or 1))
+    out = []
+    for j, s in enumerate(case["samples"]):
+        c = record.contention(s) or {}
+        share, wall = c.get("steal_share"), (s.get("contention") or {}).get("wall_s")
+        if share is None or share <= th.steal_share_max:
+            continue
+        ticks = (wall or 0.0) * cpus * 100.0
+        if ticks > 0 and share * ticks <= 2.0:
+            continue  # within two ticks: resolution, not evidence
+        out.append((j, float(share)))
+    return out
+
+
+def _slowed_stolen_rounds(run: Run, case: dict, th: Thresholds) -> list[tuple[int, float, float]]:
+    """(index, slowdown, steal) of each stolen round slower beyond noise than the best of the
+    unstolen rounds; none when every round was stolen (nothing to set them against)."""
+    x = seconds(case)
+    stolen = dict(_stolen_rounds(run, case, th))
+    others = np.delete(x, list(stolen))
+    if not stolen or not len(others):
+        return []
+    out = []
+    for j, share in stolen.items():
+        slow, rel, _ = beyond_noise(float(x[j]), others, th)
+        if slow:
+            out.append((j, rel, share))
+    return out
+
+
+def _host_steal(run: Run, case: dict, th: Thresholds) -> list[Finding]:
+    """The hypervisor ran other guests on this VM's CPUs during the slow rounds: no process
+    here to name (the foreign share counts steal, no process holds it), the CPUs' own speed
+    probes between samples see nothing. Refused when at least host_slow_rounds_max of the
+    rounds; fewer are said, and the spread is judged without them."""
+    slowed = _slowed_stolen_rounds(run, case, th)
+    if not slowed:
+        return []
+    samples = case["samples"]
+    j, rel, share = max(slowed, key=lambda t: t[1])
+    rounds = ", ".join(str(samples[k]["round"]) for k, _, _ in sorted(slowed)[:6])
+    detail = (
+        f"round {samples[j]['round']}: the hypervisor took {share:.0%} of the CPUs' time (steal) "
+        f"during the sample, which took {rel:.2f}x the best of the unstolen rounds; "
+        f"{len(slowed)} of {len(samples)} rounds stolen and slowed (rounds {rounds})"
+    )
+    remedy = (
+        "steal is other guests on the same physical CPUs, not a process here: re-run when "
+        "the host is quieter, or on a dedicated (bare-metal or exclusive) host"
+    )
+    if len(slowed) >= th.host_slow_rounds_max * len(samples):
+        return [Finding("host-steal", detail, run.path, case["id"], remedy)]
+    return [
+        Finding(
+            "host-steal-noted",
+            detail + ": the best and the median are values of unstolen rounds",
+            run.path,
+            case["id"],
+        )
+    ]
+
+
+def _spread_without_slowed(case: dict, th: Thresholds, run: Run | None = None) -> bool:
+    """Whether the case's rounds that neither a slow CPU nor the hypervisor's steal slowed are
+    within the host spread limits."""
     slowed = {j for j, _, _ in _slowed_host_rounds(case, th)}
+    if run is not None:
+        slowed |= {j for j, _, _ in _slowed_stolen_rounds(run, case, th)}
     x = seconds(case)
     rest = np.array([v for j, v in enumerate(x) if j not in slowed])
     if len(rest) < th.min_rounds:
@@ -548,10 +616,13 @@ def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
         return out
     if not case["device"]:
         named = _foreign_cpu(run, case, th) + _host_speed(run, case, th)
+        named += _host_steal(run, case, th)
+        noted = {"host-speed-noted", "host-steal-noted"}
         if any(f.refuses for f in named):  # the named cause explains the spread: say it once
             out = [f for f in out if f.code != "spread"]
-        elif any(f.code == "host-speed-noted" for f in named) and _spread_without_slowed(case, th):
-            # The few rounds on a slow CPU are the scatter; the others agree: said, accepted.
+        elif any(f.code in noted for f in named) and _spread_without_slowed(case, th, run):
+            # The few rounds on a slow or stolen CPU are the scatter; the others agree: said,
+            # accepted.
             out = [f for f in out if f.code != "spread"]
         return out + named
     named = _clock_and_throttle(run, case, th)

@@ -183,7 +183,11 @@ def foreign_share(sample: dict) -> tuple[float, float]:
     w = sample.get("foreign_cpu_window") or {}
     share, res = w.get("share"), w.get("resolution")
     if share is None:
-        share = sample.get("foreign_cpu_share") or 0.0
+        # The sample's own share counts /proc/stat's steal (busy ticks include it): the
+        # hypervisor's time, no process's; over the same window the contention block has it
+        # apart, so it is taken out here (host-steal judges it).
+        steal = (contention(sample) or {}).get("steal_share") or 0.0
+        share = max(0.0, (sample.get("foreign_cpu_share") or 0.0) - steal)
         window = sample.get("total_seconds") or sample.get("seconds") or 0.0
         res = min(1.0, 0.010 / window) if window > 0 else 1.0
     return float(share), float(res if res is not None else 1.0)

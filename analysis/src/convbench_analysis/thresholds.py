@@ -59,6 +59,12 @@ class Thresholds:
         "are both values of full-speed rounds, so the estimators the ratios use are not moved "
         "(said as host-speed-noted / foreign-cpu-noise)",
     )
+    steal_share_max: float = _t(
+        0.02,
+        "host arm: the hypervisor's steal (of every CPU's time, /proc/stat) during a sample above "
+        "this, and above two ticks of the window, marks a stolen round (clean H200 rounds: under "
+        "0.015; rounds 1.4-1.7x slower: 0.12-0.20)",
+    )
     run_delay_share_max: float = _t(
         0.20,
         "host arm, pinned: a worker that waited for its CPU (schedstat run delay) more than this "
