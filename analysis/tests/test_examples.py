@@ -269,3 +269,12 @@ def test_a_peer_whose_result_is_wrong_is_never_timed():
     codes = {f.code for f in gates.assess([run]).all_findings()}
     assert "gate-failed" in codes
     assert all(c["samples"] for c in run.cases if c["arm"] != "cudnn-tf32")
+
+
+def test_a_round_the_hypervisor_stole_is_said_by_its_cause():
+    # The main job's record: one cpu-f64 round ran while the hypervisor stole part of the CPUs'
+    # time, and was slower; said as host-steal-noted (the record stays accepted, allowlisted).
+    # (Planted: steal_share_max 1 left the round unexplained here.)
+    a = gates.assess([load.load_run(REAL["main-h200.json"])])
+    notes = [n for ns in a.case_notes.values() for n in ns if n.code == "host-steal-noted"]
+    assert notes and all("the hypervisor took" in n.detail for n in notes)
