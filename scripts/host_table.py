@@ -11,7 +11,8 @@ own run's median for the case) with
   imbalance the round's "imbalance" (slowest worker's busy time over the mean);
   delay     the largest per-thread share of the round spent runnable but not running:
             max over contention.threads[] of run_delay_s / the round's seconds;
-  psi       contention.psi_some_share, the CPU pressure (some) over the round.
+  psi       contention.psi_some_share, the CPU pressure (some) over the round;
+  steal     contention.steal_share, the hypervisor's steal of every CPU's time over the round.
 A correlation is "-" where fewer than three rounds carry the value or either side is constant.
 
     host_table.py RUN.json ...                 the table
@@ -36,7 +37,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "host-noise-h200.md"
-COVARIATES = ("speed", "imbalance", "delay", "psi")
+COVARIATES = ("speed", "imbalance", "delay", "psi", "steal")
 
 
 class BadInput(Exception):
@@ -84,12 +85,14 @@ def max_delay_share(sample):
 
 def covariates(sample):
     psi = (sample.get("contention") or {}).get("psi_some_share")
+    steal = (sample.get("contention") or {}).get("steal_share")
     imb = sample.get("imbalance")
     return {
         "speed": slowest_speed(sample),
         "imbalance": float(imb) if isinstance(imb, (int, float)) else None,
         "delay": max_delay_share(sample),
         "psi": float(psi) if isinstance(psi, (int, float)) else None,
+        "steal": float(steal) if isinstance(steal, (int, float)) else None,
     }
 
 
@@ -198,9 +201,9 @@ def rounds_text(rounds):
 def markdown(rows):
     head = (
         "| rounds rule | threads | pinned | arm | stage | runs | rounds/run | CV in run "
-        "(median) | best drift | r speed | r imbalance | r delay | r psi |"
+        "(median) | best drift | r speed | r imbalance | r delay | r psi | r steal |"
     )
-    out = [head, "|" + "---|" * 13]
+    out = [head, "|" + "---|" * 14]
     for x in rows:
         cells = [
             x["rule"],
@@ -279,6 +282,7 @@ def findings(rows):
         "imbalance": "the imbalance",
         "delay": "the largest run-delay share",
         "psi": "PSI some",
+        "steal": "the hypervisor's steal",
     }
     pooled = {}
     for k in COVARIATES:

@@ -24,7 +24,7 @@ _spec.loader.exec_module(ht)
 THREADS = 4
 
 
-def sample(seconds, speeds, imbalance, delays, psi):
+def sample(seconds, speeds, imbalance, delays, psi, steal=0.0):
     """One round: speeds per worker as (before, after), run delays per thread in seconds."""
     return {
         "seconds": seconds,
@@ -39,6 +39,7 @@ def sample(seconds, speeds, imbalance, delays, psi):
         ],
         "contention": {
             "psi_some_share": psi,
+            "steal_share": steal,
             "threads": [{"worker": i, "run_delay_s": d} for i, d in enumerate(delays)],
         },
     }
@@ -51,7 +52,8 @@ def make_samples(rng, base, n, psi_missing=()):
         speeds = [(0.8 + 0.2 * rng.random(), 0.8 + 0.2 * rng.random()) for _ in range(THREADS)]
         delays = [0.02 * secs * rng.random() for _ in range(THREADS)]
         psi = None if i in psi_missing else 0.05 * rng.random()
-        out.append(sample(secs, speeds, 1 + 0.2 * rng.random(), delays, psi))
+        steal = 0.2 * (secs / base - 1) + 0.01 * rng.random()  # steal tracks the slowdown
+        out.append(sample(secs, speeds, 1 + 0.2 * rng.random(), delays, psi, steal))
     return out
 
 
@@ -143,6 +145,7 @@ def expected(runs):
         "imbalance": np.corrcoef(norm, [s["imbalance"] for s in samples])[0, 1],
         "delay": np.corrcoef(norm, delay)[0, 1],
         "psi": np.corrcoef(norm[keep], np.array(psi, dtype=float)[keep])[0, 1],
+        "steal": np.corrcoef(norm, [s["contention"]["steal_share"] for s in samples])[0, 1],
     }
     drift = max(bests) / min(bests) - 1 if len(runs) > 1 else None
     medians = [np.median(x) for x in secs]
