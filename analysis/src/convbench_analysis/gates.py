@@ -339,16 +339,22 @@ def _stolen_rounds(run: Run, case: dict, th: Thresholds) -> list[tuple[int, floa
 def _slowed_stolen_rounds(run: Run, case: dict, th: Thresholds) -> list[tuple[int, float, float]]:
     """(index, slowdown, steal) of each stolen round slower beyond noise than the best of the
     unstolen rounds; none when every round was stolen (nothing to set them against)."""
-    x = seconds(case)
     stolen = dict(_stolen_rounds(run, case, th))
-    others = np.delete(x, list(stolen))
-    if not stolen or not len(others):
+    return [(j, rel, stolen[j]) for j, rel, _ in _slower_than_the_rest(case, list(stolen), th)]
+
+
+def _slower_than_the_rest(case: dict, flagged: list[int], th: Thresholds):
+    """(index, slowdown, allowed) of each flagged round slower beyond noise than the best of the
+    unflagged ones; none when every round is flagged."""
+    x = seconds(case)
+    others = np.delete(x, flagged)
+    if not flagged or not len(others):
         return []
     out = []
-    for j, share in stolen.items():
-        slow, rel, _ = beyond_noise(float(x[j]), others, th)
+    for j in flagged:
+        slow, rel, allowed = beyond_noise(float(x[j]), others, th)
         if slow:
-            out.append((j, rel, share))
+            out.append((j, rel, allowed))
     return out
 
 
@@ -411,17 +417,7 @@ def _slowed_host_rounds(case: dict, th: Thresholds) -> list[tuple[int, float, fl
     """(index, slowdown, allowed) of each round on a slow CPU whose time is beyond noise against
     the full-speed rounds; none when every round was on a slow CPU (consistent: drift against
     other runs names it)."""
-    x = seconds(case)
-    slow_cpu = _slow_cpu_rounds(case, th)
-    others = np.delete(x, slow_cpu)
-    if not slow_cpu or not len(others):
-        return []
-    out = []
-    for j in slow_cpu:
-        slow, rel, allowed = beyond_noise(float(x[j]), others, th)
-        if slow:
-            out.append((j, rel, allowed))
-    return out
+    return _slower_than_the_rest(case, _slow_cpu_rounds(case, th), th)
 
 
 def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
@@ -511,12 +507,7 @@ def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
                 cid,
             )
         )
-    x = seconds(case)
-    capped = [
-        j
-        for j, s in enumerate(samples)
-        if record.throttle_reasons(s) or (record.capped_us(s) or 0.0) > 0.0
-    ]
+    capped, eff, allowed = _cap_effect(case, th)
     if not capped:
         return out
     reasons = sorted({r for j in capped for r in record.throttle_reasons(samples[j])})
@@ -525,23 +516,21 @@ def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     clocks = [record.measured_clock(samples[j]) for j in capped]
     clocks = [c for c in clocks if c is not None]
     at = f" at >= {min(clocks):.0f} MHz" if clocks else ""
-    free = np.delete(x, capped)
+    free = len(samples) - len(capped)
     rounds = ", ".join(str(samples[j]["round"]) for j in capped[:6])
-    if len(free) >= 2:
-        eff = float(np.median(x[capped]) / np.median(free)) - 1.0
-        allowed = max(th.throttle_k * robust_cv(free), th.throttle_floor)
+    if eff is not None:
         if eff > allowed:
             out.append(
                 Finding(
                     "throttle",
                     f"{what} in round(s) {rounds}: those samples' median {eff:+.2%} against "
-                    f"the {len(free)} unthrottled (allowed {allowed:.2%})",
+                    f"the {free} unthrottled (allowed {allowed:.2%})",
                     p,
                     cid,
                 )
             )
             return out
-        effect = f"no slower than the {len(free)} unthrottled ({eff:+.2%})"
+        effect = f"no slower than the {free} unthrottled ({eff:+.2%})"
     else:
         effect = "in every round, so no unthrottled sample to set against (the clock gate holds)"
     out.append(
@@ -556,24 +545,29 @@ def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     return out
 
 
-def _cap_without_effect(case: dict, th: Thresholds) -> bool:
-    """True when the case's capped samples are measured no slower than its uncapped ones (the
-    per-case throttle gate's test); False when they are slower, or when too few samples ran
-    uncapped to tell (a case capped in every round)."""
+def _cap_effect(case: dict, th: Thresholds) -> tuple[list[int], float | None, float]:
+    """The capped samples' indices, their median's slowdown against the uncapped ones' (None with
+    fewer than two uncapped), and the slowdown allowed: max(throttle_k x their CV, floor)."""
     samples = case["samples"]
     capped = [
         j
         for j, s in enumerate(samples)
         if record.throttle_reasons(s) or (record.capped_us(s) or 0.0) > 0.0
     ]
-    if not capped:
-        return True
     x = seconds(case)
     free = np.delete(x, capped)
-    if len(free) < 2:
-        return False
+    if not capped or len(free) < 2:
+        return capped, None, 0.0
     eff = float(np.median(x[capped]) / np.median(free)) - 1.0
-    return eff <= max(th.throttle_k * robust_cv(free), th.throttle_floor)
+    return capped, eff, max(th.throttle_k * robust_cv(free), th.throttle_floor)
+
+
+def _cap_without_effect(case: dict, th: Thresholds) -> bool:
+    """True when the case's capped samples are measured no slower than its uncapped ones (the
+    per-case throttle gate's test); False when they are slower, or when too few samples ran
+    uncapped to tell (a case capped in every round)."""
+    capped, eff, allowed = _cap_effect(case, th)
+    return not capped or (eff is not None and eff <= allowed)
 
 
 def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
