@@ -47,11 +47,13 @@ inline double reference_term(float xv, double wv) {
   return std::bit_cast<double>(bits);
 }
 
-// One thread's scratch: the rows' accumulators and the tile's tap table.
+// One thread's scratch, kept across its items: the rows' accumulators, the tile's tap table, and
+// a transposed phase's taps (k) with their input offsets (t = q + c).
 struct F64Scratch {
   std::vector<double> acc;
   std::vector<int64_t> xoff;
   std::vector<double> w;
+  std::vector<int64_t> ks, cs;
 };
 
 // Rows oc0 .. oc0 + rows - 1 of batch b, forward (Conv1d): bias first, then ic ascending, k
@@ -116,7 +118,9 @@ void transposed_f64_rows(Isa isa, const ConvShape &s, const float *x, const floa
   for (int64_t ph = 0; ph < st; ++ph) {
     const int64_t q_cells = (lo - ph + st - 1) / st;
     // The phase's taps, k descending, and the cells all of them reach.
-    std::vector<int64_t> ks, cs;
+    std::vector<int64_t> &ks = sc.ks, &cs = sc.cs;
+    ks.clear();
+    cs.clear();
     int64_t in_lo = 0, in_hi = q_cells;
     for (int64_t kk = s.k - 1; kk >= 0; --kk) {
       const int64_t off = kk * s.dilation - s.padding; // p = t * stride + off
@@ -265,9 +269,9 @@ namespace convbench::cpu_f64 {
 int max_rows(Isa isa) {
   switch (isa) {
   case Isa::avx512:
-    return 8;
+    return kAvx512Rows;
   case Isa::avx2:
-    return 4;
+    return kAvx2Rows;
   default:
     return 0;
   }

@@ -68,26 +68,8 @@ int64_t run(const TapTable &t, const float *x, double *const *acc, int64_t c_lo,
 
 int64_t tile_avx512(const TapTable &t, const float *x, double *const *acc, int64_t c_lo,
                     int64_t c_hi) {
-  switch (t.rows) {
-  case 1:
-    return run<1>(t, x, acc, c_lo, c_hi);
-  case 2:
-    return run<2>(t, x, acc, c_lo, c_hi);
-  case 3:
-    return run<3>(t, x, acc, c_lo, c_hi);
-  case 4:
-    return run<4>(t, x, acc, c_lo, c_hi);
-  case 5:
-    return run<5>(t, x, acc, c_lo, c_hi);
-  case 6:
-    return run<6>(t, x, acc, c_lo, c_hi);
-  case 7:
-    return run<7>(t, x, acc, c_lo, c_hi);
-  case 8:
-    return run<8>(t, x, acc, c_lo, c_hi);
-  default:
-    return c_lo;
-  }
+  return with_rows<kAvx512Rows>(
+      t.rows, c_lo, [&](auto r) { return run<decltype(r)::value>(t, x, acc, c_lo, c_hi); });
 }
 
 } // namespace convbench::cpu_f64

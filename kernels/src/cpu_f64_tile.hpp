@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "convbench/shape.hpp"
 #include "convbench/thread_pool.hpp"
@@ -24,7 +26,20 @@ using Isa = cpu_f32::Isa;
 void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const float *bias, float *y,
           ThreadPool &pool);
 
-constexpr int kMaxTileRows = 8;
+constexpr int kAvx512Rows = 8; // 16 zmm accumulators (2 per row)
+constexpr int kAvx2Rows = 4;   // 8 ymm accumulators (2 per row)
+constexpr int kMaxTileRows = kAvx512Rows;
+
+// f(std::integral_constant<int, R>{}) for R = rows in 1 .. Max: the tile's row count as a
+// compile-time constant; `fallback` for any other count.
+template <int Max, class F> int64_t with_rows(int rows, int64_t fallback, F &&f) {
+  int64_t out = fallback;
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    (void)((rows == R + 1 && (out = f(std::integral_constant<int, R + 1>{}), true)) || ...);
+  }
+  (std::make_integer_sequence<int, Max>{});
+  return out;
+}
 
 struct TapTable {
   const int64_t *xoff; // per tap: offset into x of cell 0's input

@@ -211,7 +211,11 @@ struct IsaCase {
   cpu_f32::Isa isa;
   ConvOp op;
 };
-class CpuF32Isa : public ::testing::TestWithParam<IsaCase> {
+// A host arm's variant for one instruction set (Conv: cpu_f32::conv or cpu_f64::conv), skipped
+// where this CPU cannot run it.
+using IsaConv = void (*)(cpu_f32::Isa, const ConvShape &, const float *, const float *,
+                         const float *, float *, ThreadPool &);
+template <IsaConv Conv> class IsaTest : public ::testing::TestWithParam<IsaCase> {
 protected:
   void SetUp() override {
     if (!cpu_f32::isa_supported(GetParam().isa))
@@ -220,10 +224,11 @@ protected:
   std::vector<float> run(const Problem &p, int threads) const {
     ThreadPool pool(threads);
     std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
-    cpu_f32::conv(GetParam().isa, p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
+    Conv(GetParam().isa, p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
     return y;
   }
 };
+class CpuF32Isa : public IsaTest<&cpu_f32::conv> {};
 
 void PrintTo(const IsaCase &c, std::ostream *os) {
   *os << cpu_f32::isa_name(c.isa) << " " << to_string(c.op);
@@ -333,19 +338,7 @@ INSTANTIATE_TEST_SUITE_P(Tiles, CpuF32Isa,
 // ascending order (Cancellation); the tile reporting one block fewer than it did, so that the
 // sweep adds into those cells again, and its masked last block one cell short (RandomShapes,
 // Cancellation, SkipsZeros).)
-class CpuF64Isa : public ::testing::TestWithParam<IsaCase> {
-protected:
-  void SetUp() override {
-    if (!cpu_f32::isa_supported(GetParam().isa))
-      GTEST_SKIP() << "this CPU cannot run the " << cpu_f32::isa_name(GetParam().isa) << " tile";
-  }
-  std::vector<float> run(const Problem &p, int threads) const {
-    ThreadPool pool(threads);
-    std::vector<float> y(size_t(p.shape.output_elems()), std::nanf(""));
-    cpu_f64::conv(GetParam().isa, p.shape, p.x.data(), p.w.data(), p.bias(), y.data(), pool);
-    return y;
-  }
-};
+class CpuF64Isa : public IsaTest<&cpu_f64::conv> {};
 
 TEST_P(CpuF64Isa, MatchesTheContractBitwiseOnRandomShapes) {
   std::mt19937_64 rng(20261202 + int(GetParam().op));
