@@ -390,12 +390,11 @@ def _host_steal(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     ]
 
 
-def _spread_without_slowed(case: dict, th: Thresholds, run: Run | None = None) -> bool:
+def _spread_without_slowed(run: Run, case: dict, th: Thresholds) -> bool:
     """Whether the case's rounds that neither a slow CPU nor the hypervisor's steal slowed are
     within the host spread limits."""
     slowed = {j for j, _, _ in _slowed_host_rounds(case, th)}
-    if run is not None:
-        slowed |= {j for j, _, _ in _slowed_stolen_rounds(run, case, th)}
+    slowed |= {j for j, _, _ in _slowed_stolen_rounds(run, case, th)}
     x = seconds(case)
     rest = np.array([v for j, v in enumerate(x) if j not in slowed])
     if len(rest) < th.min_rounds:
@@ -614,7 +613,7 @@ def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
         noted = {"host-speed-noted", "host-steal-noted"}
         if any(f.refuses for f in named):  # the named cause explains the spread: say it once
             out = [f for f in out if f.code != "spread"]
-        elif any(f.code in noted for f in named) and _spread_without_slowed(case, th, run):
+        elif any(f.code in noted for f in named) and _spread_without_slowed(run, case, th):
             # The few rounds on a slow or stolen CPU are the scatter; the others agree: said,
             # accepted.
             out = [f for f in out if f.code != "spread"]
