@@ -15,8 +15,8 @@
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
 #   main10, faults, trust-cpu, plugin, algo, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
-#   cuDNN, two pinned cuDNN algorithms, racecheck of the causal state shapes, the forward/causal
-#   ops on the GPU (causal: the causal family alone), cuda-f32x3's accuracy and time, fwd-fma:
+#   cuDNN, two pinned cuDNN algorithms, racecheck of the causal state shapes, the forward
+#   Conv1d stages and the torch dump check (OPS_FRAMES), the causal family, cuda-f32x3's accuracy and time, fwd-fma:
 #   cuda-f64-fma's bitwise gate on the forward stages;
 #   cpu, cpu-f32 (and each of its instruction sets) and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first)
@@ -440,25 +440,6 @@ if has causal-race; then
   log "racecheck causal state shapes + planted in-place: rc=$? $(grep -E 'SUMMARY|PASSED|FAILED|cells differ' "$W/logs/san-racecheck-causal.txt" | tr '\n' ' ')"
 fi
 
-if has causal || has ops; then
-  # The causal family (64 shapes: channels 1024-8192, lengths 1-8192, batch 1 and 8, with and
-  # without an initial state) per pair of arms with cpu-f64, in groups whose buffers fit the host
-  # (bench_conv refuses a plan over half of RAM; the whole family with three arms needs 67 GiB):
-  # every length up to 1024, then length 8192 with 1024-2048 channels, 4096, and 8192.
-  fam() { local out=() c l b st; for c in $1; do for l in $2; do for b in 1 8; do for st in "" .state; do
-    out+=("causal.c$c.l$l.b$b$st"); done; done; done; done; (IFS=,; echo "${out[*]}"); }
-  groups=("$(fam "1024 2048 4096 8192" "1 64 1024")" "$(fam "1024 2048" 8192)" "$(fam 4096 8192)" "$(fam 8192 8192)")
-  for pair in cuda-causal-register,cuda-causal-tiled cuda-causal-register-bf16,cuda-causal-tiled-bf16; do
-    n=${pair##*-}; [ "$n" = bf16 ] || n=f32
-    for g in 0 1 2 3; do
-      enough 60 "causal $n group $g" || break 2
-      timeout $(cap 200) $B/bin/bench_conv --stage "${groups[$g]}" --arms cpu-f64,$pair \
-        --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/causal-$n-$g.json" >"$W/logs/causal-$n-$g.txt" 2>&1
-      log "causal family ($n pair, group $g): rc=$? $(grep -c 'pass (bitwise' "$W/logs/causal-$n-$g.txt") bitwise passes, $(grep -c FAIL "$W/logs/causal-$n-$g.txt") failures"
-    done
-  done
-fi
-
 if has f32x3; then
   # cuda-f32x3 beside cuda-f32 and cudnn-f32 on the four large upsample stages at 96 and 1536
   # frames: each gate's relative L2 against cpu-f64 (f32x3 should be no worse than cuda-f32's)
@@ -481,10 +462,10 @@ fi
 
 if has ops; then
   # The forward Conv1d stages and the causal op on the GPU: AMP block 0 with the cuDNN peers at
-  # 96 and 1536 frames, the generator at 96 (every f32/f64 arm) and at 1536 (f32 arms: four arms'
-  # buffers there would need ~62 GiB of host memory), the causal family (above), the torch dump
-  # check. cpu-f64's register tile makes the 1536-frame gates seconds, not minutes.
-  for f in 96 1536; do
+  # 96 and 1536 frames (OPS_FRAMES narrows them), the generator at 96 (every f32/f64 arm) and at
+  # 1536 (f32 arms: four arms' buffers there would need ~62 GiB of host memory), the torch dump
+  # check (the causal family is its own step, below). cpu-f64's register tile makes the 1536-frame gates seconds, not minutes.
+  for f in ${OPS_FRAMES:-96 1536}; do
     enough 60 "amp0/$f" || break
     timeout $(cap 200) $B/bin/bench_conv --stage amp0 --frames $f --arms cuda-f32,cudnn-f32,cuda-f64,cudnn-f64,cuda-tf32,cudnn-tf32 \
       --staging resident --reps 5 --no-counters --out "$W/results/amp0-$f.json" >"$W/logs/amp0-$f.txt" 2>&1
@@ -504,6 +485,25 @@ if has ops; then
       --reps 3 --target-ci 0 --no-counters --out "$W/results/generator-1536.json" >"$W/logs/generator-1536.txt" 2>&1
     log "generator / 1536: rc=$?"
   fi
+fi
+
+if has causal; then
+  # The causal family (64 shapes: channels 1024-8192, lengths 1-8192, batch 1 and 8, with and
+  # without an initial state) per pair of arms with cpu-f64, in groups whose buffers fit the host
+  # (bench_conv refuses a plan over half of RAM; the whole family with three arms needs 67 GiB):
+  # every length up to 1024, then length 8192 with 1024-2048 channels, 4096, and 8192.
+  fam() { local out=() c l b st; for c in $1; do for l in $2; do for b in 1 8; do for st in "" .state; do
+    out+=("causal.c$c.l$l.b$b$st"); done; done; done; done; (IFS=,; echo "${out[*]}"); }
+  groups=("$(fam "1024 2048 4096 8192" "1 64 1024")" "$(fam "1024 2048" 8192)" "$(fam 4096 8192)" "$(fam 8192 8192)")
+  for pair in cuda-causal-register,cuda-causal-tiled cuda-causal-register-bf16,cuda-causal-tiled-bf16; do
+    n=${pair##*-}; [ "$n" = bf16 ] || n=f32
+    for g in 0 1 2 3; do
+      enough 60 "causal $n group $g" || break 2
+      timeout $(cap 200) $B/bin/bench_conv --stage "${groups[$g]}" --arms cpu-f64,$pair \
+        --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/causal-$n-$g.json" >"$W/logs/causal-$n-$g.txt" 2>&1
+      log "causal family ($n pair, group $g): rc=$? $(grep -c 'pass (bitwise' "$W/logs/causal-$n-$g.txt") bitwise passes, $(grep -c FAIL "$W/logs/causal-$n-$g.txt") failures"
+    done
+  done
 fi
 
 tar -C "$W" -czf "$OUT/h200.tgz" logs results

@@ -20,7 +20,9 @@
 #include <thread>
 
 #include "convbench/cpu_conv.hpp"
+#include "convbench/cuda_check.hpp"
 #include "convbench/cuda_conv.hpp"
+#include "cuda/forward_tile.hpp"
 #include "model_stages.hpp"
 #include "test_support.hpp"
 
@@ -287,6 +289,115 @@ INSTANTIATE_TEST_SUITE_P(Ops, CudaExact, ::testing::Values(ConvOp::forward, Conv
                          [](const ::testing::TestParamInfo<ConvOp> &i) {
                            return to_string(i.param);
                          });
+
+// ---- cuda-f32's forward tile kernel (implicit GEMM, split over a cluster) --------------------
+
+// The tile kernel on caller buffers with a forced split: the output of one launch.
+std::vector<float> run_tile(const Problem &p, int split, bool planted = false) {
+  const ConvShape &s = p.shape;
+  const auto plan = cuda::detail::forward_tile_plan(s, 132, split);
+  EXPECT_EQ(plan.split, split) << describe(s);
+  float *d[4] = {};
+  const std::vector<float> *host[3] = {&p.x, &p.w, &p.b};
+  const size_t n[4] = {p.x.size(), p.w.size(), p.b.size(), size_t(s.output_elems())};
+  for (int i = 0; i < 4; ++i) {
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&d[i], std::max<size_t>(n[i], 1) * sizeof(float)));
+    if (i < 3 && n[i])
+      CONVBENCH_CUDA_CHECK(
+          cudaMemcpy(d[i], host[i]->data(), n[i] * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  CONVBENCH_CUDA_CHECK(cudaMemset(d[3], 0xff, n[3] * sizeof(float))); // NaN where never written
+  cuda::detail::prepare_forward_tile(plan);
+  (planted ? cuda::detail::launch_forward_tile_planted : cuda::detail::launch_forward_tile)(
+      plan, d[0], d[1], s.bias ? d[2] : nullptr, d[3], nullptr);
+  std::vector<float> y(n[3]);
+  CONVBENCH_CUDA_CHECK(cudaMemcpy(y.data(), d[3], n[3] * sizeof(float), cudaMemcpyDeviceToHost));
+  for (float *ptr : d)
+    CONVBENCH_CUDA_CHECK(cudaFree(ptr));
+  return y;
+}
+
+// Every split (1, 2, 4, 8) on shapes whose cout, length and reduction are not multiples of the
+// tile (128 x 128 x 8), with stride, dilation, padding, batch 3 and no bias: within cuda-f32's
+// bound of the reference, every cell written, and each split's result the same bits on a second
+// launch (the cluster adds its ranks in order). The planted reduction that leaves out the last
+// rank's partial must fail the same bound on every split > 1.
+TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(77);
+  for (int i = 0; i < (sanitizer_small() ? 2 : 6); ++i) {
+    ConvShape s;
+    s.op = ConvOp::forward;
+    s.batch = 1 + i % 3;
+    s.cin = 37 + int64_t(rng() % 200);
+    s.cout = 32 + int64_t(rng() % 300);
+    s.k = 1 + int64_t(rng() % 11);
+    s.stride = 1 + i % 2;
+    s.dilation = 1 + int64_t(rng() % 5);
+    s.padding = s.dilation * (s.k - 1) / 2 + i % 2;
+    s.l_in = 50 + int64_t(rng() % 400);
+    s.bias = i % 4 != 3;
+    ASSERT_NO_THROW(s.validate());
+    const Problem p = testing::random_problem(s, 900 + i);
+    const auto ref = reference_f64(p);
+    for (int split : {1, 2, 4, 8}) {
+      if (cuda::detail::forward_tile_plan(s, 132, split).split != split)
+        continue; // too few reduction steps for this split
+      const auto y = run_tile(p, split);
+      const double err = relative_l2(y, ref);
+      EXPECT_LE(err, testing::kF32RelativeL2Bound) << describe(s) << " split " << split;
+      EXPECT_TRUE(byte_identical(run_tile(p, split), y)) << describe(s) << " split " << split;
+      if (split > 1)
+        EXPECT_GT(relative_l2(run_tile(p, split, true), ref), testing::kF32RelativeL2Bound)
+            << "planted: the last rank left out, " << describe(s) << " split " << split;
+    }
+  }
+}
+
+// The product path: cuda-f32 runs the tile kernel on the AMP convolutions, split over a cluster
+// where the tiles alone would not fill the device (BigVGAN 512x amp0 at 96 frames: 36 tiles), not
+// at 1536 frames; the one-thread-per-cell kernel stays for cout < 32 (the post conv) and f64.
+TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
+  ConvShape amp;
+  amp.op = ConvOp::forward;
+  amp.cin = amp.cout = 768;
+  amp.k = 7;
+  amp.dilation = 3;
+  amp.padding = 9;
+  amp.l_in = 768;
+  EXPECT_EQ(cuda::detail::forward_tile_plan(amp, 132).split, 8);
+  amp.l_in = 768 * 16;
+  EXPECT_EQ(cuda::detail::forward_tile_plan(amp, 132).split, 1);
+  EXPECT_NE(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::best).find("implicit-gemm"),
+            std::string::npos);
+  EXPECT_EQ(cuda::kernel_name(amp, Accum::f64, cuda::Kernel::best).find("implicit-gemm"),
+            std::string::npos);
+  EXPECT_EQ(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::simple).find("implicit-gemm"),
+            std::string::npos);
+  ConvShape post = amp;
+  post.cout = 1;
+  EXPECT_FALSE(cuda::detail::forward_tile_supported(post));
+  // Issued multiply-adds: every padded tile cell times every padded step.
+  const auto plan = cuda::detail::forward_tile_plan(amp, 132);
+  EXPECT_EQ(cuda::issued_macs(amp, Accum::f32, cuda::Kernel::best),
+            int64_t(6 * 128) * (96 * 128) * (768 * 7));
+  EXPECT_GE(cuda::detail::forward_tile_issued_macs(plan), amp.valid_macs());
+}
+
+// The tile kernel accumulates in f32 too: the width probe along input channels, widened to 32
+// output channels (the tile's smallest), gives exactly 0.0 in every row.
+TEST(CudaForwardTile, WidthProbe) {
+  REQUIRE_GPU();
+  Problem p = testing::probe_problem(ConvOp::forward, true);
+  const std::vector<float> taps = p.w;
+  p.shape.cout = 32;
+  p.w.clear();
+  for (int64_t oc = 0; oc < p.shape.cout; ++oc)
+    p.w.insert(p.w.end(), taps.begin(), taps.end());
+  ASSERT_TRUE(cuda::detail::forward_tile_supported(p.shape));
+  for (float v : run_resident(p, Accum::f32))
+    EXPECT_EQ(v, 0.0f);
+}
 
 // More output cells than one capped grid covers (2^20 blocks x 256 threads = 2^28): the
 // grid-stride loop and 64-bit cell indices must reach every cell. 300M cells, 1.2 GB of output.

@@ -123,12 +123,34 @@ void launch_typed(const ConvShape &s, const float *d_x, const float *d_w, const 
   CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
+// The current device's multiprocessors (the tile plan's split aims at two blocks on each); an
+// H200's 132 when no device answers (a plan asked for without a GPU, as kernel_name may be).
+int device_sms() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      sms <= 0) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
 } // namespace
 
+std::optional<ForwardTilePlan> forward_tile_for(const ConvShape &s, Accum acc, Kernel k,
+                                                const Block &block) {
+  if (acc != Accum::f32 || k == Kernel::simple || block || !forward_tile_supported(s))
+    return std::nullopt;
+  return forward_tile_plan(s, device_sms());
+}
+
 ConvLaunch::ConvLaunch(const ConvShape &s, Accum acc, Kernel k, const Block &block)
-    : shape_(s), acc_(acc), fused_(k == Kernel::fused) {
+    : shape_(s), acc_(acc), fused_(k == Kernel::fused), tile_(forward_tile_for(s, acc, k, block)) {
   const bool f64 = acc == Accum::f64;
-  if (k != Kernel::simple && block)
+  if (tile_)
+    prepare_forward_tile(*tile_);
+  else if (k != Kernel::simple && block)
     fast_.emplace(s, f64, k == Kernel::fused, *block); // throws where the block cannot run s
   else if (k != Kernel::simple && fast::fast_supported(s, f64))
     fast_.emplace(s, f64, k == Kernel::fused);
@@ -143,6 +165,10 @@ void ConvLaunch::operator()(const float *d_x, const float *d_w, const float *d_b
       (void)cudaGetLastError();
       throw CudaError(e.what());
     }
+    return;
+  }
+  if (tile_) {
+    launch_forward_tile(*tile_, d_x, d_w, shape_.bias ? d_b : nullptr, d_y, stream);
     return;
   }
   if (acc_ == Accum::f64 && fused_)
@@ -178,6 +204,8 @@ Block fast_block(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
 
 std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
   const bool f64 = acc == Accum::f64;
+  if (const auto tile = detail::forward_tile_for(s, acc, k, block))
+    return detail::forward_tile_name(*tile);
   if (const Block b = fast_block(s, acc, k, block))
     return std::string("polyphase-tile ") +
            (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " + b->name();
@@ -186,6 +214,8 @@ std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &bl
 }
 
 int64_t issued_macs(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
+  if (const auto tile = detail::forward_tile_for(s, acc, k, block))
+    return detail::forward_tile_issued_macs(*tile);
   if (const Block b = fast_block(s, acc, k, block))
     return fast::fast_issued_macs(s, *b);
   return s.valid_macs();

@@ -9,6 +9,7 @@
 #include "convbench/cuda_conv.hpp"
 #include "convbench/fast_conv.hpp"
 #include "convbench/shape.hpp"
+#include "forward_tile.hpp"
 
 namespace convbench::cuda::detail {
 
@@ -31,6 +32,12 @@ private:
   Accum acc_;
   bool fused_; // f64: one __fma_rn per tap (cuda-f64-fma), in the fast kernel and the simple one
   std::optional<fast::FastLaunch> fast_;
+  std::optional<ForwardTilePlan> tile_; // cuda-f32 forward: the implicit-GEMM tile kernel
 };
+
+// The forward tile plan cuda-f32 runs for (s, acc, k, block) on the current device, or nullopt
+// when it runs another kernel (f64, transposed, Kernel::simple, a block shape, cout < 32).
+std::optional<ForwardTilePlan> forward_tile_for(const ConvShape &s, Accum acc, Kernel k,
+                                                const Block &block);
 
 } // namespace convbench::cuda::detail
