@@ -13,9 +13,10 @@
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
-#   main10, faults, trust-cpu, plugin, algo, causal-race, ops, causal, f32x3: the ten clean
+#   main10, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
-#   cuDNN, two pinned cuDNN algorithms, racecheck of the causal state shapes, the forward
+#   cuDNN, two pinned cuDNN algorithms, cuda-f32 beside cudnn-f32 on every AMP Conv1d (AMP_FRAMES),
+#   the forward tile kernel under the sanitizers, racecheck of the causal state shapes, the forward
 #   Conv1d stages and the torch dump check (OPS_FRAMES), the causal family, cuda-f32x3's accuracy and time, fwd-fma:
 #   cuda-f64-fma's bitwise gate on the forward stages;
 #   cpu, cpu-f32 (and each of its instruction sets) and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
@@ -432,6 +433,29 @@ if has algo; then
   done
   $A report --no-history "$W/results/algo-0.json" "$W/results/algo-1.json" >"$W/logs/report-algo.txt" 2>&1
   log "two pinned cuDNN algorithms: report rc=$? $(grep -c config-changed "$W/logs/report-algo.txt") config-changed"
+fi
+
+if has amp; then
+  # Every AMP Conv1d of the 512x model (108 convolutions), cuda-f32 beside cudnn-f32, at 96 and
+  # 1536 frames (AMP_FRAMES): the forward target, one ratio per convolution.
+  for f in ${AMP_FRAMES:-96 1536}; do
+    enough 60 "amp/$f" || break
+    timeout $(cap 240) $B/bin/bench_conv --stage amp --frames $f --arms cuda-f32,cudnn-f32 --staging resident \
+      --reps 5 --no-counters --out "$W/results/amp-$f.json" >"$W/logs/amp-$f.txt" 2>&1
+    log "amp / $f: rc=$? report rc=$(report "$W/results/amp-$f.json")"
+    grep -E "cuda-f32/resident / cudnn-f32/resident" "$W/logs/report-amp-$f.txt" | awk '$4 ~ /^[0-9.]+$/ {print $4}' | sort -g |
+      awk '{v[NR]=$1} END {if (NR) printf "  cuda-f32/cudnn-f32 over %d accepted ratios: min %s median %s max %s\n", NR, v[1], v[int((NR+1)/2)], v[NR]}' |
+      tee -a "$W/logs/summary.txt" >&2
+  done
+fi
+
+if has forward-san; then
+  # The forward tile kernel (cp.async staging, cluster reduction) under memcheck and racecheck.
+  for tool in memcheck racecheck; do
+    CONVBENCH_SANITIZER_SMALL=1 timeout $(cap 150) compute-sanitizer --tool $tool --error-exitcode 1 \
+      $B/bin/kernels_cuda_tests --gtest_filter='CudaForwardTile.*' >"$W/logs/san-$tool-forward.txt" 2>&1
+    log "$tool forward tile: rc=$? $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$W/logs/san-$tool-forward.txt" | tr '\n' ' ')"
+  done
 fi
 
 if has causal-race; then

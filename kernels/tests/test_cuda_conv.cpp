@@ -293,9 +293,9 @@ INSTANTIATE_TEST_SUITE_P(Ops, CudaExact, ::testing::Values(ConvOp::forward, Conv
 // ---- cuda-f32's forward tile kernel (implicit GEMM, split over a cluster) --------------------
 
 // The tile kernel on caller buffers with a forced split: the output of one launch.
-std::vector<float> run_tile(const Problem &p, int split, bool planted = false) {
+std::vector<float> run_tile(const Problem &p, int shape, int split, bool planted = false) {
   const ConvShape &s = p.shape;
-  const auto plan = cuda::detail::forward_tile_plan(s, 132, split);
+  const auto plan = cuda::detail::forward_tile_plan(s, 132, split, shape);
   EXPECT_EQ(plan.split, split) << describe(s);
   float *d[4] = {};
   const std::vector<float> *host[3] = {&p.x, &p.w, &p.b};
@@ -317,8 +317,8 @@ std::vector<float> run_tile(const Problem &p, int split, bool planted = false) {
   return y;
 }
 
-// Every split (1, 2, 4, 8) on shapes whose cout, length and reduction are not multiples of the
-// tile (128 x 128 x 8), with stride, dilation, padding, batch 3 and no bias: within cuda-f32's
+// Both tile shapes with every split (1-8) on shapes whose cout, length and reduction are not
+// multiples of a tile, with stride, dilation, padding, batch 3 and no bias: within cuda-f32's
 // bound of the reference, every cell written, and each split's result the same bits on a second
 // launch (the cluster adds its ranks in order). The planted reduction that leaves out the last
 // rank's partial must fail the same bound on every split > 1.
@@ -330,7 +330,7 @@ TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
     s.op = ConvOp::forward;
     s.batch = 1 + i % 3;
     s.cin = 37 + int64_t(rng() % 200);
-    s.cout = 32 + int64_t(rng() % 300);
+    s.cout = 16 + int64_t(rng() % 300);
     s.k = 1 + int64_t(rng() % 11);
     s.stride = 1 + i % 2;
     s.dilation = 1 + int64_t(rng() % 5);
@@ -340,23 +340,26 @@ TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
     ASSERT_NO_THROW(s.validate());
     const Problem p = testing::random_problem(s, 900 + i);
     const auto ref = reference_f64(p);
-    for (int split : {1, 2, 4, 8}) {
-      if (cuda::detail::forward_tile_plan(s, 132, split).split != split)
-        continue; // too few reduction steps for this split
-      const auto y = run_tile(p, split);
-      const double err = relative_l2(y, ref);
-      EXPECT_LE(err, testing::kF32RelativeL2Bound) << describe(s) << " split " << split;
-      EXPECT_TRUE(byte_identical(run_tile(p, split), y)) << describe(s) << " split " << split;
-      if (split > 1)
-        EXPECT_GT(relative_l2(run_tile(p, split, true), ref), testing::kF32RelativeL2Bound)
-            << "planted: the last rank left out, " << describe(s) << " split " << split;
-    }
+    for (int shape : {0, 1})
+      for (int split = 1; split <= 8; ++split) {
+        if (cuda::detail::forward_tile_plan(s, 132, split, shape).split != split)
+          continue; // too few reduction steps for this split
+        const std::string what =
+            describe(s) + " shape " + std::to_string(shape) + " split " + std::to_string(split);
+        const auto y = run_tile(p, shape, split);
+        EXPECT_LE(relative_l2(y, ref), testing::kF32RelativeL2Bound) << what;
+        EXPECT_TRUE(byte_identical(run_tile(p, shape, split), y)) << what;
+        if (split > 1)
+          EXPECT_GT(relative_l2(run_tile(p, shape, split, true), ref), testing::kF32RelativeL2Bound)
+              << "planted: the last rank left out, " << what;
+      }
   }
 }
 
 // The product path: cuda-f32 runs the tile kernel on the AMP convolutions, split over a cluster
-// where the tiles alone would not fill the device (BigVGAN 512x amp0 at 96 frames: 36 tiles), not
-// at 1536 frames; the one-thread-per-cell kernel stays for cout < 32 (the post conv) and f64.
+// where the tiles alone would not fill the device (BigVGAN 512x amp0 at 96 frames: 36 tiles of
+// 128 x 128 become one wave), the narrow tile for 24 channels (amp5); the one-thread-per-cell
+// kernel stays for cout < 16 (the post conv) and f64.
 TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
   ConvShape amp;
   amp.op = ConvOp::forward;
@@ -365,9 +368,15 @@ TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
   amp.dilation = 3;
   amp.padding = 9;
   amp.l_in = 768;
-  EXPECT_EQ(cuda::detail::forward_tile_plan(amp, 132).split, 8);
+  const auto at96 = cuda::detail::forward_tile_plan(amp, 132);
+  EXPECT_EQ(at96.bm, 128);
+  EXPECT_GT(at96.split, 1);
+  EXPECT_LE(at96.m_tiles * at96.n_tiles * at96.split, 2 * 132);
+  ConvShape amp5 = amp;
+  amp5.cin = amp5.cout = 24;
+  amp5.l_in = 96 * 512;
+  EXPECT_EQ(cuda::detail::forward_tile_plan(amp5, 132).bm, 32);
   amp.l_in = 768 * 16;
-  EXPECT_EQ(cuda::detail::forward_tile_plan(amp, 132).split, 1);
   EXPECT_NE(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::best).find("implicit-gemm"),
             std::string::npos);
   EXPECT_EQ(cuda::kernel_name(amp, Accum::f64, cuda::Kernel::best).find("implicit-gemm"),
@@ -375,7 +384,7 @@ TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
   EXPECT_EQ(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::simple).find("implicit-gemm"),
             std::string::npos);
   ConvShape post = amp;
-  post.cout = 1;
+  post.cout = 15;
   EXPECT_FALSE(cuda::detail::forward_tile_supported(post));
   // Issued multiply-adds: every padded tile cell times every padded step.
   const auto plan = cuda::detail::forward_tile_plan(amp, 132);
@@ -385,7 +394,7 @@ TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
 }
 
 // The tile kernel accumulates in f32 too: the width probe along input channels, widened to 32
-// output channels (the tile's smallest), gives exactly 0.0 in every row.
+// output channels, gives exactly 0.0 in every row (27 taps: 4 steps, never split).
 TEST(CudaForwardTile, WidthProbe) {
   REQUIRE_GPU();
   Problem p = testing::probe_problem(ConvOp::forward, true);

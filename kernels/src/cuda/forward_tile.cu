@@ -14,55 +14,77 @@ namespace convbench::cuda::detail {
 
 namespace {
 
-constexpr int kBm = kForwardTileBm, kBn = kForwardTileBn, kBk = kForwardTileBk;
-constexpr int kThreads = 256; // 16 x 16 threads, 8 x 8 cells each
-constexpr int kAPad = 4;      // As rows padded: the transposing store is conflict-free
-constexpr int kLoads = kBm * kBk / kThreads; // A (and B) elements each thread stages per step
-static_assert(kBm == kBn && kLoads == 4, "the staging below assumes 128 x 128 x 8 and 256 threads");
+constexpr int kBk = kForwardTileBk;
+constexpr int kAPad = 4; // As rows padded: the transposing store is conflict-free
 
-// Stages step `s`'s weight slice (kBm rows x kBk reduction indices) and gathered input slice
-// (kBk reduction indices x kBn positions) into registers; 0 outside the shape.
-struct Stage {
-  float a[kLoads], b[kLoads];
-
-  // 32-bit indices: forward_tile_supported() keeps the weight and one batch item's input and
-  // output under 2^31 elements.
-  __device__ void load(const ForwardTilePlan &p, const float *__restrict__ w,
-                       const float *__restrict__ xb, int m0, int n0, int s, int t) {
-    const int r0 = s * kBk;
-    const int cout = int(p.cout), red = int(p.reduction), k = int(p.k);
-#pragma unroll
-    for (int q = 0; q < kLoads; ++q) {
-      const int e = t + kThreads * q;
-      const int m = m0 + e / kBk, r = r0 + e % kBk;
-      a[q] = m < cout && r < red ? w[m * red + r] : 0.0f;
-    }
-    const int o = n0 + t % kBn;
-    const int base = o * int(p.stride) - int(p.padding);
-    const bool o_in = o < int(p.l_out);
-#pragma unroll
-    for (int q = 0; q < kLoads; ++q) {
-      const int r = r0 + (t + kThreads * q) / kBn;
-      float v = 0.0f;
-      if (r < red && o_in) {
-        const int ic = r / k, kk = r - ic * k;
-        const int pos = base + kk * int(p.dilation);
-        if (pos >= 0 && pos < int(p.l_in))
-          v = xb[ic * int(p.l_in) + pos];
-      }
-      b[q] = v;
-    }
-  }
-
-  __device__ void store(float (*as)[kBm + kAPad], float (*bs)[kBn], int t) const {
-#pragma unroll
-    for (int q = 0; q < kLoads; ++q) {
-      const int e = t + kThreads * q;
-      as[e % kBk][e / kBk] = a[q];
-      bs[e / kBn][e % kBn] = b[q];
-    }
-  }
+// One tile shape: kBm x kBn cells, 8 x 8 per thread, so kBm * kBn / 64 threads, laid out as
+// kBm / 8 rows of kBn / 8 threads. kMinBlocks per multiprocessor is asked of ptxas (a 128-register
+// cap at 512 threads per multiprocessor).
+template <int Bm, int Bn> struct Tile {
+  static constexpr int kBm = Bm, kBn = Bn, kThreads = Bm * Bn / 64, kCols = Bn / 8;
+  static constexpr int kMinBlocks = 512 / kThreads;
+  static constexpr int kLoadsA = Bm * kBk / kThreads;
+  static_assert(Bm % 8 == 0 && Bm * kBk % kThreads == 0 &&
+                    (Bn % kThreads == 0 || (kThreads % Bn == 0 && kBk % (kThreads / Bn) == 0)),
+                "each thread stages the same number of elements of each slice");
 };
+using Tile128x128 = Tile<128, 128>;
+using Tile32x256 = Tile<32, 256>;
+
+// One 4-byte asynchronous copy global -> shared (cp.async, sm_80+), or 0 written where `valid`
+// is false (src-size 0: nothing is read; `src` is then any mapped address).
+__device__ __forceinline__ void copy4(float *dst, const float *src, bool valid) {
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+               "r"(valid ? 4 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void copies_issued() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void copies_landed() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+// Stages step `s`'s weight slice (kBm rows x kBk reduction indices, transposed) and gathered
+// input slice (kBk reduction indices x kBn positions) into shared memory with asynchronous
+// copies, so no staging registers are held while the previous step computes; 0 outside the
+// shape. 32-bit indices: forward_tile_supported() keeps the weight and one batch item's input and
+// output under 2^31 elements.
+template <class T>
+__device__ __forceinline__ void stage(const ForwardTilePlan &p, const float *__restrict__ w,
+                                      const float *__restrict__ xb, int m0, int n0, int s, int t,
+                                      float (*as)[T::kBm + kAPad], float (*bs)[T::kBn]) {
+  const int r0 = s * kBk;
+  const int cout = int(p.cout), red = int(p.reduction), k = int(p.k);
+#pragma unroll
+  for (int q = 0; q < T::kLoadsA; ++q) {
+    const int e = t + T::kThreads * q;
+    const int m = m0 + e / kBk, r = r0 + e % kBk;
+    const bool in = m < cout && r < red;
+    copy4(&as[e % kBk][e / kBk], in ? w + (m * red + r) : w, in);
+  }
+  // The input slice: each thread keeps its columns (kBnPerThread of them, or one shared by
+  // kRowsApart threads' rows) and walks its rows, one (ic, kk) division per row.
+  constexpr bool kWide = T::kBn >= T::kThreads;
+  constexpr int kCols = kWide ? T::kBn / T::kThreads : 1;
+  constexpr int kRows = kWide ? kBk : kBk * T::kBn / T::kThreads;
+  constexpr int kRowStep = kWide ? 1 : T::kThreads / T::kBn;
+  const int row0 = kWide ? 0 : t / T::kBn;
+  const int col0 = kWide ? t : t % T::kBn;
+#pragma unroll
+  for (int j = 0; j < kRows; ++j) {
+    const int row = row0 + j * kRowStep, r = r0 + row;
+    const int ic = r / k, kk = r - ic * k;
+    const int shift = kk * int(p.dilation) - int(p.padding);
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const int col = col0 + c * T::kThreads, o = n0 + col;
+      const int pos = o * int(p.stride) + shift;
+      const bool in = r < red && o < int(p.l_out) && pos >= 0 && pos < int(p.l_in);
+      copy4(&bs[row][col], in ? xb + (ic * int(p.l_in) + pos) : xb, in);
+    }
+  }
+  copies_issued();
+}
 
 __device__ __forceinline__ void load4(float *dst, const float *src) {
   const float4 v = *reinterpret_cast<const float4 *>(src);
@@ -72,20 +94,22 @@ __device__ __forceinline__ void load4(float *dst, const float *src) {
   dst[3] = v.w;
 }
 
-// Thread (ty, tx) owns rows ty*4 + {0..3} and 64 + ty*4 + {0..3} of the tile, columns tx*4 +
-// {0..3} and 64 + tx*4 + {0..3}: float4 shared-memory reads, broadcast across the warp's two ty.
-__device__ __forceinline__ int tile_row(int ty, int i) {
-  return (i < 4 ? 0 : 64) + ty * 4 + (i & 3);
+// Thread (ty, tx) owns rows ty*4 + {0..3} and kBm/2 + ty*4 + {0..3} of the tile, columns tx*4 +
+// {0..3} and kBn/2 + tx*4 + {0..3}: float4 shared-memory reads, broadcast where lanes share ty.
+template <int Half> __device__ __forceinline__ int owned(int t, int i) {
+  return (i < 4 ? 0 : Half) + t * 4 + (i & 3);
 }
 
-__global__ void __launch_bounds__(kThreads, 2)
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     forward_tile_kernel(ForwardTilePlan p, const float *__restrict__ x, const float *__restrict__ w,
                         const float *__restrict__ bias, float *__restrict__ y, int ranks_added) {
+  constexpr int kBm = T::kBm, kBn = T::kBn;
   __shared__ __align__(16) float as[2][kBk][kBm + kAPad];
   __shared__ __align__(16) float bs[2][kBk][kBn];
   extern __shared__ __align__(16) float partial[]; // kBm x kBn, split > 1 only
 
-  const int t = threadIdx.x, tx = t % 16, ty = t / 16;
+  const int t = threadIdx.x, tx = t % T::kCols, ty = t / T::kCols;
   const int n0 = int(blockIdx.x) * kBn, m0 = int(blockIdx.y) * kBm;
   const int64_t bi = blockIdx.z / p.split;
   const int rank = int(blockIdx.z % p.split);
@@ -101,32 +125,28 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int j = 0; j < 8; ++j)
       acc[i][j] = 0.0f;
 
-  Stage st;
-  if (s0 < s1) {
-    st.load(p, w, xb, m0, n0, s0, t);
-    st.store(as[0], bs[0], t);
-  }
+  if (s0 < s1)
+    stage<T>(p, w, xb, m0, n0, s0, t, as[0], bs[0]);
+  copies_landed();
   __syncthreads();
   for (int s = s0; s < s1; ++s) {
     const int buf = (s - s0) & 1;
-    const bool next = s + 1 < s1;
-    if (next)
-      st.load(p, w, xb, m0, n0, s + 1, t); // in flight while this step computes
+    if (s + 1 < s1) // in flight while this step computes (every thread is past reading buf ^ 1)
+      stage<T>(p, w, xb, m0, n0, s + 1, t, as[buf ^ 1], bs[buf ^ 1]);
 #pragma unroll
     for (int j = 0; j < kBk; ++j) {
       float a[8], b[8];
       load4(a, &as[buf][j][ty * 4]);
-      load4(a + 4, &as[buf][j][64 + ty * 4]);
+      load4(a + 4, &as[buf][j][kBm / 2 + ty * 4]);
       load4(b, &bs[buf][j][tx * 4]);
-      load4(b + 4, &bs[buf][j][64 + tx * 4]);
+      load4(b + 4, &bs[buf][j][kBn / 2 + tx * 4]);
 #pragma unroll
       for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int c = 0; c < 8; ++c)
           acc[i][c] = fmaf(a[i], b[c], acc[i][c]);
     }
-    if (next)
-      st.store(as[buf ^ 1], bs[buf ^ 1], t);
+    copies_landed();
     __syncthreads();
   }
 
@@ -135,13 +155,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   if (p.split == 1) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const int m = m0 + tile_row(ty, i);
+      const int m = m0 + owned<kBm / 2>(ty, i);
       if (m >= cout)
         continue;
       const float bv = bias ? bias[m] : 0.0f;
 #pragma unroll
       for (int c = 0; c < 8; ++c) {
-        const int o = n0 + tile_row(tx, c);
+        const int o = n0 + owned<kBn / 2>(tx, c);
         if (o < l_out)
           yb[m * l_out + o] = acc[i][c] + bv;
       }
@@ -149,23 +169,24 @@ __global__ void __launch_bounds__(kThreads, 2)
     return;
   }
 
-  // split > 1: each rank leaves its partial tile in its shared memory; rank r then adds rows
-  // [r, r + 1) * kBm / split of the tile over ranks 0..split-1 in order, and the bias.
+  // split > 1: each rank leaves its partial tile in its shared memory; rank r then adds its
+  // ceil(kBm / split) rows of the tile over ranks 0..split-1 in order, and the bias.
   cg::cluster_group cluster = cg::this_cluster();
 #pragma unroll
   for (int i = 0; i < 8; ++i)
 #pragma unroll
     for (int c = 0; c < 8; c += 4)
-      *reinterpret_cast<float4 *>(&partial[tile_row(ty, i) * kBn + tile_row(tx, c)]) =
+      *reinterpret_cast<float4 *>(&partial[owned<kBm / 2>(ty, i) * kBn + owned<kBn / 2>(tx, c)]) =
           make_float4(acc[i][c], acc[i][c + 1], acc[i][c + 2], acc[i][c + 3]);
   cluster.sync();
-  const int rows = kBm / p.split;
-  for (int cell = t; cell < rows * kBn; cell += kThreads) {
-    const int ml = rank * rows + cell / kBn, nl = cell % kBn;
+  const int rows = (kBm + p.split - 1) / p.split;
+  const int first = rank * rows, last = first + rows < kBm ? first + rows : kBm;
+  for (int cell = first * kBn + t; cell < last * kBn; cell += T::kThreads) {
+    const int ml = cell / kBn, nl = cell % kBn;
     const int m = m0 + ml, o = n0 + nl;
-    float sum = cluster.map_shared_rank(partial, 0)[ml * kBn + nl];
+    float sum = cluster.map_shared_rank(partial, 0)[cell];
     for (int q = 1; q < ranks_added; ++q) // p.split but in the planted test variant
-      sum += cluster.map_shared_rank(partial, q)[ml * kBn + nl];
+      sum += cluster.map_shared_rank(partial, q)[cell];
     if (m < cout && o < l_out)
       yb[m * l_out + o] = sum + (bias ? bias[m] : 0.0f);
   }
@@ -173,23 +194,69 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr size_t kPartialBytes = size_t(kBm) * kBn * sizeof(float);
+
+struct Shape {
+  int bm, bn, threads, blocks_per_sm;
+};
+constexpr Shape kShapes[] = {
+    {Tile128x128::kBm, Tile128x128::kBn, Tile128x128::kThreads, Tile128x128::kMinBlocks},
+    {Tile32x256::kBm, Tile32x256::kBn, Tile32x256::kThreads, Tile32x256::kMinBlocks}};
+
+// The cluster reduction's cost in steps of the main loop (the partial tile through shared memory,
+// two cluster barriers, the remote reads): what a split must save to be chosen.
+constexpr int64_t kSplitCostSteps = 8;
+
+template <class T> size_t partial_bytes() { return size_t(T::kBm) * T::kBn * sizeof(float); }
+
+template <class T>
+void enqueue(const ForwardTilePlan &p, const float *d_x, const float *d_w, const float *d_b,
+             float *d_y, cudaStream_t stream, int ranks_added) {
+  const dim3 grid(unsigned(p.n_tiles), unsigned(p.m_tiles), unsigned(p.batch * p.split));
+  if (p.split == 1) {
+    forward_tile_kernel<T><<<grid, T::kThreads, 0, stream>>>(p, d_x, d_w, d_b, d_y, ranks_added);
+    CONVBENCH_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(T::kThreads);
+  cfg.dynamicSmemBytes = partial_bytes<T>();
+  cfg.stream = stream;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 1;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = unsigned(p.split);
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  CONVBENCH_CUDA_CHECK(
+      cudaLaunchKernelEx(&cfg, forward_tile_kernel<T>, p, d_x, d_w, d_b, d_y, ranks_added));
+}
+
+void enqueue_any(const ForwardTilePlan &p, const float *d_x, const float *d_w, const float *d_b,
+                 float *d_y, cudaStream_t stream, int ranks_added) {
+  if (p.bm == Tile128x128::kBm)
+    enqueue<Tile128x128>(p, d_x, d_w, d_b, d_y, stream, ranks_added);
+  else
+    enqueue<Tile32x256>(p, d_x, d_w, d_b, d_y, stream, ranks_added);
+}
 
 } // namespace
 
 bool forward_tile_supported(const ConvShape &s) {
-  if (s.op != ConvOp::forward || s.cout < 32)
+  if (s.op != ConvOp::forward || s.cout < kForwardTileMinCout)
     return false;
-  constexpr int64_t kInt = 2147483647LL - kBn * 8; // 32-bit indices, with a tile's overhang
+  constexpr int64_t kInt = 2147483647LL - 256 * 8; // 32-bit indices, with a tile's overhang
   const int64_t l_out = s.l_out();
   if (s.weight_elems() > kInt || s.cin * s.l_in > kInt || s.cout * l_out > kInt ||
       l_out * s.stride + s.k * s.dilation > kInt)
     return false;
   // Grid limits with the largest split (8 along z).
-  return cdiv(s.cout, kBm) <= 65535 && s.batch * 8 <= 65535;
+  return cdiv(s.cout, 32) <= 65535 && s.batch * 8 <= 65535;
 }
 
-ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override) {
+ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override,
+                                  int shape_override) {
   ForwardTilePlan p{};
   p.batch = s.batch;
   p.cin = s.cin;
@@ -202,75 +269,72 @@ ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_overrid
   p.l_out = s.l_out();
   p.reduction = s.cin * s.k;
   p.steps = cdiv(p.reduction, kBk);
-  p.m_tiles = cdiv(p.cout, kBm);
-  p.n_tiles = cdiv(p.l_out, kBn);
-  const int64_t tiles = p.m_tiles * p.n_tiles * p.batch;
   // Every rank gets at least one step (the last rank's range starts before the end).
   const auto fits = [&](int n) { return (n - 1) * cdiv(p.steps, n) < p.steps; };
-  int split = 1;
-  if (split_override > 0) {
-    while (split * 2 <= std::min(split_override, 8) && fits(split * 2))
-      split *= 2;
-  } else {
-    while (split < 8 && tiles * split < 2LL * sms && p.steps / (split * 2) >= 8)
-      split *= 2;
+  // Modelled time, in steps of one block: whole waves of blocks (blocks_per_sm resident on each
+  // multiprocessor; every shape runs 512 threads of 64 cells per multiprocessor, so a step costs
+  // the same in each) times the steps of a rank, plus the reduction where split.
+  int64_t best = -1;
+  for (int i = 0; i < 2; ++i) {
+    const Shape &sh = kShapes[i];
+    if (shape_override >= 0 && shape_override != i)
+      continue;
+    const int64_t m_tiles = cdiv(p.cout, sh.bm), n_tiles = cdiv(p.l_out, sh.bn);
+    for (int split = 1; split <= 8; ++split) {
+      if (!fits(split) || (split_override > 0 && split != split_override))
+        continue;
+      const int64_t blocks = m_tiles * n_tiles * p.batch * split;
+      const int64_t waves = cdiv(blocks, int64_t(sms) * sh.blocks_per_sm);
+      const int64_t cost = waves * (cdiv(p.steps, split) + (split > 1 ? kSplitCostSteps : 0));
+      if (best >= 0 && cost >= best)
+        continue;
+      best = cost;
+      p.bm = sh.bm;
+      p.bn = sh.bn;
+      p.threads = sh.threads;
+      p.m_tiles = m_tiles;
+      p.n_tiles = n_tiles;
+      p.split = split;
+    }
   }
-  p.split = split;
+  if (best < 0) // a forced split the steps cannot give: the largest one they can
+    return forward_tile_plan(s, sms, 0, shape_override);
   return p;
 }
 
 int64_t forward_tile_issued_macs(const ForwardTilePlan &p) {
-  return p.batch * p.m_tiles * kBm * p.n_tiles * kBn * p.steps * kBk;
+  return p.batch * p.m_tiles * p.bm * p.n_tiles * p.bn * p.steps * kBk;
 }
 
 std::string forward_tile_name(const ForwardTilePlan &p) {
-  std::string n = "implicit-gemm f32 fma " + std::to_string(kBm) + "x" + std::to_string(kBn) + "x" +
-                  std::to_string(kBk);
+  std::string n = "implicit-gemm f32 fma " + std::to_string(p.bm) + "x" + std::to_string(p.bn) +
+                  "x" + std::to_string(kBk);
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
   return n;
 }
 
 void prepare_forward_tile(const ForwardTilePlan &p) {
-  if (p.split > 1)
-    CONVBENCH_CUDA_CHECK(cudaFuncSetAttribute(
-        forward_tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPartialBytes)));
-}
-
-namespace {
-void enqueue(const ForwardTilePlan &p, const float *d_x, const float *d_w, const float *d_b,
-             float *d_y, cudaStream_t stream, int ranks_added) {
-  const dim3 grid(unsigned(p.n_tiles), unsigned(p.m_tiles), unsigned(p.batch * p.split));
-  if (p.split == 1) {
-    forward_tile_kernel<<<grid, kThreads, 0, stream>>>(p, d_x, d_w, d_b, d_y, ranks_added);
-    CONVBENCH_CUDA_CHECK(cudaGetLastError());
+  if (p.split == 1)
     return;
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = kPartialBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = 1;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = unsigned(p.split);
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  CONVBENCH_CUDA_CHECK(
-      cudaLaunchKernelEx(&cfg, forward_tile_kernel, p, d_x, d_w, d_b, d_y, ranks_added));
+  if (p.bm == Tile128x128::kBm)
+    CONVBENCH_CUDA_CHECK(cudaFuncSetAttribute(forward_tile_kernel<Tile128x128>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(partial_bytes<Tile128x128>())));
+  else
+    CONVBENCH_CUDA_CHECK(cudaFuncSetAttribute(forward_tile_kernel<Tile32x256>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(partial_bytes<Tile32x256>())));
 }
-} // namespace
 
 void launch_forward_tile(const ForwardTilePlan &p, const float *d_x, const float *d_w,
                          const float *d_b, float *d_y, cudaStream_t stream) {
-  enqueue(p, d_x, d_w, d_b, d_y, stream, p.split);
+  enqueue_any(p, d_x, d_w, d_b, d_y, stream, p.split);
 }
 
 void launch_forward_tile_planted(const ForwardTilePlan &p, const float *d_x, const float *d_w,
                                  const float *d_b, float *d_y, cudaStream_t stream) {
-  enqueue(p, d_x, d_w, d_b, d_y, stream, p.split - 1);
+  enqueue_any(p, d_x, d_w, d_b, d_y, stream, p.split - 1);
 }
 
 } // namespace convbench::cuda::detail
