@@ -325,7 +325,7 @@ std::vector<float> run_tile(const Problem &p, int shape, int split, bool planted
 TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
   REQUIRE_GPU();
   std::mt19937_64 rng(77);
-  for (int i = 0; i < (sanitizer_small() ? 2 : 6); ++i) {
+  for (int i = 0; i < (sanitizer_small() ? 1 : 6); ++i) {
     ConvShape s;
     s.op = ConvOp::forward;
     s.batch = 1 + i % 3;
@@ -342,6 +342,8 @@ TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
     const auto ref = reference_f64(p);
     for (int shape : {0, 1})
       for (int split = 1; split <= 8; ++split) {
+        if (sanitizer_small() && split != 1 && split != 3 && split != 8)
+          continue; // under the sanitizers: one split of each kind (none, odd, the largest)
         if (cuda::detail::forward_tile_plan(s, 132, split, shape).split != split)
           continue; // too few reduction steps for this split
         const std::string what =
