@@ -528,9 +528,11 @@ if has causal; then
   fam() { local out=() c l b st; for c in $1; do for l in $2; do for b in 1 8; do for st in "" .state; do
     out+=("causal.c$c.l$l.b$b$st"); done; done; done; done; (IFS=,; echo "${out[*]}"); }
   groups=("$(fam "1024 2048 4096 8192" "1 64 1024")" "$(fam "1024 2048" 8192)" "$(fam 4096 8192)" "$(fam 8192 8192)")
-  for pair in cuda-causal-register,cuda-causal-tiled cuda-causal-register-bf16,cuda-causal-tiled-bf16; do
-    n=${pair##*-}; [ "$n" = bf16 ] || n=f32
-    for g in 0 1 2 3; do
+  # CAUSAL_PAIRS (f32, bf16) and CAUSAL_GROUPS (0-3) narrow a call.
+  for n in ${CAUSAL_PAIRS:-f32 bf16}; do
+    pair=cuda-causal-register,cuda-causal-tiled
+    [ "$n" = bf16 ] && pair=cuda-causal-register-bf16,cuda-causal-tiled-bf16
+    for g in ${CAUSAL_GROUPS:-0 1 2 3}; do
       enough 60 "causal $n group $g" || break 2
       timeout $(cap 200) $B/bin/bench_conv --stage "${groups[$g]}" --arms $pair \
         --staging resident --reps 3 --target-ci 0 --no-counters --out "$W/results/causal-$n-$g.json" >"$W/logs/causal-$n-$g.txt" 2>&1
