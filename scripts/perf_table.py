@@ -16,6 +16,8 @@ was not measured. A ceiling record that names no run given here is refused (exit
 
     perf_table.py RUN.json [GEMM.json] ...                   the tables
     perf_table.py --doc RUN.json [GEMM.json] ... > FILE.md   the results document
+    perf_table.py --doc --doc-file docs/NAME.md RUN.json ...  the same, naming FILE in its header
+                                                              (default docs/results-h200.md)
 """
 
 import sys
@@ -250,12 +252,18 @@ def print_ceilings(rows) -> None:
             print(f"- {ours} / {name}: no case has both in one call")
 
 
-def print_doc(runs, argv) -> None:
+def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
     print("# Results on the H200\n")
+    committed = all(Path(a).parent.as_posix().endswith("results/examples") for a in argv)
     print(
-        "Generated from the committed records by "
-        f"`python3 scripts/perf_table.py --doc {' '.join(argv)} > docs/results-h200.md`; "
-        "do not edit. `results/examples/README.md` says how each record was made.\n"
+        f"Generated from the {'committed ' if committed else ''}records by "
+        f"`python3 scripts/perf_table.py --doc {' '.join(argv)} > {doc_file}`; do not edit. "
+        + (
+            "`results/examples/README.md` says how each record was made.\n"
+            if committed
+            else "The records are measured outputs kept out of git (over a few hundred KB each); "
+            "the command under each heading made its record.\n"
+        )
     )
     for run, assessed, ceiling in runs:
         d = run.data
@@ -346,9 +354,22 @@ def pair_ceilings(loaded):
 
 def main(argv):
     doc = "--doc" in argv
-    paths = [a for a in argv if a != "--doc"]
+    doc_file = "docs/results-h200.md"
+    paths = []
+    rest = iter(argv)
+    for a in rest:
+        if a == "--doc-file":
+            doc_file = next(rest, None)
+            if doc_file is None:
+                print("perf_table: --doc-file needs a file name", file=sys.stderr)
+                return 2
+        elif a != "--doc":
+            paths.append(a)
     if not paths:
-        print("usage: perf_table.py [--doc] RUN.json [GEMM.json] ...", file=sys.stderr)
+        print(
+            "usage: perf_table.py [--doc [--doc-file FILE]] RUN.json [GEMM.json] ...",
+            file=sys.stderr,
+        )
         return 2
     loaded = []
     for path in paths:
@@ -364,7 +385,7 @@ def main(argv):
         print(f"perf_table: {e}", file=sys.stderr)
         return 2
     if doc:
-        print_doc(runs, paths)
+        print_doc(runs, paths, doc_file)
     else:
         print_table(runs)
     return 0

@@ -220,3 +220,21 @@ def test_the_results_document_is_what_its_command_makes():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout == doc
+
+
+def test_a_document_of_records_kept_out_of_git_names_its_file_and_command(tmp_path):
+    # --doc-file names the document in the header's command, and records outside
+    # results/examples are said to be kept out of git (not "the committed records"); the command
+    # in the header, run again, makes the same document. Planted (then reverted): the header
+    # always naming docs/results-h200.md failed the first assertion.
+    p = _write(tmp_path, synth.make_run(arms=ARMS))
+    args = [sys.executable, str(REPO / "scripts/perf_table.py"), "--doc", "--doc-file"]
+    r = subprocess.run(
+        [*args, "docs/forward-h200.md", str(p)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.split("\n## ", 1)[0]
+    assert f"`python3 scripts/perf_table.py --doc {p} > docs/forward-h200.md`" in head
+    assert "kept out of git" in head and "committed records" not in head
+    bad = subprocess.run([*args], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
