@@ -29,8 +29,9 @@ enum class Accum { f64, f32 }; // cuda-f64 (byte-identical to cpu-f64), cuda-f32
 
 // Which device kernel computes an arm.
 //  best:   the fast polyphase kernel where it handles the shape (transposed, dilation 1, K a
-//          multiple of the stride: every vocoder upsample stage), else `simple`. f64: __dmul_rn +
-//          __dadd_rn per tap.
+//          multiple of the stride: every vocoder upsample stage); for f32 on a forward Conv1d with
+//          cout >= 16 the implicit-GEMM tile kernel (kernels/src/cuda/forward_tile.hpp); else
+//          `simple`. f64: __dmul_rn + __dadd_rn per tap.
 //  simple: one thread per output cell, the first-cut kernel (any shape).
 //  fused:  f64 only, the fast kernel with one __fma_rn per tap: byte-identical too, because the
 //          product of two f32 values is exact in f64 (cuda-f64-fma). Falls back like `best`, to

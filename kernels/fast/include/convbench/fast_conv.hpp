@@ -90,7 +90,8 @@ FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tu
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple
 // of the stride with K / stride in [1, 4], padding >= 0, any output_padding, batch, cin, cout,
-// l_in. Forward Conv1d is NOT handled by the fast path (the plain cuda arms cover it). Every
+// l_in. Forward Conv1d is NOT handled by the fast path (cuda-f32 runs the forward tile
+// kernel there, cuda-f64 the one-thread-per-cell one). Every
 // stage of the models in bench/data/models.json is supported (K == 2 * stride). The answer is the
 // same for f32 and f64; the argument is kept so a path may differ later.
 bool fast_supported(const ConvShape &s, bool f64);
