@@ -2,9 +2,6 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <string>
-
 #include "convbench/cuda_check.hpp"
 #include "forward_tile.hpp"
 
@@ -193,18 +190,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   cluster.sync(); // no rank's shared memory may go while another still reads it
 }
 
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-struct Shape {
-  int bm, bn, threads, blocks_per_sm;
-};
-constexpr Shape kShapes[] = {
-    {Tile128x128::kBm, Tile128x128::kBn, Tile128x128::kThreads, Tile128x128::kMinBlocks},
-    {Tile32x256::kBm, Tile32x256::kBn, Tile32x256::kThreads, Tile32x256::kMinBlocks}};
-
-// The cluster reduction's cost in steps of the main loop (the partial tile through shared memory,
-// two cluster barriers, the remote reads): what a split must save to be chosen.
-constexpr int64_t kSplitCostSteps = 8;
+// The plan's table of tile shapes (forward_tile_plan.cpp) is these kernels'.
+static_assert(kForwardTileShapes[0].bm == Tile128x128::kBm &&
+                  kForwardTileShapes[0].bn == Tile128x128::kBn &&
+                  kForwardTileShapes[0].threads == Tile128x128::kThreads &&
+                  kForwardTileShapes[0].blocks_per_sm == Tile128x128::kMinBlocks,
+              "shape 0 is the 128 x 128 tile");
+static_assert(kForwardTileShapes[1].bm == Tile32x256::kBm &&
+                  kForwardTileShapes[1].bn == Tile32x256::kBn &&
+                  kForwardTileShapes[1].threads == Tile32x256::kThreads &&
+                  kForwardTileShapes[1].blocks_per_sm == Tile32x256::kMinBlocks,
+              "shape 1 is the 32 x 256 tile");
 
 template <class T> size_t partial_bytes() { return size_t(T::kBm) * T::kBn * sizeof(float); }
 
@@ -242,77 +238,6 @@ void enqueue_any(const ForwardTilePlan &p, const float *d_x, const float *d_w, c
 }
 
 } // namespace
-
-bool forward_tile_supported(const ConvShape &s) {
-  if (s.op != ConvOp::forward || s.cout < kForwardTileMinCout)
-    return false;
-  constexpr int64_t kInt = 2147483647LL - 256 * 8; // 32-bit indices, with a tile's overhang
-  const int64_t l_out = s.l_out();
-  if (s.weight_elems() > kInt || s.cin * s.l_in > kInt || s.cout * l_out > kInt ||
-      l_out * s.stride + s.k * s.dilation > kInt)
-    return false;
-  // Grid limits with the largest split (8 along z).
-  return cdiv(s.cout, 32) <= 65535 && s.batch * 8 <= 65535;
-}
-
-ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override,
-                                  int shape_override) {
-  ForwardTilePlan p{};
-  p.batch = s.batch;
-  p.cin = s.cin;
-  p.cout = s.cout;
-  p.k = s.k;
-  p.stride = s.stride;
-  p.dilation = s.dilation;
-  p.padding = s.padding;
-  p.l_in = s.l_in;
-  p.l_out = s.l_out();
-  p.reduction = s.cin * s.k;
-  p.steps = cdiv(p.reduction, kBk);
-  // Every rank gets at least one step (the last rank's range starts before the end).
-  const auto fits = [&](int n) { return (n - 1) * cdiv(p.steps, n) < p.steps; };
-  // Modelled time, in steps of one block: whole waves of blocks (blocks_per_sm resident on each
-  // multiprocessor; every shape runs 512 threads of 64 cells per multiprocessor, so a step costs
-  // the same in each) times the steps of a rank, plus the reduction where split.
-  int64_t best = -1;
-  for (int i = 0; i < 2; ++i) {
-    const Shape &sh = kShapes[i];
-    if (shape_override >= 0 && shape_override != i)
-      continue;
-    const int64_t m_tiles = cdiv(p.cout, sh.bm), n_tiles = cdiv(p.l_out, sh.bn);
-    for (int split = 1; split <= 8; ++split) {
-      if (!fits(split) || (split_override > 0 && split != split_override))
-        continue;
-      const int64_t blocks = m_tiles * n_tiles * p.batch * split;
-      const int64_t waves = cdiv(blocks, int64_t(sms) * sh.blocks_per_sm);
-      const int64_t cost = waves * (cdiv(p.steps, split) + (split > 1 ? kSplitCostSteps : 0));
-      if (best >= 0 && cost >= best)
-        continue;
-      best = cost;
-      p.bm = sh.bm;
-      p.bn = sh.bn;
-      p.threads = sh.threads;
-      p.m_tiles = m_tiles;
-      p.n_tiles = n_tiles;
-      p.split = split;
-    }
-  }
-  if (best < 0) // a forced split the steps cannot give: the largest one they can
-    return forward_tile_plan(s, sms, 0, shape_override);
-  return p;
-}
-
-int64_t forward_tile_issued_macs(const ForwardTilePlan &p) {
-  return p.batch * p.m_tiles * p.bm * p.n_tiles * p.bn * p.steps * kBk;
-}
-
-std::string forward_tile_name(const ForwardTilePlan &p) {
-  std::string n = "implicit-gemm f32 fma " + std::to_string(p.bm) + "x" + std::to_string(p.bn) +
-                  "x" + std::to_string(kBk);
-  if (p.split > 1)
-    n += " split " + std::to_string(p.split);
-  return n;
-}
 
 void prepare_forward_tile(const ForwardTilePlan &p) {
   if (p.split == 1)

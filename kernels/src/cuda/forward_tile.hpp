@@ -14,42 +14,9 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdint>
-#include <string>
-
-#include "convbench/shape.hpp"
+#include "forward_tile_plan.hpp"
 
 namespace convbench::cuda::detail {
-
-struct ForwardTilePlan {
-  int64_t batch, cin, cout, k, stride, dilation, padding, l_in, l_out;
-  int64_t reduction;   // cin * k
-  int64_t steps;       // ceil(reduction / kBk)
-  int bm, bn, threads; // the tile shape
-  int64_t m_tiles, n_tiles;
-  int split; // cluster size along z: the r steps cut into this many ranges
-};
-
-constexpr int kForwardTileBk = 8;
-constexpr int64_t kForwardTileMinCout = 16;
-
-// Whether the tile kernel computes cuda-f32 for `s` (forward, cout >= 16: below that most of a
-// 32-row tile would be padding and the one-thread-per-cell kernel is the better choice).
-bool forward_tile_supported(const ConvShape &s);
-
-// The plan for `s` on a device with `sms` multiprocessors: the tile shape and split with the
-// fewest modelled steps (whole waves of blocks times a rank's steps, plus the reduction's cost
-// where split), every rank given at least one step. Tests force a split (split_override > 0;
-// where the steps cannot give it, the automatic choice) or a shape (0: 128 x 128, 1: 32 x 256).
-ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override = 0,
-                                  int shape_override = -1);
-
-// Multiply-adds the kernel issues for the plan: every tile cell, padding and remainders
-// included (staged as 0), times every step: what the FFMA counter shows.
-int64_t forward_tile_issued_macs(const ForwardTilePlan &p);
-
-// e.g. "implicit-gemm f32 fma 128x128x8 split 7".
-std::string forward_tile_name(const ForwardTilePlan &p);
 
 // Sets what the plan's launch needs of the current device (the partial tile's shared memory, over
 // the 48 KiB default, when split > 1). Once per plan, before its first launch.

@@ -1,0 +1,182 @@
+// cuda-f32's forward tile kernel, host side: the plan it launches (kernels/src/forward_tile_plan
+// .hpp). The plan decides the grid, the tile shape and the cluster split, so it must never leave
+// a rank without steps, must cover every output cell and must be the cheapest of its
+// alternatives under the model it states. No GPU needed; the kernel's own gates run on the device
+// (kernels_cuda_tests: CudaForwardTile).
+//
+// Planted faults seen failing (then reverted): forward_tile_ranks_nonempty() written `<=`
+// (RanksNeverEmpty fails); the plan keeping the first feasible split instead
+// of the cheapest (PlanIsTheCheapestAlternative fails on the AMP shapes); n_tiles computed from l_in
+// instead of l_out (TilesCoverEveryCell fails on the strided shapes).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "forward_tile_plan.hpp"
+#include "model_stages.hpp"
+
+namespace convbench {
+namespace {
+
+using cuda::detail::forward_tile_cost;
+using cuda::detail::forward_tile_issued_macs;
+using cuda::detail::forward_tile_plan;
+using cuda::detail::forward_tile_ranks_nonempty;
+using cuda::detail::forward_tile_supported;
+using cuda::detail::ForwardTilePlan;
+using cuda::detail::kForwardTileShapes;
+
+constexpr int kSms = 132; // the H200's
+
+// Every AMP Conv1d of the model families (after each upsample: ch x ch, k in {3, 7, 11}, dilation
+// {1, 3, 5} with the length-keeping padding) and each family's pre conv, at several lengths and
+// batches, then random forward shapes with stride, dilation and padding.
+std::vector<ConvShape> shapes() {
+  std::vector<ConvShape> out;
+  for (const testing::ModelFamily &m : testing::model_families())
+    for (int64_t frames : {1, 96, 384, 1536})
+      for (int64_t batch : {1, 3})
+        for (const testing::Stage &st : testing::model_stages(m, frames, batch)) {
+          for (int64_t k : {3, 7, 11})
+            for (int64_t d : {1, 3, 5}) {
+              ConvShape amp;
+              amp.op = ConvOp::forward;
+              amp.batch = batch;
+              amp.cin = amp.cout = st.shape.cout;
+              amp.k = k;
+              amp.dilation = d;
+              amp.padding = d * (k - 1) / 2;
+              amp.l_in = st.shape.l_out();
+              out.push_back(amp);
+            }
+        }
+  std::mt19937_64 rng(31);
+  for (int i = 0; i < 400; ++i) {
+    ConvShape s;
+    s.op = ConvOp::forward;
+    s.batch = 1 + int64_t(rng() % 4);
+    s.cin = 1 + int64_t(rng() % 600);
+    s.cout = 16 + int64_t(rng() % 900);
+    s.k = 1 + int64_t(rng() % 13);
+    s.stride = 1 + int64_t(rng() % 3);
+    s.dilation = 1 + int64_t(rng() % 6);
+    s.padding = int64_t(rng() % 9);
+    s.l_in = s.dilation * (s.k - 1) + 1 + int64_t(rng() % 5000);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string describe(const ConvShape &s) {
+  return "b" + std::to_string(s.batch) + " cin" + std::to_string(s.cin) + " cout" +
+         std::to_string(s.cout) + " k" + std::to_string(s.k) + " s" + std::to_string(s.stride) +
+         " d" + std::to_string(s.dilation) + " p" + std::to_string(s.padding) + " l_in" +
+         std::to_string(s.l_in);
+}
+
+// The ranks' step ranges as the kernel computes them: per = ceil(steps / split), rank r runs
+// [min(r * per, steps), min(r * per + per, steps)).
+bool brute_force_nonempty(int64_t steps, int split) {
+  const int64_t per = (steps + split - 1) / split;
+  for (int r = 0; r < split; ++r) {
+    const int64_t s0 = std::min(r * per, steps), s1 = std::min(s0 + per, steps);
+    if (s1 <= s0)
+      return false;
+  }
+  return true;
+}
+
+TEST(ForwardTilePlan, RanksNeverEmpty) {
+  for (int64_t steps = 1; steps <= 300; ++steps)
+    for (int split = 1; split <= 8; ++split)
+      EXPECT_EQ(forward_tile_ranks_nonempty(steps, split), brute_force_nonempty(steps, split))
+          << "steps " << steps << " split " << split;
+}
+
+TEST(ForwardTilePlan, TilesCoverEveryCell) {
+  for (const ConvShape &s : shapes()) {
+    ASSERT_NO_THROW(s.validate()) << describe(s);
+    ASSERT_TRUE(forward_tile_supported(s)) << describe(s);
+    const ForwardTilePlan p = forward_tile_plan(s, kSms);
+    EXPECT_GE(p.m_tiles * p.bm, s.cout) << describe(s);
+    EXPECT_LT((p.m_tiles - 1) * p.bm, s.cout) << describe(s);
+    EXPECT_GE(p.n_tiles * p.bn, s.l_out()) << describe(s);
+    EXPECT_LT((p.n_tiles - 1) * p.bn, s.l_out()) << describe(s);
+    EXPECT_EQ(p.steps * cuda::detail::kForwardTileBk >= s.cin * s.k, true) << describe(s);
+    EXPECT_TRUE(p.split >= 1 && p.split <= 8 && brute_force_nonempty(p.steps, p.split))
+        << describe(s) << " split " << p.split;
+    EXPECT_GE(forward_tile_issued_macs(p), s.valid_macs()) << describe(s);
+    EXPECT_EQ(p.bm * p.bn, p.threads * 64) << "8 x 8 cells per thread";
+  }
+}
+
+// The chosen plan costs no more, under the stated model, than any other tile shape and split
+// with no empty rank.
+TEST(ForwardTilePlan, PlanIsTheCheapestAlternative) {
+  for (const ConvShape &s : shapes()) {
+    const ForwardTilePlan p = forward_tile_plan(s, kSms);
+    const int64_t chosen = forward_tile_cost(p, kSms);
+    ASSERT_GT(chosen, 0) << describe(s);
+    for (int shape = 0; shape < int(std::size(kForwardTileShapes)); ++shape)
+      for (int split = 1; split <= 8; ++split) {
+        if (!brute_force_nonempty(p.steps, split))
+          continue;
+        const ForwardTilePlan alt = forward_tile_plan(s, kSms, split, shape);
+        ASSERT_EQ(alt.split, split);
+        ASSERT_EQ(alt.bm, kForwardTileShapes[shape].bm);
+        EXPECT_LE(chosen, forward_tile_cost(alt, kSms))
+            << describe(s) << ": shape " << shape << " split " << split << " is cheaper";
+      }
+  }
+}
+
+// A split the steps cannot give falls back to the automatic choice; the examples the kernel's
+// device test names hold here too.
+TEST(ForwardTilePlan, OverridesAndTheAmpExamples) {
+  ConvShape s;
+  s.op = ConvOp::forward;
+  s.cin = 3;
+  s.cout = 64;
+  s.k = 3; // 9 taps: 2 steps
+  s.l_in = 100;
+  EXPECT_EQ(forward_tile_plan(s, kSms, 8).split, forward_tile_plan(s, kSms).split);
+  ConvShape amp;
+  amp.op = ConvOp::forward;
+  amp.cin = amp.cout = 768;
+  amp.k = 7;
+  amp.dilation = 3;
+  amp.padding = 9;
+  amp.l_in = 768; // BigVGAN 512x amp0 at 96 frames: 36 tiles of 128 x 128
+  const ForwardTilePlan at96 = forward_tile_plan(amp, kSms);
+  EXPECT_EQ(at96.bm, 128);
+  EXPECT_GT(at96.split, 1);
+  EXPECT_LE(at96.m_tiles * at96.n_tiles * at96.split, 2 * kSms) << "one wave";
+  amp.cin = amp.cout = 24; // amp5
+  amp.l_in = 96 * 512;
+  EXPECT_EQ(forward_tile_plan(amp, kSms).bm, 32);
+}
+
+TEST(ForwardTilePlan, SupportedShapes) {
+  ConvShape s;
+  s.op = ConvOp::forward;
+  s.cin = 8;
+  s.cout = 16;
+  s.k = 3;
+  s.l_in = 50;
+  EXPECT_TRUE(forward_tile_supported(s));
+  s.cout = 15; // the post conv's kind: one thread per cell
+  EXPECT_FALSE(forward_tile_supported(s));
+  s.cout = 16;
+  s.op = ConvOp::transposed;
+  EXPECT_FALSE(forward_tile_supported(s));
+  s.op = ConvOp::forward;
+  s.cin = 1 << 16;
+  s.l_in = 1 << 16; // 2^32 input elements per batch item: past 32-bit indices
+  EXPECT_FALSE(forward_tile_supported(s));
+}
+
+} // namespace
+} // namespace convbench
