@@ -6,8 +6,8 @@
 //
 // Planted faults seen failing (then reverted): forward_tile_ranks_nonempty() written `<=`
 // (RanksNeverEmpty fails); the plan keeping the first feasible split instead
-// of the cheapest (PlanIsTheCheapestAlternative fails on the AMP shapes); n_tiles computed from l_in
-// instead of l_out (TilesCoverEveryCell fails on the strided shapes).
+// of the cheapest (PlanIsTheCheapestAlternative fails on the AMP shapes); n_tiles computed from
+// l_in instead of l_out (TilesCoverEveryCell fails on the strided shapes).
 #include <gtest/gtest.h>
 
 #include <cstdint>
