@@ -320,9 +320,11 @@ if has gemm; then
   # face them (cuda-tf32, cuda-f32, cuda-f64-dmma) on every stage, then torch_peer.py --gemm
   # --beside that record times cuBLAS TF32, BF16, SIMT f32 and f64 on each stage's polyphase GEMM
   # (the same multiply-adds); perf_table.py forms each ratio within one such pair only.
+  # GEMM_STAGES (default all: the upsample stages) may name Conv1d stages too (amp0, pre): their
+  # ceiling is the implicit GEMM.
   for m in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
     enough 90 "gemm $m" || break
-    timeout $(cap 150) $B/bin/bench_conv --model $m --stage all --frames 96,384,1536 --staging resident \
+    timeout $(cap 150) $B/bin/bench_conv --model $m --stage "${GEMM_STAGES:-all}" --frames 96,384,1536 --staging resident \
       --reps 5 --no-counters --arms cuda-tf32,cuda-f32,cuda-f64-dmma --out "$W/results/gemm-ours-$m.json" \
       >"$W/logs/gemm-ours-$m.txt" 2>&1
     log "gemm: our arms $m rc=$?"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch's own ConvTranspose1d on this machine, the peer convbench's arms face, as a record.
+"""PyTorch's own ConvTranspose1d and Conv1d on this machine, the peers convbench's arms face, as a
+record.
 
     python3 scripts/torch_peer.py --out results/torch-cpu.json                 # CPU f32, up0..up3
     python3 scripts/torch_peer.py --gpu --frames 96,384 --out peer.json        # + cuDNN via torch
@@ -15,9 +16,12 @@ and no bias), what the vendor's GEMM reaches on these sizes: torch-cublas-gemm-f
 SIMT SGEMM), torch-cublas-gemm-tf32 (TF32 on: tensor cores, f32 operands), torch-cublas-gemm-bf16
 (the operands cast to bfloat16 once, before timing; f32 output where torch.mm takes out_dtype,
 else bfloat16 output: the record's kernel block says which) and torch-cublas-gemm-f64 (DGEMM).
---beside RUN.json measures them beside a bench_conv record of the same call: its model, stages
-(the chain has no single GEMM) and frames, and its run_id in this record's context.beside, the
-one link scripts/perf_table.py forms a ceiling ratio through.
+--beside RUN.json measures them beside a bench_conv record of the same call: its single-
+convolution cases at batch 1, with the shapes it recorded (a chain, the generator and the causal
+op have no single GEMM), and its run_id in this record's context.beside, the one link
+scripts/perf_table.py forms a ceiling ratio through. A Conv1d case (pre, an AMP conv, post) runs
+as torch's conv1d and, with --gemm, as the implicit GEMM [cout, cin*K] x im2col(x) [cin*K, l_out]
+(the gather staged once, before timing).
 
 The output is a result record of results/result.schema.json, as bench_conv writes: the same case
 ids (stage/frames/arm/staging), shapes from bench/data/models.json, floors from
@@ -158,7 +162,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         plan = args.beside_run["plan"]
         args.model = plan["model"]
         args.frames = ",".join(str(f) for f in plan["frames"])
-        args.stages = ",".join(plan["stages"])
+        args.stages = "all"
     args.model = args.model or default_model
     args.frames = args.frames or "96"
     args.stages = args.stages or "up0,up1,up2,up3"
@@ -174,15 +178,28 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if not args.frames or min(args.frames) < 1:
         raise UsageError("--frames needs at least one value >= 1")
     known = [f"up{i}" for i in range(len(models[args.model]["strides"]))]
-    args.stages = known if args.stages == "all" else [s for s in args.stages.split(",") if s]
     if args.beside:
-        # The upsample stages alone: the chain, the AMP blocks and causal shapes have no GEMM here.
-        args.stages = [s for s in args.stages if s in known]
-        if not args.stages:
-            raise UsageError(f"--beside {args.beside}: no upsample stage (up0..) in its plan")
-    for s in args.stages:
-        if s not in known:
-            raise UsageError(f"--stages: '{s}' is not a stage of {args.model} ({', '.join(known)})")
+        # The run's own single-convolution cases, shapes as it recorded them (its upsample and
+        # Conv1d stages at batch 1; a chain, the generator and causal shapes have no GEMM here).
+        args.shapes = beside_shapes(args.beside_run)
+        if not args.shapes:
+            raise UsageError(
+                f"--beside {args.beside}: no single Conv1d or ConvTranspose1d case at batch 1"
+            )
+        args.stages = list(dict.fromkeys(shape["stage"] for _, shape in args.shapes))
+    else:
+        args.stages = known if args.stages == "all" else [s for s in args.stages.split(",") if s]
+        for s in args.stages:
+            if s not in known:
+                raise UsageError(
+                    f"--stages: '{s}' is not a stage of {args.model} ({', '.join(known)})"
+                )
+        args.shapes = [
+            (f, shape)
+            for f in args.frames
+            for shape in stage_shapes(models[args.model], f)
+            if shape["stage"] in args.stages
+        ]
     if args.threads < 1 or args.reps < 1 or args.warmup < 0:
         raise UsageError("--threads and --reps must be >= 1, --warmup >= 0")
     args.arms = (
@@ -234,12 +251,52 @@ def read_beside(path: str) -> dict:
     return run
 
 
+SHAPE_INTS = ("batch", "cin", "cout", "k", "stride", "dilation", "padding", "l_in", "l_out")
+
+
+def beside_shapes(run: dict) -> list[tuple[int, dict]]:
+    """(frames, shape) of each distinct single-convolution case of a bench_conv record, in its
+    order: the shapes as the run recorded them, so no stage table is rebuilt here."""
+    out, seen = [], set()
+    for c in run.get("cases") or []:
+        shape = c.get("shape") if isinstance(c, dict) else None
+        if not isinstance(shape, dict) or shape.get("op") not in ("forward", "transposed"):
+            continue
+        if not all(isinstance(shape.get(k), int) for k in SHAPE_INTS) or shape["batch"] != 1:
+            continue
+        key = (c.get("stage"), c.get("frames"))
+        if not isinstance(key[0], str) or not isinstance(key[1], int) or key in seen:
+            continue
+        seen.add(key)
+        kept = {"op": shape["op"], **{k: shape[k] for k in SHAPE_INTS}}
+        kept["output_padding"] = shape.get("output_padding", 0)
+        kept["bias"] = bool(shape.get("bias", True))
+        out.append((key[1], {"stage": key[0], **kept}))
+    return out
+
+
+def im2col(shape: dict, x) -> np.ndarray:
+    """Conv1d's gathered input: B[(ic, kk), o] = x[ic, o*stride + kk*dilation - padding], 0
+    outside, so that y = w.reshape(cout, cin*k) @ B (the implicit GEMM's multiply-adds)."""
+    cin, k, s, d, pad = (shape[n] for n in ("cin", "k", "stride", "dilation", "padding"))
+    l_in, l_out = shape["l_in"], shape["l_out"]
+    bm = np.zeros((cin, k, l_out), dtype=x.dtype)
+    o = np.arange(l_out)
+    for kk in range(k):
+        pos = o * s + kk * d - pad
+        ok = (pos >= 0) & (pos < l_in)
+        bm[:, kk, ok] = x[:, pos[ok]]
+    return bm.reshape(cin * k, l_out)
+
+
 def reference(arm: str, shape: dict, x, w, b) -> np.ndarray:
     """The f64 result the arm must match: the convolution (or, for the GEMM arms, the product)."""
     x, w = x.astype(np.float64), w.astype(np.float64)
     if "gemm" in arm:
         a, bm = gemm_operands(shape, w, x)
         return a @ bm
+    if shape["op"] == "forward":
+        return w.reshape(shape["cout"], -1) @ im2col(shape, x) + b.astype(np.float64)[:, None]
     cin, cout, k, s, pad = (
         shape["cin"],
         shape["cout"],
@@ -256,7 +313,11 @@ def reference(arm: str, shape: dict, x, w, b) -> np.ndarray:
 
 
 def gemm_operands(shape: dict, w, x):
-    """The polyphase GEMM's operands: A[(r, oc), (ic, j)] = w[ic, oc, j*s + r], B = x taps."""
+    """The stage's GEMM operands. ConvTranspose1d, the polyphase view: A[(r, oc), (ic, j)] =
+    w[ic, oc, j*s + r], B = x taps. Conv1d, the implicit GEMM: A = w [cout, cin*k],
+    B = im2col(x)."""
+    if shape["op"] == "forward":
+        return w.reshape(shape["cout"], -1), im2col(shape, x)
     cin, cout, k, s = shape["cin"], shape["cout"], shape["k"], shape["stride"]
     taps = k // s
     a = w.reshape(cin, cout, taps, s).transpose(3, 1, 0, 2).reshape(s * cout, cin * taps)
@@ -319,10 +380,23 @@ def make_call(torch, arm: str, shape: dict, x, w, b):
         tbias = torch.from_numpy(b).to(dev, tdtype)
         box = {}
 
-        def call():
-            box["y"] = torch.nn.functional.conv_transpose1d(
-                tx, tw, tbias, stride=shape["stride"], padding=shape["padding"]
-            )
+        if shape["op"] == "forward":
+
+            def call():
+                box["y"] = torch.nn.functional.conv1d(
+                    tx,
+                    tw,
+                    tbias,
+                    stride=shape["stride"],
+                    padding=shape["padding"],
+                    dilation=shape["dilation"],
+                )
+        else:
+
+            def call():
+                box["y"] = torch.nn.functional.conv_transpose1d(
+                    tx, tw, tbias, stride=shape["stride"], padding=shape["padding"]
+                )
 
         out = None
     sync = torch.cuda.synchronize if device else (lambda: None)
@@ -457,7 +531,8 @@ def new_case(
             + cells
         )
     )
-    flops = 2.0 * shape["cin"] * shape["cout"] * shape["k"] * shape["l_in"]
+    forward = shape["op"] == "forward"
+    flops = 2.0 * shape["cin"] * shape["cout"] * shape["k"] * shape["l_out" if forward else "l_in"]
     staging = "resident" if device else "host"
     gemm = "gemm" in arm
     return {
@@ -475,9 +550,15 @@ def new_case(
         "samples": [],
         "stats": None,
         "kernel": {
-            "name": "cuBLAS polyphase GEMM (no scatter, no bias)"
-            if gemm
-            else "torch conv_transpose1d",
+            "name": (
+                (
+                    "cuBLAS implicit GEMM (im2col staged, no bias)"
+                    if forward
+                    else "cuBLAS polyphase GEMM (no scatter, no bias)"
+                )
+                if gemm
+                else ("torch conv1d" if forward else "torch conv_transpose1d")
+            ),
             "torch": torch.__version__,
             "cudnn_benchmark": args.cudnn_benchmark if device else None,
             **kernel,
@@ -490,35 +571,37 @@ def gate_cases(torch, args, gpu_name) -> tuple[list[dict], dict]:
     """Every case, gated against the f64 reference; the passing ones warmed up, ready to time."""
     rng = np.random.default_rng(args.seed)
     cases, prepared = [], {}
-    for frames in args.frames:
-        for shape in stage_shapes(args.models[args.model], frames):
-            if shape["stage"] not in args.stages:
+    for frames, shape in args.shapes:
+        x = rng.uniform(-1, 1, (shape["cin"], shape["l_in"])).astype(np.float32)
+        # torch's weight layouts: Conv1d [cout, cin, k], ConvTranspose1d [cin, cout, k]
+        pair = (shape["cout"], shape["cin"])
+        rows = pair if shape["op"] == "forward" else pair[::-1]
+        w = rng.uniform(-1, 1, (*rows, shape["k"])).astype(np.float32)
+        b = rng.uniform(-1, 1, shape["cout"]).astype(np.float32)
+        if not shape.get("bias", True):
+            b[:] = 0.0  # a stage without bias (BigVGAN v2's post): the same arithmetic
+        refs = {}
+        for arm in args.arms:
+            kind = "gemm" if "gemm" in arm else "conv"
+            if kind not in refs:
+                refs[kind] = reference(arm, shape, x, w, b)
+            call, sync, output, kernel = make_call(torch, arm, shape, x, w, b)
+            call()
+            g = gate(arm, output(), refs[kind])
+            case = new_case(torch, args, arm, shape, frames, gpu_name, g, kernel)
+            cases.append(case)
+            g = case["gate"]
+            if g["result"] != "pass":
+                print(
+                    f"torch_peer: {case['id']} failed its gate: relative L2 "
+                    f"{g['rel_l2_err']:.3g} > {g['tolerance']:g}; not timed",
+                    file=sys.stderr,
+                )
                 continue
-            x = rng.uniform(-1, 1, (shape["cin"], shape["l_in"])).astype(np.float32)
-            w = rng.uniform(-1, 1, (shape["cin"], shape["cout"], shape["k"])).astype(np.float32)
-            b = rng.uniform(-1, 1, shape["cout"]).astype(np.float32)
-            refs = {}
-            for arm in args.arms:
-                kind = "gemm" if "gemm" in arm else "conv"
-                if kind not in refs:
-                    refs[kind] = reference(arm, shape, x, w, b)
-                call, sync, output, kernel = make_call(torch, arm, shape, x, w, b)
+            for _ in range(args.warmup):
                 call()
-                g = gate(arm, output(), refs[kind])
-                case = new_case(torch, args, arm, shape, frames, gpu_name, g, kernel)
-                cases.append(case)
-                g = case["gate"]
-                if g["result"] != "pass":
-                    print(
-                        f"torch_peer: {case['id']} failed its gate: relative L2 "
-                        f"{g['rel_l2_err']:.3g} > {g['tolerance']:g}; not timed",
-                        file=sys.stderr,
-                    )
-                    continue
-                for _ in range(args.warmup):
-                    call()
-                sync()
-                prepared[case["id"]] = (arm, call, case)
+            sync()
+            prepared[case["id"]] = (arm, call, case)
     return cases, prepared
 
 

@@ -13,6 +13,7 @@ conv_transpose1d that drops the bias must fail its gate, go untimed and make the
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib.util
 import json
 import sys
@@ -80,6 +81,23 @@ def conv_transpose1d_loops(x, w, b, stride, padding, drop_bias=False):
     return Tensor(y[None])
 
 
+def conv1d_loops(x, w, b, stride, padding, dilation):
+    """Conv1d tap by tap (an order of its own, independent of torch_peer's im2col reference)."""
+    x, w = x.a[0], w.a
+    cout, cin, k = w.shape
+    l_in = x.shape[1]
+    l_out = (l_in + 2 * padding - dilation * (k - 1) - 1) // stride + 1
+    y = np.zeros((cout, l_out), dtype=x.dtype)
+    for o in range(l_out):
+        for kk in range(k):
+            p = o * stride + kk * dilation - padding
+            if 0 <= p < l_in:
+                y[:, o] += w[:, :, kk] @ x[:, p]
+    if b is not None:
+        y += b.a[:, None]
+    return Tensor(y[None])
+
+
 def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True) -> types.ModuleType:
     """mm_out_dtype=False: a torch whose mm has no out_dtype (before 2.8)."""
     t = types.ModuleType("torch")
@@ -117,7 +135,10 @@ def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True) -> types.ModuleTyp
         functional=types.SimpleNamespace(
             conv_transpose1d=lambda x, w, b, stride, padding: conv_transpose1d_loops(
                 x, w, b, stride, padding, drop_bias
-            )
+            ),
+            conv1d=lambda x, w, b, stride, padding, dilation: conv1d_loops(
+                x, w, b, stride, padding, dilation
+            ),
         )
     )
     t.backends = types.SimpleNamespace(
@@ -353,3 +374,62 @@ def test_beside_refuses_another_boot_and_a_foreign_file(monkeypatch, tmp_path, c
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and not out.exists() and len(err) == 1, (argv, err)
         assert err[0].startswith("torch_peer: --beside"), err
+
+
+def _forward_case(case: dict, stage: str, batch: int = 1) -> dict:
+    """A copy of a synthetic bench_conv case as one of its Conv1d stages (an AMP conv)."""
+    c = copy.deepcopy(case)
+    cin = case["shape"]["cout"]
+    l_in = case["shape"]["l_out"]
+    c["stage"], c["id"] = stage, f"{stage}/{case['frames']}/{case['arm']}/{case['staging']}"
+    c["shape"] = {
+        "op": "forward",
+        "batch": batch,
+        "bias": True,
+        "cin": cin,
+        "cout": cin,
+        "k": 7,
+        "stride": 1,
+        "dilation": 3,
+        "padding": 9,
+        "output_padding": 0,
+        "l_in": l_in,
+        "l_out": l_in,
+    }
+    return c
+
+
+def test_beside_times_the_runs_forward_convs_on_their_implicit_gemm(monkeypatch, tmp_path, schema):
+    # A run's AMP Conv1d cases (shapes as it recorded them) get torch's conv1d and cuBLAS on
+    # the implicit GEMM [cout, cin*k] x im2col(x), each gated against the f64 reference; a batch-8
+    # case has no single GEMM here and is left out. Planted (seen failing): the forward reference
+    # without the bias (every torch-cudnn case of amp4 failed its gate, exit 4).
+    peer = load_peer()
+    path, run = _bench_record(tmp_path, peer, peer.boot_id())
+    up4 = [c for c in run["cases"] if c["stage"] == "up4"]
+    run["cases"] += [_forward_case(c, "amp4.k7.d3") for c in up4]
+    run["cases"] += [_forward_case(c, "amp4.k7.d1", batch=8) for c in up4]
+    run["plan"]["stages"] += ["amp4.k7.d3", "amp4.k7.d1"]
+    path.write_text(json.dumps(run))
+    argv = ["--gemm", "--gpu", "--no-cpu", "--reps", "2", "--warmup", "0", "--beside", str(path)]
+    rc, out = run_peer(monkeypatch, tmp_path, argv)
+    assert rc == 0
+    record = json.loads(out.read_text())
+    jsonschema.validate(record, schema)
+    load_run(out)
+    amp = [c for c in record["cases"] if c["stage"] == "amp4.k7.d3"]
+    assert {c["frames"] for c in amp} == {1, 2}
+    assert not [c for c in record["cases"] if c["stage"] == "amp4.k7.d1"]
+    for c in amp:
+        assert c["gate"]["result"] == "pass", c["id"]
+        assert c["samples"], c["id"]
+        s = c["shape"]
+        assert c["flops"] == 2.0 * s["cin"] * s["cout"] * s["k"] * s["l_out"]
+        gemm = "gemm" in c["arm"]
+        assert c["kernel"]["name"].startswith("cuBLAS implicit GEMM" if gemm else "torch conv1d")
+    assert {c["arm"] for c in amp} == {
+        *peer.GEMM_ARMS,
+        "torch-cudnn-f32",
+        "torch-cudnn-tf32",
+        "torch-cudnn-f64",
+    }
