@@ -358,6 +358,27 @@ TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
   }
 }
 
+// The cluster reduction on the smallest shape that has one (one tile, two ranks of one step
+// each, both tile shapes): small enough for racecheck to finish, which the split test is not.
+TEST(CudaForwardTile, SmallestClusterForTheSanitizers) {
+  REQUIRE_GPU();
+  ConvShape s;
+  s.op = ConvOp::forward;
+  s.cin = 4;
+  s.cout = 20;
+  s.k = 3;
+  s.padding = 1;
+  s.l_in = 20;
+  const Problem p = testing::random_problem(s, 5);
+  const auto ref = reference_f64(p);
+  for (int shape : {0, 1}) {
+    const auto y = run_tile(p, shape, 2);
+    EXPECT_LE(relative_l2(y, ref), testing::kF32RelativeL2Bound) << "shape " << shape;
+    EXPECT_GT(relative_l2(run_tile(p, shape, 2, true), ref), testing::kF32RelativeL2Bound)
+        << "planted: the last rank left out, shape " << shape;
+  }
+}
+
 // The product path: cuda-f32 runs the tile kernel on the AMP convolutions, split over a cluster
 // where the tiles alone would not fill the device (BigVGAN 512x amp0 at 96 frames: 36 tiles of
 // 128 x 128 become one wave), the narrow tile for 24 channels (amp5); the one-thread-per-cell
