@@ -358,6 +358,38 @@ TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
   }
 }
 
+// The device's bits are the host emulation's (forward_tile_emulate: each rank's fmaf chain in
+// reduction order, the partials in rank order, then the bias), on both tile shapes and every
+// split: a stronger gate than the tolerance, which a wrong tap of small weight could pass.
+TEST(CudaForwardTile, DeviceEqualsHostEmulation) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < (sanitizer_small() ? 1 : 4); ++i) {
+    ConvShape s;
+    s.op = ConvOp::forward;
+    s.batch = 1 + i % 2;
+    s.cin = 30 + int64_t(rng() % 120);
+    s.cout = 16 + int64_t(rng() % 200);
+    s.k = 1 + int64_t(rng() % 11);
+    s.stride = 1 + i % 2;
+    s.dilation = 1 + int64_t(rng() % 4);
+    s.padding = s.dilation * (s.k - 1) / 2;
+    s.l_in = 40 + int64_t(rng() % 300);
+    s.bias = i != 2;
+    const Problem p = testing::random_problem(s, 70 + i);
+    for (int shape : {0, 1})
+      for (int split = 1; split <= 8; ++split) {
+        const auto plan = cuda::detail::forward_tile_plan(s, 132, split, shape);
+        if (plan.split != split)
+          continue;
+        std::vector<float> want(size_t(s.output_elems()));
+        cuda::detail::forward_tile_emulate(plan, p.x.data(), p.w.data(), p.bias(), want.data());
+        EXPECT_TRUE(byte_identical(run_tile(p, shape, split), want))
+            << describe(s) << " shape " << shape << " split " << split;
+      }
+  }
+}
+
 // The cluster reduction on the smallest shape that has one (one tile, two ranks of one step
 // each, both tile shapes): small enough for racecheck to finish, which the split test is not.
 TEST(CudaForwardTile, SmallestClusterForTheSanitizers) {

@@ -17,6 +17,7 @@
 
 #include "forward_tile_plan.hpp"
 #include "model_stages.hpp"
+#include "test_support.hpp"
 
 namespace convbench {
 namespace {
@@ -176,6 +177,48 @@ TEST(ForwardTilePlan, SupportedShapes) {
   s.cin = 1 << 16;
   s.l_in = 1 << 16; // 2^32 input elements per batch item: past 32-bit indices
   EXPECT_FALSE(forward_tile_supported(s));
+}
+
+// The host emulation (the device test's bitwise reference) computes the convolution: within
+// cuda-f32's bound of cpu-f64 on odd shapes, both tile shapes, every split; and it models the
+// split: on the same problem, splits that cut the sum elsewhere give other bits somewhere.
+// Planted (seen failing, then reverted): the emulation's tap index `pos` without the padding
+// (every shape with padding out of tolerance).
+TEST(ForwardTileEmulation, WithinToleranceAndTheSplitIsItsOwnOrder) {
+  std::mt19937_64 rng(5);
+  int moved = 0;
+  for (int i = 0; i < 6; ++i) {
+    ConvShape s;
+    s.op = ConvOp::forward;
+    s.batch = 1 + i % 2;
+    s.cin = 20 + int64_t(rng() % 90);
+    s.cout = 16 + int64_t(rng() % 60);
+    s.k = 1 + int64_t(rng() % 9);
+    s.stride = 1 + i % 2;
+    s.dilation = 1 + int64_t(rng() % 3);
+    s.padding = s.dilation * (s.k - 1) / 2 + i % 2;
+    s.l_in = 20 + int64_t(rng() % 60);
+    s.bias = i != 3;
+    const testing::Problem pr = testing::random_problem(s, 40 + i);
+    const auto ref = testing::reference_f64(pr);
+    for (int shape : {0, 1}) {
+      std::vector<float> first;
+      for (int split = 1; split <= 8; ++split) {
+        const ForwardTilePlan p = forward_tile_plan(s, kSms, split, shape);
+        if (p.split != split)
+          continue;
+        std::vector<float> y(size_t(s.output_elems()));
+        cuda::detail::forward_tile_emulate(p, pr.x.data(), pr.w.data(), pr.bias(), y.data());
+        EXPECT_LE(testing::relative_l2(y, ref), testing::kF32RelativeL2Bound)
+            << describe(s) << " shape " << shape << " split " << split;
+        if (first.empty())
+          first = y;
+        else
+          moved += testing::differing_cells(first, y) > 0;
+      }
+    }
+  }
+  EXPECT_GT(moved, 0) << "no split changed a bit: the emulation ignores the split";
 }
 
 } // namespace
