@@ -1,10 +1,8 @@
 // cuda-f32's forward tile kernel, host side: which shapes it takes and its plan (the kernel's
 // tile shape, grid and split). Plain C++, so the host tests check the plan without a GPU.
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <string>
-#include <vector>
 
 #include "forward_tile_plan.hpp"
 
@@ -100,33 +98,6 @@ std::string forward_tile_name(const ForwardTilePlan &p) {
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
   return n;
-}
-
-void forward_tile_emulate(const ForwardTilePlan &p, const float *x, const float *w,
-                          const float *bias, float *y) {
-  const int64_t per = cdiv(p.steps, p.split);
-  std::vector<float> partial(size_t(p.split));
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t m = 0; m < p.cout; ++m)
-      for (int64_t o = 0; o < p.l_out; ++o) {
-        const float *xb = x + b * p.cin * p.l_in;
-        for (int rank = 0; rank < p.split; ++rank) {
-          const int64_t s0 = std::min(p.steps, rank * per), s1 = std::min(p.steps, s0 + per);
-          const int64_t r1 = std::min(p.reduction, s1 * kBk);
-          float acc = 0.0f;
-          for (int64_t r = s0 * kBk; r < r1; ++r) {
-            const int64_t ic = r / p.k, kk = r % p.k;
-            const int64_t pos = o * p.stride + kk * p.dilation - p.padding;
-            if (pos >= 0 && pos < p.l_in)
-              acc = std::fma(w[m * p.reduction + r], xb[ic * p.l_in + pos], acc);
-          }
-          partial[size_t(rank)] = acc;
-        }
-        float sum = partial[0];
-        for (int q = 1; q < p.split; ++q)
-          sum += partial[size_t(q)];
-        y[(b * p.cout + m) * p.l_out + o] = sum + (bias ? bias[m] : 0.0f);
-      }
 }
 
 } // namespace convbench::cuda::detail

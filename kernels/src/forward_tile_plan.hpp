@@ -57,13 +57,4 @@ bool forward_tile_ranks_nonempty(int64_t steps, int split);
 // e.g. "implicit-gemm f32 fma 128x128x8 split 7".
 std::string forward_tile_name(const ForwardTilePlan &p);
 
-// The kernel's arithmetic on the host, cell by cell (its bits, for the device test to compare
-// with): each rank's f32 accumulator starts at 0 and takes one fmaf per reduction index of its
-// steps, ascending (a padded index or an input outside x is a 0 product: skipped, which leaves
-// the accumulator's bits as the kernel's fmaf with 0 does); the ranks' partials are added in rank
-// order, then the bias. Finite weights (an infinite one times a staged 0 is NaN on the device).
-// x [batch, cin, l_in], w [cout, cin, k], bias [cout] or null; y [batch, cout, l_out].
-void forward_tile_emulate(const ForwardTilePlan &p, const float *x, const float *w,
-                          const float *bias, float *y);
-
 } // namespace convbench::cuda::detail

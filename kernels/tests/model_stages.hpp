@@ -95,6 +95,20 @@ inline std::vector<Stage> model_stages(const ModelFamily &m, int64_t frames, int
   return out;
 }
 
+// An AMP block Conv1d after an upsample stage: ch -> ch, kernel k, dilation d, the padding that
+// keeps the length (d (k - 1) / 2), bias.
+inline ConvShape amp_shape(int64_t ch, int64_t k, int64_t d, int64_t l_in, int64_t batch = 1) {
+  ConvShape s;
+  s.op = ConvOp::forward;
+  s.batch = batch;
+  s.cin = s.cout = ch;
+  s.k = k;
+  s.dilation = d;
+  s.padding = d * (k - 1) / 2;
+  s.l_in = l_in;
+  return s;
+}
+
 // Every stage of every model at `frames`.
 inline std::vector<Stage> all_stages(int64_t frames) {
   std::vector<Stage> out;

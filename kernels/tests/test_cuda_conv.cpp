@@ -23,6 +23,7 @@
 #include "convbench/cuda_check.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "cuda/forward_tile.hpp"
+#include "forward_tile_emulation.hpp"
 #include "model_stages.hpp"
 #include "test_support.hpp"
 
@@ -123,14 +124,8 @@ std::vector<StageCase> stage_cases() {
           if (sanitizer_small() &&
               !((k == 3 && d == 1) || (k == 7 && d == 3) || (k == 11 && d == 5)))
             continue;
-          ConvShape amp;
-          amp.op = ConvOp::forward;
-          amp.cin = amp.cout = up.cout;
-          amp.k = k;
-          amp.dilation = d;
-          amp.padding = d * (k - 1) / 2;
-          amp.l_in = up.l_out();
-          cases.push_back({stage + "_amp_k" + std::to_string(k) + "_d" + std::to_string(d), amp});
+          cases.push_back({stage + "_amp_k" + std::to_string(k) + "_d" + std::to_string(d),
+                           testing::amp_shape(up.cout, k, d, up.l_out())});
         }
     }
   }
@@ -365,17 +360,7 @@ TEST(CudaForwardTile, DeviceEqualsHostEmulation) {
   REQUIRE_GPU();
   std::mt19937_64 rng(11);
   for (int i = 0; i < (sanitizer_small() ? 1 : 4); ++i) {
-    ConvShape s;
-    s.op = ConvOp::forward;
-    s.batch = 1 + i % 2;
-    s.cin = 30 + int64_t(rng() % 120);
-    s.cout = 16 + int64_t(rng() % 200);
-    s.k = 1 + int64_t(rng() % 11);
-    s.stride = 1 + i % 2;
-    s.dilation = 1 + int64_t(rng() % 4);
-    s.padding = s.dilation * (s.k - 1) / 2;
-    s.l_in = 40 + int64_t(rng() % 300);
-    s.bias = i != 2;
+    const ConvShape s = testing::random_shape(rng, ConvOp::forward, 150, 340, 16, 216);
     const Problem p = testing::random_problem(s, 70 + i);
     for (int shape : {0, 1})
       for (int split = 1; split <= 8; ++split) {
@@ -383,7 +368,7 @@ TEST(CudaForwardTile, DeviceEqualsHostEmulation) {
         if (plan.split != split)
           continue;
         std::vector<float> want(size_t(s.output_elems()));
-        cuda::detail::forward_tile_emulate(plan, p.x.data(), p.w.data(), p.bias(), want.data());
+        testing::forward_tile_emulate(plan, p.x.data(), p.w.data(), p.bias(), want.data());
         EXPECT_TRUE(byte_identical(run_tile(p, shape, split), want))
             << describe(s) << " shape " << shape << " split " << split;
       }
@@ -411,37 +396,18 @@ TEST(CudaForwardTile, SmallestClusterForTheSanitizers) {
   }
 }
 
-// The product path: cuda-f32 runs the tile kernel on the AMP convolutions, split over a cluster
-// where the tiles alone would not fill the device (BigVGAN 512x amp0 at 96 frames: 36 tiles of
-// 128 x 128 become one wave), the narrow tile for 24 channels (amp5); the one-thread-per-cell
-// kernel stays for cout < 16 (the post conv) and f64.
+// The product path: cuda-f32 runs the tile kernel on the AMP convolutions (BigVGAN 512x amp0 at
+// 1536 frames here), cuda-f64 and the simple kernel do not; issued multiply-adds count every
+// padded tile cell times every padded step. (The plan's own choices, e.g. the split at 96 frames
+// and the narrow tile for amp5, are the host tests' in test_forward_tile_plan.cpp.)
 TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
-  ConvShape amp;
-  amp.op = ConvOp::forward;
-  amp.cin = amp.cout = 768;
-  amp.k = 7;
-  amp.dilation = 3;
-  amp.padding = 9;
-  amp.l_in = 768;
-  const auto at96 = cuda::detail::forward_tile_plan(amp, 132);
-  EXPECT_EQ(at96.bm, 128);
-  EXPECT_GT(at96.split, 1);
-  EXPECT_LE(at96.m_tiles * at96.n_tiles * at96.split, 2 * 132);
-  ConvShape amp5 = amp;
-  amp5.cin = amp5.cout = 24;
-  amp5.l_in = 96 * 512;
-  EXPECT_EQ(cuda::detail::forward_tile_plan(amp5, 132).bm, 32);
-  amp.l_in = 768 * 16;
+  const ConvShape amp = testing::amp_shape(768, 7, 3, 768 * 16);
   EXPECT_NE(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::best).find("implicit-gemm"),
             std::string::npos);
   EXPECT_EQ(cuda::kernel_name(amp, Accum::f64, cuda::Kernel::best).find("implicit-gemm"),
             std::string::npos);
   EXPECT_EQ(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::simple).find("implicit-gemm"),
             std::string::npos);
-  ConvShape post = amp;
-  post.cout = 15;
-  EXPECT_FALSE(cuda::detail::forward_tile_supported(post));
-  // Issued multiply-adds: every padded tile cell times every padded step.
   const auto plan = cuda::detail::forward_tile_plan(amp, 132);
   EXPECT_EQ(cuda::issued_macs(amp, Accum::f32, cuda::Kernel::best),
             int64_t(6 * 128) * (96 * 128) * (768 * 7));

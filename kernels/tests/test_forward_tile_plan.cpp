@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "forward_tile_emulation.hpp"
 #include "forward_tile_plan.hpp"
 #include "model_stages.hpp"
 #include "test_support.hpp"
@@ -40,34 +41,13 @@ std::vector<ConvShape> shapes() {
   for (const testing::ModelFamily &m : testing::model_families())
     for (int64_t frames : {1, 96, 384, 1536})
       for (int64_t batch : {1, 3})
-        for (const testing::Stage &st : testing::model_stages(m, frames, batch)) {
+        for (const testing::Stage &st : testing::model_stages(m, frames, batch))
           for (int64_t k : {3, 7, 11})
-            for (int64_t d : {1, 3, 5}) {
-              ConvShape amp;
-              amp.op = ConvOp::forward;
-              amp.batch = batch;
-              amp.cin = amp.cout = st.shape.cout;
-              amp.k = k;
-              amp.dilation = d;
-              amp.padding = d * (k - 1) / 2;
-              amp.l_in = st.shape.l_out();
-              out.push_back(amp);
-            }
-        }
+            for (int64_t d : {1, 3, 5})
+              out.push_back(testing::amp_shape(st.shape.cout, k, d, st.shape.l_out(), batch));
   std::mt19937_64 rng(31);
-  for (int i = 0; i < 400; ++i) {
-    ConvShape s;
-    s.op = ConvOp::forward;
-    s.batch = 1 + int64_t(rng() % 4);
-    s.cin = 1 + int64_t(rng() % 600);
-    s.cout = 16 + int64_t(rng() % 900);
-    s.k = 1 + int64_t(rng() % 13);
-    s.stride = 1 + int64_t(rng() % 3);
-    s.dilation = 1 + int64_t(rng() % 6);
-    s.padding = int64_t(rng() % 9);
-    s.l_in = s.dilation * (s.k - 1) + 1 + int64_t(rng() % 5000);
-    out.push_back(s);
-  }
+  for (int i = 0; i < 400; ++i)
+    out.push_back(testing::random_shape(rng, ConvOp::forward, 600, 5000, 16, 916));
   return out;
 }
 
@@ -144,20 +124,12 @@ TEST(ForwardTilePlan, OverridesAndTheAmpExamples) {
   s.k = 3; // 9 taps: 2 steps
   s.l_in = 100;
   EXPECT_EQ(forward_tile_plan(s, kSms, 8).split, forward_tile_plan(s, kSms).split);
-  ConvShape amp;
-  amp.op = ConvOp::forward;
-  amp.cin = amp.cout = 768;
-  amp.k = 7;
-  amp.dilation = 3;
-  amp.padding = 9;
-  amp.l_in = 768; // BigVGAN 512x amp0 at 96 frames: 36 tiles of 128 x 128
-  const ForwardTilePlan at96 = forward_tile_plan(amp, kSms);
+  // BigVGAN 512x amp0 at 96 frames: 36 tiles of 128 x 128
+  const ForwardTilePlan at96 = forward_tile_plan(testing::amp_shape(768, 7, 3, 768), kSms);
   EXPECT_EQ(at96.bm, 128);
   EXPECT_GT(at96.split, 1);
   EXPECT_LE(at96.m_tiles * at96.n_tiles * at96.split, 2 * kSms) << "one wave";
-  amp.cin = amp.cout = 24; // amp5
-  amp.l_in = 96 * 512;
-  EXPECT_EQ(forward_tile_plan(amp, kSms).bm, 32);
+  EXPECT_EQ(forward_tile_plan(testing::amp_shape(24, 7, 3, 96 * 512), kSms).bm, 32); // amp5
 }
 
 TEST(ForwardTilePlan, SupportedShapes) {
@@ -183,22 +155,12 @@ TEST(ForwardTilePlan, SupportedShapes) {
 // cuda-f32's bound of cpu-f64 on odd shapes, both tile shapes, every split; and it models the
 // split: on the same problem, splits that cut the sum elsewhere give other bits somewhere.
 // Planted (seen failing, then reverted): the emulation's tap index `pos` without the padding
-// (every shape with padding out of tolerance).
+// (the shapes with padding out of tolerance).
 TEST(ForwardTileEmulation, WithinToleranceAndTheSplitIsItsOwnOrder) {
   std::mt19937_64 rng(5);
   int moved = 0;
   for (int i = 0; i < 6; ++i) {
-    ConvShape s;
-    s.op = ConvOp::forward;
-    s.batch = 1 + i % 2;
-    s.cin = 20 + int64_t(rng() % 90);
-    s.cout = 16 + int64_t(rng() % 60);
-    s.k = 1 + int64_t(rng() % 9);
-    s.stride = 1 + i % 2;
-    s.dilation = 1 + int64_t(rng() % 3);
-    s.padding = s.dilation * (s.k - 1) / 2 + i % 2;
-    s.l_in = 20 + int64_t(rng() % 60);
-    s.bias = i != 3;
+    const ConvShape s = testing::random_shape(rng, ConvOp::forward, 110, 80, 16, 76);
     const testing::Problem pr = testing::random_problem(s, 40 + i);
     const auto ref = testing::reference_f64(pr);
     for (int shape : {0, 1}) {
@@ -208,7 +170,7 @@ TEST(ForwardTileEmulation, WithinToleranceAndTheSplitIsItsOwnOrder) {
         if (p.split != split)
           continue;
         std::vector<float> y(size_t(s.output_elems()));
-        cuda::detail::forward_tile_emulate(p, pr.x.data(), pr.w.data(), pr.bias(), y.data());
+        testing::forward_tile_emulate(p, pr.x.data(), pr.w.data(), pr.bias(), y.data());
         EXPECT_LE(testing::relative_l2(y, ref), testing::kF32RelativeL2Bound)
             << describe(s) << " shape " << shape << " split " << split;
         if (first.empty())
