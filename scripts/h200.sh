@@ -441,7 +441,7 @@ if has algo; then
 fi
 
 if has amp; then
-  # Every AMP Conv1d of the 512x model (108 convolutions), cuda-f32 beside cudnn-f32, at 96 and
+  # Every AMP Conv1d of the 512x model (54 distinct convolutions), cuda-f32 beside cudnn-f32, at 96 and
   # 1536 frames (AMP_FRAMES): the forward target, one ratio per convolution.
   for f in ${AMP_FRAMES:-96 1536}; do
     enough 60 "amp/$f" || break

@@ -162,7 +162,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         plan = args.beside_run["plan"]
         args.model = plan["model"]
         args.frames = ",".join(str(f) for f in plan["frames"])
-        args.stages = "all"
     args.model = args.model or default_model
     args.frames = args.frames or "96"
     args.stages = args.stages or "up0,up1,up2,up3"
