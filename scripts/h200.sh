@@ -315,6 +315,37 @@ if has sweep; then
   log "tuning table: $(grep -c '^>.*Arm::' "$W/logs/tuning-diff.txt") rows differ (logs/tuning-diff.txt)"
 fi
 
+if has wgmma; then
+  # The wgmma kernels' device gates: the identity GEMM first (a wrong tile layout, descriptor or
+  # shift names the cell it read), then the other Wgmma tests, then every tensor-core arm's gates
+  # (TcGpu); WGMMA_FILTERS replaces the two after the identity GEMM. When the identity GEMM fails,
+  # the steps after this one are skipped: they would time a kernel that computes the wrong thing
+  # (its gate would refuse it anyway).
+  for f in 'Wgmma.IdentityGemmDecodesEveryCell' ${WGMMA_FILTERS:-'Wgmma.*:-Wgmma.IdentityGemmDecodesEveryCell' 'TcGpu.*'}; do
+    enough 40 "tc_gpu_tests $f" || break
+    n=$(echo "$f" | cut -d: -f1 | tr -c 'A-Za-z0-9\n' '_')
+    timeout $(cap "${WGMMA_TIMEOUT:-240}") $B/bin/tc_gpu_tests --gtest_filter="$f" >"$W/logs/tc-$n.txt" 2>&1
+    rc=$?
+    log "tc_gpu_tests $f rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/tc-$n.txt" | tr '\n' ' ')"
+    grep -E "Failure|\] = |worst|rel-L2|not caught|\[ +(OK|FAILED) +\]" "$W/logs/tc-$n.txt" | head -40 | tee -a "$W/logs/summary.txt" >&2
+    if [ $rc != 0 ] && [[ "$f" == *Identity* ]]; then
+      log "the identity GEMM failed: the steps after wgmma are skipped"
+      tar -C "$W" -czf "$OUT/h200.tgz" logs results; exit 1
+    fi
+  done
+fi
+
+if has tiles; then
+  # The wgmma kernels' tile sweep: every column tile and split of cuda-tf32 (and cuda-f32x3 with
+  # TILE_ARMS) as a hidden arm of its own beside the arm's own choice, on a few stages; the table
+  # says, per case, the plan's choice and time against the best variant's.
+  timeout $(cap "${TILE_TIMEOUT:-200}") $B/bin/bench_conv --stage "${TILE_STAGES:-up0,up3,amp0.k7.d1}" \
+    --frames "${TILE_FRAMES:-96,1536}" --staging resident --reps 3 --min-time 0.02 --no-counters \
+    --arms "${TILE_ARMS:-cuda-tf32,cuda-tf32@*}" --out "$W/results/tiles.json" >"$W/logs/tiles.txt" 2>"$W/logs/tiles.err"
+  log "tile sweep: rc=$?"
+  python3 scripts/tile_table.py "$W/results/tiles.json" 2>&1 | tee -a "$W/logs/summary.txt" >&2
+fi
+
 if has gemm; then
   # The measured ceilings in the same call as our arms: per family, bench_conv times the arms that
   # face them (cuda-tf32, cuda-f32, cuda-f64-dmma) on every stage, then torch_peer.py --gemm
@@ -322,10 +353,12 @@ if has gemm; then
   # (the same multiply-adds); perf_table.py forms each ratio within one such pair only.
   # GEMM_STAGES (default all: the upsample stages) may name Conv1d stages too (amp0, pre): their
   # ceiling is the implicit GEMM.
-  for m in bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band; do
+  # GEMM_MODELS, GEMM_FRAMES and GEMM_ARMS narrow or change the runs (the tensor-core targets:
+  # GEMM_ARMS=cuda-tf32,cuda-f32x3,cudnn-tf32,cudnn-f32).
+  for m in ${GEMM_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}; do
     enough 90 "gemm $m" || break
-    timeout $(cap 150) $B/bin/bench_conv --model $m --stage "${GEMM_STAGES:-all}" --frames 96,384,1536 --staging resident \
-      --reps 5 --no-counters --arms cuda-tf32,cuda-f32,cuda-f64-dmma --out "$W/results/gemm-ours-$m.json" \
+    timeout $(cap "${GEMM_TIMEOUT:-150}") $B/bin/bench_conv --model $m --stage "${GEMM_STAGES:-all}" --frames "${GEMM_FRAMES:-96,384,1536}" --staging resident \
+      --reps 5 --no-counters --arms "${GEMM_ARMS:-cuda-tf32,cuda-f32,cuda-f64-dmma}" --out "$W/results/gemm-ours-$m.json" \
       >"$W/logs/gemm-ours-$m.txt" 2>&1
     log "gemm: our arms $m rc=$?"
     [ -s "$W/results/gemm-ours-$m.json" ] || continue

@@ -26,37 +26,43 @@ public:
     if (refuse_causal(p, why_not))
       return false;
     for (const auto &s : p.shapes)
-      if (!tc::tc_supported(s, why_not))
+      if (!tc::tc_supported(s, precision(), why_not, options()))
         return false;
     return true;
   }
   double device_bytes(const Problem &p, const std::string &staging) const override {
     const tc::Precision prec = precision();
-    // The split-K workspace too (up0 at 96 frames: 3 partial outputs).
-    return staged_device_bytes(
-        p, staging, [prec](const ConvShape &s) { return double(tc::tc_workspace_bytes(s, prec)); });
+    const tc::TcOptions o = options();
+    // The packed weights and the transposed input (wgmma) or the split-K workspace (WMMA) too.
+    return staged_device_bytes(p, staging, [prec, o](const ConvShape &s) {
+      return double(tc::tc_extra_device_bytes(s, prec, o));
+    });
   }
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
                                        const ArmContext &) const override {
     const tc::Precision prec = precision();
+    const tc::TcOptions o = options();
     return prepare_staging<tc::ResidentTc>(
         p, staging,
-        [prec](const ConvShape &s, const float *w, const float *b) {
-          return std::make_unique<tc::ResidentTc>(s, prec, w, b);
+        [prec, o](const ConvShape &s, const float *w, const float *b) {
+          return std::make_unique<tc::ResidentTc>(s, prec, w, b, o);
         },
-        [prec](const ConvShape &s, const float *x, const float *w, const float *b, float *y) {
-          tc::per_call_tc(s, prec, x, w, b, y);
+        [prec, o](const ConvShape &s, const float *x, const float *w, const float *b, float *y) {
+          tc::per_call_tc(s, prec, x, w, b, y, o);
         });
   }
-  // issued_macs counts tensor-core multiply-adds (HMMA / DMMA), not FFMA / DFMA: the fp32 and
-  // fp64 instruction counters of profiles/ do not see them.
+  // issued_macs counts tensor-core multiply-adds (HGMMA, HMMA, DMMA), not FFMA / DFMA: the fp32
+  // and fp64 instruction counters of profiles/ do not see them.
   nlohmann::json describe(const Problem &p) const override {
     const tc::Precision prec = precision();
+    const tc::TcOptions o = options();
     return describe_kernels(
-        p, [prec](const ConvShape &s) { return tc::tc_kernel_name(s, prec); },
-        [prec](const ConvShape &s) { return tc::tc_issued_macs(s, prec); });
+        p, [prec, o](const ConvShape &s) { return tc::tc_kernel_name(s, prec, o); },
+        [prec, o](const ConvShape &s) { return tc::tc_issued_macs(s, prec, o); });
   }
   virtual tc::Precision precision() const = 0;
+  // A forced variant (the hidden tile arms, cuda_tc_tiles.cpp); the arms run the plan's choice.
+  virtual tc::TcOptions options() const { return {}; }
 };
 
 } // namespace convbench::bench

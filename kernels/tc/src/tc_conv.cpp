@@ -1,7 +1,10 @@
-// Host side of the tensor-core arms: support, names and issued multiply-adds (no CUDA needed).
+// Host side of the tensor-core arms: which kernel family runs a shape, support, names and issued
+// multiply-adds.
 #include "convbench/tc_conv.hpp"
 
 #include "tc_plan.hpp"
+#include "wg_launch.hpp"
+#include "wg_plan.hpp"
 
 namespace convbench::tc {
 
@@ -17,7 +20,7 @@ std::string to_string(Precision p) {
   return "f64-dmma";
 }
 
-bool tc_supported(const ConvShape &s, std::string *why) {
+bool wmma_supported(const ConvShape &s, std::string *why) {
   const std::string r = detail::unsupported_reason(s);
   if (why)
     *why = r;
@@ -51,7 +54,7 @@ detail::Plan launched_plan(const ConvShape &s, Precision p, detail::Shape *g) {
 }
 } // namespace
 
-std::string tc_kernel_name(const ConvShape &s, Precision p) {
+std::string wmma_kernel_name(const ConvShape &s, Precision p) {
   detail::Shape g;
   const detail::Plan P = launched_plan(s, p, &g);
   return std::string("polyphase wmma ") + mma_name(p) + " tile " + detail::shape_name(g) + " k" +
@@ -59,15 +62,77 @@ std::string tc_kernel_name(const ConvShape &s, Precision p) {
          (P.splits > 1 ? " split-k " + std::to_string(P.splits) : "");
 }
 
-size_t tc_workspace_bytes(const ConvShape &s, Precision p) {
+size_t wmma_workspace_bytes(const ConvShape &s, Precision p) {
   detail::Shape g;
   const detail::Plan P = launched_plan(s, p, &g);
   return detail::workspace_bytes(P, p == Precision::f64 ? sizeof(double) : sizeof(float));
 }
 
-int64_t tc_issued_macs(const ConvShape &s, Precision p) {
+int64_t wmma_issued_macs(const ConvShape &s, Precision p) {
   const detail::Plan P = detail::base_plan(s);
   return terms(p) * detail::issued_macs(P, detail::choose_shape(P), chunk(p));
+}
+
+namespace {
+// Why the wgmma kernels do not run s in precision p on this device ("" when they do).
+std::string wgmma_reason(const ConvShape &s, Precision p, const TcOptions &o) {
+  if (p == Precision::f64)
+    return "the wgmma kernels have no f64 arithmetic";
+  if (o.wmma)
+    return "the WMMA kernels were asked for";
+  std::string why = wg::unsupported_reason(s);
+  if (why.empty())
+    why = wg::device_reason();
+  return why;
+}
+wg::Math math(Precision p) { return p == Precision::f32x3 ? wg::Math::f32x3 : wg::Math::tf32; }
+wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
+  return wg::plan(s, math(p), wg::device_sms(), o.bn, o.split);
+}
+} // namespace
+
+bool tc_supported(const ConvShape &s, Precision p, std::string *why, const TcOptions &o) {
+  const std::string w = wgmma_reason(s, p, o);
+  if (o.bn > 0 || o.split > 0) { // a forced tile: the wgmma kernels exactly so, or nothing
+    std::string r = w;
+    if (r.empty()) {
+      const wg::Plan q = wg_plan(s, p, o);
+      if ((o.bn > 0 && q.bn != o.bn) || (o.split > 0 && q.split != o.split))
+        r = "the shape does not take that tile and split (its plan: " + wg::kernel_name(q) + ")";
+    }
+    if (why)
+      *why = r;
+    return r.empty();
+  }
+  if (w.empty())
+    return true;
+  std::string m;
+  if (wmma_supported(s, &m))
+    return true;
+  if (why)
+    *why = p == Precision::f64 ? m : "wgmma: " + w + "; WMMA: " + m;
+  return false;
+}
+
+std::string tc_kernel_name(const ConvShape &s, Precision p, const TcOptions &o) {
+  if (wgmma_reason(s, p, o).empty())
+    return wg::kernel_name(wg_plan(s, p, o));
+  return wmma_kernel_name(s, p);
+}
+
+int64_t tc_issued_macs(const ConvShape &s, Precision p, const TcOptions &o) {
+  if (wgmma_reason(s, p, o).empty())
+    return wg::issued_macs(wg_plan(s, p, o));
+  return wmma_issued_macs(s, p);
+}
+
+size_t tc_extra_device_bytes(const ConvShape &s, Precision p, const TcOptions &o) {
+  if (wgmma_reason(s, p, o).empty()) {
+    const wg::Plan w = wg_plan(s, p, o);
+    const int64_t planes = p == Precision::f32x3 ? 2 : 1;
+    return size_t(4 * planes * (wg::packed_weight_floats(w) + wg::transposed_input_floats(w)));
+  }
+  return o.workspace ? wmma_workspace_bytes(s, p) : 0;
 }
 
 } // namespace convbench::tc

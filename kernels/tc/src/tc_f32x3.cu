@@ -4,8 +4,8 @@
 #include "tc_kernel.cuh"
 
 namespace convbench::tc {
-void launch_tc_f32x3(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
-                     float *d_y, void *stream, void *workspace, size_t workspace_bytes) {
+void launch_wmma_f32x3(const ConvShape &s, const float *d_x, const float *d_w, const float *d_b,
+                       float *d_y, void *stream, void *workspace, size_t workspace_bytes) {
   detail::launch_precision<detail::Split<float>, detail::kBKcF32x3>(s, d_x, d_w, d_b, d_y, stream,
                                                                     workspace, workspace_bytes);
 }

@@ -1,10 +1,15 @@
-// Resident and per-call staging of the tensor-core arms (host code over the CUDA runtime).
+// One stage's tensor-core convolution (TcConv) and the arms' two stagings over it (host code over
+// the CUDA runtime).
 #include <cuda_runtime.h>
 
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "convbench/cuda_check.hpp"
 #include "convbench/tc_conv.hpp"
+#include "wg_launch.hpp"
+#include "wg_plan.hpp"
 
 namespace convbench::tc {
 namespace {
@@ -24,58 +29,129 @@ struct Buffer {
   }
 };
 
-void launch_on(const ConvShape &s, Precision p, const float *x, const float *w, const float *b,
-               float *y, cudaStream_t st, Buffer &ws) {
-  switch (p) {
-  case Precision::tf32:
-    return launch_tc_tf32(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
-  case Precision::f32x3:
-    return launch_tc_f32x3(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
-  case Precision::f64:
-    return launch_tc_f64(s, x, w, b, y, st, ws.p, ws.n * sizeof(float));
-  }
-}
-int64_t workspace_floats(const ConvShape &s, Precision p) {
-  return int64_t((tc_workspace_bytes(s, p) + sizeof(float) - 1) / sizeof(float));
-}
+int64_t floats_of(size_t bytes) { return int64_t((bytes + sizeof(float) - 1) / sizeof(float)); }
 
 } // namespace
 
-struct ResidentTc::Impl {
+struct TcConv::Impl {
   ConvShape s;
   Precision p;
-  Buffer x, w, b, y, ws;
-  cudaStream_t st = nullptr;
-  Impl(const ConvShape &shape, Precision prec)
-      : s(shape), p(prec), x(shape.input_elems()), w(shape.weight_elems()), b(shape.cout),
-        y(shape.output_elems()), ws(workspace_floats(shape, prec)) {}
+  cudaStream_t st;
+  const float *w, *b;
+  int planted = 0;
+  // The wgmma kernels: the plan, the packed weights and the transposed input (hi, lo planes).
+  bool wgmma = false;
+  wg::Plan plan{};
+  std::unique_ptr<Buffer> a_hi, a_lo, x_hi, x_lo;
+  wg::Maps maps{};
+  // The WMMA kernels: the split-K workspace.
+  std::unique_ptr<Buffer> ws;
 };
 
-ResidentTc::ResidentTc(const ConvShape &s, Precision p, const float *w, const float *bias) {
-  std::string why;
-  if (!tc_supported(s, &why))
-    throw std::invalid_argument("tensor-core conv: " + why);
-  impl_ = new Impl(s, p);
-  try {
-    impl_->w.upload(w, s.weight_elems());
-    if (s.bias)
-      impl_->b.upload(bias, s.cout);
-    CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->st, cudaStreamNonBlocking));
-  } catch (...) {
-    delete impl_;
-    throw;
+TcConv::TcConv(const ConvShape &s, Precision p, const float *d_w, const float *d_b, void *stream,
+               const TcOptions &o) {
+  auto im = std::make_unique<Impl>();
+  im->s = s;
+  im->p = p;
+  im->st = static_cast<cudaStream_t>(stream);
+  im->w = d_w;
+  im->b = d_b;
+  im->planted = o.planted;
+  const bool x3 = p == Precision::f32x3;
+  im->wgmma = p != Precision::f64 && !o.wmma && wg::unsupported_reason(s).empty() &&
+              wg::device_reason().empty();
+  if (!im->wgmma && (o.bn > 0 || o.split > 0))
+    throw std::invalid_argument("tensor-core conv: a tile or split was forced but the wgmma "
+                                "kernels do not run this shape here");
+  if (im->wgmma) {
+    im->plan = wg::plan(s, x3 ? wg::Math::f32x3 : wg::Math::tf32, wg::device_sms(), o.bn, o.split);
+    const wg::Plan &P = im->plan;
+    im->a_hi = std::make_unique<Buffer>(wg::packed_weight_floats(P));
+    im->x_hi = std::make_unique<Buffer>(wg::transposed_input_floats(P));
+    if (x3) {
+      im->a_lo = std::make_unique<Buffer>(wg::packed_weight_floats(P));
+      im->x_lo = std::make_unique<Buffer>(wg::transposed_input_floats(P));
+    }
+    float *a_lo = x3 ? im->a_lo->p : nullptr;
+    float *x_lo = x3 ? im->x_lo->p : nullptr;
+    wg::launch_pack(P, d_w, im->a_hi->p, a_lo, im->st);
+    im->maps = wg::make_maps(P, im->a_hi->p, a_lo, im->x_hi->p, x_lo);
+  } else {
+    std::string why;
+    if (!wmma_supported(s, &why))
+      throw std::invalid_argument("tensor-core conv: " + why);
+    if (o.workspace)
+      im->ws = std::make_unique<Buffer>(floats_of(wmma_workspace_bytes(s, p)));
+  }
+  impl_ = im.release();
+}
+
+TcConv::~TcConv() { delete impl_; }
+
+void TcConv::launch(const float *d_x, float *d_y) {
+  Impl &m = *impl_;
+  if (m.wgmma) {
+    const bool x3 = m.p == Precision::f32x3;
+    wg::launch_transpose(m.plan, d_x, m.x_hi->p, x3 ? m.x_lo->p : nullptr, m.st);
+    if (x3)
+      wg::launch_f32x3(m.plan, m.maps, m.b, d_y, m.st, m.planted);
+    else
+      wg::launch_tf32(m.plan, m.maps, m.b, d_y, m.st, m.planted);
+    return;
+  }
+  void *ws = m.ws ? m.ws->p : nullptr;
+  const size_t ws_bytes = m.ws ? m.ws->n * sizeof(float) : 0;
+  switch (m.p) {
+  case Precision::tf32:
+    return launch_wmma_tf32(m.s, d_x, m.w, m.b, d_y, m.st, ws, ws_bytes);
+  case Precision::f32x3:
+    return launch_wmma_f32x3(m.s, d_x, m.w, m.b, d_y, m.st, ws, ws_bytes);
+  case Precision::f64:
+    return launch_wmma_f64(m.s, d_x, m.w, m.b, d_y, m.st, ws, ws_bytes);
   }
 }
-ResidentTc::~ResidentTc() {
-  if (impl_->st)
-    cudaStreamDestroy(impl_->st);
-  delete impl_;
+
+std::string TcConv::kernel_name() const {
+  return impl_->wgmma ? wg::kernel_name(impl_->plan) : wmma_kernel_name(impl_->s, impl_->p);
 }
+int64_t TcConv::issued_macs() const {
+  return impl_->wgmma ? wg::issued_macs(impl_->plan) : wmma_issued_macs(impl_->s, impl_->p);
+}
+bool TcConv::wgmma() const { return impl_->wgmma; }
+
+struct ResidentTc::Impl {
+  ConvShape s;
+  Buffer x, w, b, y;
+  cudaStream_t st = nullptr;
+  std::unique_ptr<TcConv> conv;
+  explicit Impl(const ConvShape &shape)
+      : s(shape), x(shape.input_elems()), w(shape.weight_elems()), b(shape.cout),
+        y(shape.output_elems()) {}
+  ~Impl() {
+    conv.reset();
+    if (st)
+      cudaStreamDestroy(st);
+  }
+};
+
+ResidentTc::ResidentTc(const ConvShape &s, Precision p, const float *w, const float *bias,
+                       const TcOptions &o) {
+  std::string why;
+  if (!tc_supported(s, p, &why, o))
+    throw std::invalid_argument("tensor-core conv: " + why);
+  auto im = std::make_unique<Impl>(s);
+  im->w.upload(w, s.weight_elems());
+  if (s.bias)
+    im->b.upload(bias, s.cout);
+  CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&im->st, cudaStreamNonBlocking));
+  im->conv = std::make_unique<TcConv>(s, p, im->w.p, im->b.p, im->st, o);
+  CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(im->st)); // the packing is done before any timing
+  impl_ = im.release();
+}
+ResidentTc::~ResidentTc() { delete impl_; }
 void ResidentTc::upload_input(const float *x) { impl_->x.upload(x, impl_->s.input_elems()); }
 void ResidentTc::launch() { launch(impl_->x.p, impl_->y.p); }
-void ResidentTc::launch(const float *d_x, float *d_y) {
-  launch_on(impl_->s, impl_->p, d_x, impl_->w.p, impl_->b.p, d_y, impl_->st, impl_->ws);
-}
+void ResidentTc::launch(const float *d_x, float *d_y) { impl_->conv->launch(d_x, d_y); }
 void ResidentTc::download_output(float *y) {
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->st));
   CONVBENCH_CUDA_CHECK(cudaMemcpy(y, impl_->y.p, size_t(impl_->s.output_elems()) * sizeof(float),
@@ -85,9 +161,8 @@ void *ResidentTc::stream() const { return impl_->st; }
 float *ResidentTc::d_output() { return impl_->y.p; }
 
 void per_call_tc(const ConvShape &s, Precision p, const float *x, const float *w, const float *bias,
-                 float *y) {
-  Buffer dx(s.input_elems()), dw(s.weight_elems()), db(s.cout), dy(s.output_elems()),
-      ws(workspace_floats(s, p));
+                 float *y, const TcOptions &o) {
+  Buffer dx(s.input_elems()), dw(s.weight_elems()), db(s.cout), dy(s.output_elems());
   dx.upload(x, s.input_elems());
   dw.upload(w, s.weight_elems());
   if (s.bias)
@@ -95,7 +170,8 @@ void per_call_tc(const ConvShape &s, Precision p, const float *x, const float *w
   cudaStream_t st = nullptr;
   CONVBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   try {
-    launch_on(s, p, dx.p, dw.p, db.p, dy.p, st, ws);
+    TcConv conv(s, p, dw.p, db.p, st, o);
+    conv.launch(dx.p, dy.p);
     CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(st));
   } catch (...) {
     cudaStreamDestroy(st);

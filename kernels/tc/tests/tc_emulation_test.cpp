@@ -62,7 +62,7 @@ struct F32x3 {};
 // added in f32). writes counts the
 // stores per output cell. Only cells the store keeps are accumulated (the others are computed
 // and dropped on the device; skipping them here keeps CI fast). splits: 0 = the split
-// launch_tc_* chooses with a workspace, else forced. Returns the splits run; each cell must then
+// launch_wmma_* chooses with a workspace, else forced. Returns the splits run; each cell must then
 // be written once per split. drop_term (F32x3 only): a product term left out, -1 for none.
 template <typename A, int M, class G>
 int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y,
@@ -241,7 +241,7 @@ std::string describe(const ConvShape &s) {
          (s.bias ? " bias" : " no-bias");
 }
 
-// The three precisions, every block shape, each split mode (0: what launch_tc_* picks with a
+// The three precisions, every block shape, each split mode (0: what launch_wmma_* picks with a
 // workspace; n: forced): returns the number of (shape, split, precision) checks made.
 int check_all(const Problem &pr, const std::string &what, const std::vector<int64_t> &split_modes,
               double *worst_tf32 = nullptr, int64_t *most_splits = nullptr,
@@ -314,7 +314,7 @@ TEST(TcEmulation, RandomShapes) {
   int checks = 0, drawn = 0;
   while (drawn < 40) {
     const ConvShape s = peer_testing::random_transposed_shape(
-        rng, {3, 41, 70, 150, 7, 2}, [](const ConvShape &c) { return tc_supported(c, nullptr); });
+        rng, {3, 41, 70, 150, 7, 2}, [](const ConvShape &c) { return wmma_supported(c, nullptr); });
     ++drawn;
     checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random", {1, 0, 3});
   }
@@ -374,7 +374,7 @@ TEST(TcEmulation, F32x3WithoutATermFailsItsGate) {
 TEST(TcEmulation, SupportAndPlan) {
   std::string why;
   ConvShape s = peer_testing::all_stages(96)[0].shape;
-  EXPECT_TRUE(tc_supported(s, &why)) << why;
+  EXPECT_TRUE(wmma_supported(s, &why)) << why;
   // Every vocoder stage: each phase has exactly l_in columns (the reason columns are per phase).
   for (const auto &st : peer_testing::all_stages(96))
     EXPECT_EQ(detail::base_plan(st.shape).u_cols, st.shape.l_in) << st.model << " " << st.name;
@@ -382,29 +382,29 @@ TEST(TcEmulation, SupportAndPlan) {
   EXPECT_EQ(detail::choose_shape(detail::base_plan(s)), detail::Shape::p4w1);
   ConvShape f = s;
   f.op = ConvOp::forward;
-  EXPECT_FALSE(tc_supported(f, &why));
+  EXPECT_FALSE(wmma_supported(f, &why));
   EXPECT_NE(why.find("ConvTranspose1d"), std::string::npos);
   ConvShape d = s;
   d.dilation = 2;
-  EXPECT_FALSE(tc_supported(d, &why));
+  EXPECT_FALSE(wmma_supported(d, &why));
   ConvShape m = s;
   m.k = 5 * m.stride;
-  EXPECT_FALSE(tc_supported(m, &why));
+  EXPECT_FALSE(wmma_supported(m, &why));
   EXPECT_NE(why.find("4 taps"), std::string::npos);
   ConvShape r = s;
   r.k = 12; // not a multiple of 8
-  EXPECT_FALSE(tc_supported(r, &why));
-  EXPECT_GT(tc_issued_macs(s, Precision::tf32), s.valid_macs());
-  EXPECT_NE(tc_kernel_name(s, Precision::f64).find("dmma"), std::string::npos);
+  EXPECT_FALSE(wmma_supported(r, &why));
+  EXPECT_GT(wmma_issued_macs(s, Precision::tf32), s.valid_macs());
+  EXPECT_NE(wmma_kernel_name(s, Precision::f64).find("dmma"), std::string::npos);
   // f32x3: three products per multiply-add, 8-channel chunks, f32 workspace; its shared memory
   // (hi and lo planes) is checked against the opt-in limit at compile time (tc_kernel.cuh).
   EXPECT_EQ(to_string(Precision::f32x3), "f32x3");
-  EXPECT_NE(tc_kernel_name(s, Precision::f32x3).find("3xtf32"), std::string::npos);
-  EXPECT_NE(tc_kernel_name(s, Precision::f32x3).find(" k8 "), std::string::npos);
+  EXPECT_NE(wmma_kernel_name(s, Precision::f32x3).find("3xtf32"), std::string::npos);
+  EXPECT_NE(wmma_kernel_name(s, Precision::f32x3).find(" k8 "), std::string::npos);
   detail::Plan P = detail::base_plan(s);
-  EXPECT_EQ(tc_issued_macs(s, Precision::f32x3),
+  EXPECT_EQ(wmma_issued_macs(s, Precision::f32x3),
             3 * detail::issued_macs(P, detail::choose_shape(P), detail::kBKcF32x3));
-  EXPECT_GE(tc_issued_macs(s, Precision::f32x3), 3 * s.valid_macs());
+  EXPECT_GE(wmma_issued_macs(s, Precision::f32x3), 3 * s.valid_macs());
 }
 
 } // namespace

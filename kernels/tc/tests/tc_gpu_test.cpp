@@ -3,9 +3,13 @@
 // tensor cores really ran on tf32 operands), cuda-f32x3 within relative L2 1e-4 (cuda-f32's
 // bound) and at least 10x under cuda-tf32 on the same data (the lo parts really ran), every
 // output cell written (NaN poison before each launch), on every upsample stage of the three
-// model families at 1 and 96 frames and on random odd shapes. Without a GPU each test SKIPS with
-// the reason. The bounds and why they hold are in tc_support.hpp; the host twin of these gates is
-// tc_emulation_test.cpp.
+// model families at 1 and 96 frames and on random odd shapes; each arm as it runs here (on an
+// H100/H200 tf32 and f32x3 run the wgmma kernels) and the WMMA kernels with and without their
+// workspace. The Wgmma tests hold the wgmma kernels on their own: the forward Conv1d stages,
+// every column tile and split, determinism, random shapes of both ops, and two planted faults.
+// Without a GPU each test SKIPS with the reason (the Wgmma ones also without an sm_90 device).
+// The bounds and why they hold are in tc_support.hpp; the host twins of these gates are
+// tc_emulation_test.cpp and wg_emulation_test.cpp.
 //
 // Teeth: the faults planted in the shared tile code (x window one column right, slot without
 // the phase offset, wrong c_lo, last chunk dropped, a phase's last cell not stored) each fail
@@ -50,28 +54,16 @@ using peer_testing::Problem;
 
 using convbench::testing::reference_f64;
 
-// split: with the workspace launch_tc_* asks for (split-K where the shape has few tiles), or
-// without one (unsplit). The workspace is NaN-poisoned too: a slice the reduction reads but no
-// block wrote shows up.
-std::vector<float> run_tc(const Problem &pr, Precision p, bool split) {
+// One call of the arm's kernel with options o, output NaN-poisoned before the launch (and the
+// WMMA workspace, through the kernel's own poison-free contract: a slice the reduction reads but
+// no block wrote shows up as a wrong cell).
+std::vector<float> run_tc(const Problem &pr, Precision p, const TcOptions &o = {}) {
   peer_testing::Stream st;
   DeviceFloats x(pr.x), w(pr.w), b(pr.shape.bias ? pr.b : std::vector<float>{0.0f});
   DeviceFloats y(size_t(pr.shape.output_elems()));
-  const size_t ws_bytes = split ? tc_workspace_bytes(pr.shape, p) : 0;
-  DeviceFloats ws((ws_bytes + sizeof(float) - 1) / sizeof(float));
+  TcConv conv(pr.shape, p, w.get(), b.get(), st.get(), o);
   y.poison(st.get());
-  ws.poison(st.get());
-  switch (p) {
-  case Precision::tf32:
-    launch_tc_tf32(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), ws.get(), ws_bytes);
-    break;
-  case Precision::f32x3:
-    launch_tc_f32x3(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), ws.get(), ws_bytes);
-    break;
-  case Precision::f64:
-    launch_tc_f64(pr.shape, x.get(), w.get(), b.get(), y.get(), st.get(), ws.get(), ws_bytes);
-    break;
-  }
+  conv.launch(x.get(), y.get());
   st.sync();
   return y.download();
 }
@@ -81,20 +73,45 @@ std::string describe(const ConvShape &s) {
          std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
          std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
          std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
-         (s.bias ? " bias" : " no-bias") + " [" + tc_kernel_name(s, Precision::f64) + "]";
+         (s.bias ? " bias" : " no-bias");
 }
 
-int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
-              const std::string &where, double *worst_tf32, double *worst_f32x3, double *worst_f32,
-              int64_t *f64_differing) {
-  const auto y64 = run_tc(pr, Precision::f64, split);
-  EXPECT_EQ(peer_testing::nan_cells(y64), 0) << "f64-dmma left cells unwritten, " << where;
-  const auto c = testing::check_f64(y64, ref);
-  EXPECT_TRUE(c.ok(ref.size())) << "f64-dmma " << where << ": " << c.differing << " differing, "
-                                << c.beyond_ulp << " beyond one ulp (" << c.first_bad
-                                << "), rel-L2 " << c.rel_l2;
-  *f64_differing += c.differing;
-  const auto y32 = run_tc(pr, Precision::tf32, split);
+// The runs of one problem: each arm as it runs on this device (on an H100/H200 tf32 and f32x3 run
+// the wgmma kernels, f64 the WMMA kernels with their workspace), then the WMMA kernels with the
+// workspace (tf32 and f32x3, where the arm did not already run them) and without it.
+enum class Run { arm, wmma_workspace, wmma_unsplit };
+constexpr Run kRuns[] = {Run::arm, Run::wmma_workspace, Run::wmma_unsplit};
+const char *run_name(Run r) {
+  return r == Run::arm ? "arm" : r == Run::wmma_workspace ? "wmma workspace" : "wmma unsplit";
+}
+// Whether tf32 and f32x3 run the wgmma kernels for s here.
+bool wgmma_here(const ConvShape &s) {
+  return tc_supported(s, Precision::tf32, nullptr) &&
+         tc_kernel_name(s, Precision::tf32).rfind("wgmma", 0) == 0;
+}
+// The checks check_all makes on a problem of shape s.
+int checks_per_problem(const ConvShape &s) { return 6 + (wgmma_here(s) ? 2 : 0); }
+
+int check_run(const Problem &pr, const std::vector<float> &ref, Run r, const std::string &what,
+              double *worst_tf32, double *worst_f32x3, double *worst_f32, int64_t *f64_differing) {
+  const std::string where = what + " (" + run_name(r) + "): " + describe(pr.shape);
+  TcOptions o;
+  o.wmma = r != Run::arm;
+  o.workspace = r != Run::wmma_unsplit;
+  int checks = 0;
+  if (r != Run::wmma_workspace) { // the f64 arm is the WMMA kernel with its workspace
+    const auto y64 = run_tc(pr, Precision::f64, o);
+    EXPECT_EQ(peer_testing::nan_cells(y64), 0) << "f64-dmma left cells unwritten, " << where;
+    const auto c = testing::check_f64(y64, ref);
+    EXPECT_TRUE(c.ok(ref.size())) << "f64-dmma " << where << ": " << c.differing << " differing, "
+                                  << c.beyond_ulp << " beyond one ulp (" << c.first_bad
+                                  << "), rel-L2 " << c.rel_l2;
+    *f64_differing += c.differing;
+    ++checks;
+  }
+  if (r == Run::wmma_workspace && !wgmma_here(pr.shape))
+    return checks; // the arm run was this one
+  const auto y32 = run_tc(pr, Precision::tf32, o);
   EXPECT_EQ(peer_testing::nan_cells(y32), 0) << "tf32 left cells unwritten, " << where;
   const double e = testing::relative_l2(y32, ref);
   EXPECT_LE(e, testing::kTf32RelL2) << "tf32 " << where;
@@ -106,7 +123,7 @@ int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
     EXPECT_GE(e, testing::kTf32MinRelL2) << "tf32 looks like f32 math, " << where;
   }
   *worst_tf32 = std::max(*worst_tf32, e);
-  const auto yx3 = run_tc(pr, Precision::f32x3, split);
+  const auto yx3 = run_tc(pr, Precision::f32x3, o);
   EXPECT_EQ(peer_testing::nan_cells(yx3), 0) << "f32x3 left cells unwritten, " << where;
   const double ex3 = testing::relative_l2(yx3, ref);
   EXPECT_LE(ex3, testing::kF32x3RelL2) << "f32x3 " << where;
@@ -129,32 +146,31 @@ int check_run(const Problem &pr, const std::vector<float> &ref, bool split,
         << "f32x3 less accurate than cuda-f32 (" << ex3 << " vs " << ef << "), " << where;
   }
   *worst_f32 = std::max(*worst_f32, ef);
-  return 3;
+  return checks + 2;
 }
 
-// The three arms, with and without the split-K workspace, on one problem against one reference;
-// returns the checks made.
-int check_both(const Problem &pr, const std::string &what, double *worst_tf32, double *worst_f32x3,
-               double *worst_f32, int64_t *f64_differing) {
+// Every run on one problem against one reference; returns the checks made.
+int check_all(const Problem &pr, const std::string &what, double *worst_tf32, double *worst_f32x3,
+              double *worst_f32, int64_t *f64_differing) {
   const auto ref = reference_f64(pr);
   int checks = 0;
-  for (bool split : {true, false}) {
-    const std::string where =
-        what + (split ? " (workspace)" : " (unsplit)") + ": " + describe(pr.shape);
-    checks += check_run(pr, ref, split, where, worst_tf32, worst_f32x3, worst_f32, f64_differing);
-  }
+  for (Run r : kRuns)
+    checks += check_run(pr, ref, r, what, worst_tf32, worst_f32x3, worst_f32, f64_differing);
   return checks;
 }
 
 void vocoder_stages(int64_t frames) {
-  int checks = 0;
+  int checks = 0, expected = 0;
   double worst = 0.0, worst_x3 = 0.0, worst_f32 = 0.0;
   int64_t differing = 0;
-  for (const auto &st : peer_testing::all_stages(frames))
-    checks += check_both(peer_testing::random_problem(st.shape, 42),
-                         st.model + " " + st.name + " @" + std::to_string(frames), &worst,
-                         &worst_x3, &worst_f32, &differing);
-  EXPECT_EQ(checks, 6 * 16);
+  for (const auto &st : peer_testing::all_stages(frames)) {
+    checks += check_all(peer_testing::random_problem(st.shape, 42),
+                        st.model + " " + st.name + " @" + std::to_string(frames), &worst, &worst_x3,
+                        &worst_f32, &differing);
+    expected += checks_per_problem(st.shape);
+  }
+  EXPECT_EQ(checks, expected);
+  EXPECT_GE(checks, 6 * 16);
   std::printf("%lld frames: worst rel-L2 tf32 %.3g, f32x3 %.3g, cuda-f32 %.3g; f64-dmma cells one "
               "ulp off: %lld\n",
               (long long)frames, worst, worst_x3, worst_f32, (long long)differing);
@@ -175,30 +191,253 @@ TEST(TcGpu, EveryVocoderStageAt96Frames) {
 TEST(TcGpu, RandomOddShapes) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(7);
-  int checks = 0, drawn = 0;
+  int checks = 0, expected = 0, drawn = 0;
   double worst = 0.0, worst_x3 = 0.0, worst_f32 = 0.0;
   int64_t differing = 0;
   while (drawn < 60) {
     const ConvShape s = peer_testing::random_transposed_shape(
-        rng, {3, 300, 200, 400, 8, 3}, [](const ConvShape &c) { return tc_supported(c, nullptr); });
+        rng, {3, 300, 200, 400, 8, 3},
+        [](const ConvShape &c) { return wmma_supported(c, nullptr); });
     ++drawn;
-    checks += check_both(peer_testing::random_problem(s, uint64_t(drawn)), "random", &worst,
-                         &worst_x3, &worst_f32, &differing);
+    checks += check_all(peer_testing::random_problem(s, uint64_t(drawn)), "random", &worst,
+                        &worst_x3, &worst_f32, &differing);
+    expected += checks_per_problem(s);
   }
-  EXPECT_EQ(checks, 6 * 60);
+  EXPECT_EQ(checks, expected);
+  EXPECT_GE(checks, 6 * 60);
 }
 
 TEST(TcGpu, RefusesUnsupportedShapes) {
   SKIP_WITHOUT_GPU();
   ConvShape s = peer_testing::all_stages(96)[0].shape;
   s.op = ConvOp::forward;
+  s.stride = 2; // no kernel takes a strided Conv1d
   DeviceFloats x(1), w(1), b(1), y(1);
-  EXPECT_THROW(launch_tc_tf32(s, x.get(), w.get(), b.get(), y.get(), nullptr),
+  EXPECT_THROW(launch_wmma_tf32(s, x.get(), w.get(), b.get(), y.get(), nullptr),
                std::invalid_argument);
-  EXPECT_THROW(launch_tc_f32x3(s, x.get(), w.get(), b.get(), y.get(), nullptr),
+  EXPECT_THROW(launch_wmma_f32x3(s, x.get(), w.get(), b.get(), y.get(), nullptr),
                std::invalid_argument);
-  EXPECT_THROW(launch_tc_f64(s, x.get(), w.get(), b.get(), y.get(), nullptr),
+  EXPECT_THROW(launch_wmma_f64(s, x.get(), w.get(), b.get(), y.get(), nullptr),
                std::invalid_argument);
+  for (Precision p : {Precision::tf32, Precision::f32x3, Precision::f64}) {
+    std::string why;
+    EXPECT_FALSE(tc_supported(s, p, &why));
+    EXPECT_FALSE(why.empty());
+    EXPECT_THROW(TcConv(s, p, w.get(), b.get(), nullptr), std::invalid_argument);
+  }
+}
+
+// ---- the wgmma kernels (sm_90a) on their own ----
+
+#define SKIP_WITHOUT_WGMMA()                                                                       \
+  do {                                                                                             \
+    SKIP_WITHOUT_GPU();                                                                            \
+    const ConvShape probe_ = peer_testing::all_stages(1)[0].shape;                                 \
+    if (!wgmma_here(probe_))                                                                       \
+      GTEST_SKIP() << "the wgmma kernels do not run on this device: "                              \
+                   << tc_kernel_name(probe_, Precision::tf32);                                     \
+  } while (0)
+
+// A Conv1d of K = 1 (a plain GEMM) whose weight picks one input channel per output channel,
+// w[oc][ic] = (ic == oc), over x[ic][n] = (ic % 32) * 64 + n (integers below 2048: exact in tf32,
+// with zero lo parts), so every output cell is exactly one input cell and names where it came
+// from: a wrong cell prints the (channel mod 32, column) it read, which tells a tile layout,
+// descriptor or shift fault apart. 256 channels (8 chunks) and 192 columns, every tile and the
+// splits 1 and 4; exact equality.
+TEST(Wgmma, IdentityGemmDecodesEveryCell) {
+  SKIP_WITHOUT_WGMMA();
+  ConvShape s = convbench::testing::amp_shape(1, 1, 1, 192);
+  s.cin = 256;
+  s.cout = 128;
+  s.bias = false;
+  Problem pr{s,
+             std::vector<float>(size_t(s.input_elems())),
+             std::vector<float>(size_t(s.weight_elems()), 0.0f),
+             {}};
+  for (int ic = 0; ic < 256; ++ic)
+    for (int n = 0; n < 192; ++n)
+      pr.x[size_t(ic) * 192 + n] = float((ic % 32) * 64 + n % 64);
+  for (int oc = 0; oc < 128; ++oc)
+    pr.w[size_t(oc) * 256 + oc] = 1.0f;
+  int runs = 0;
+  for (Precision p : {Precision::tf32, Precision::f32x3})
+    for (int bn : {64, 96, 128, 192, 256})
+      for (int split : {1, 4}) {
+        if (p == Precision::f32x3 && bn > 128)
+          continue;
+        TcOptions o;
+        o.bn = bn;
+        o.split = split;
+        const auto y = run_tc(pr, p, o);
+        int bad = 0;
+        for (int oc = 0; oc < 128; ++oc)
+          for (int n = 0; n < 192; ++n) {
+            const float want = float((oc % 32) * 64 + n % 64), got = y[size_t(oc) * 192 + n];
+            if (got == want)
+              continue;
+            if (bad++ < 8)
+              ADD_FAILURE() << to_string(p) << " tile " << bn << " split " << split << ": y[" << oc
+                            << "][" << n << "] = " << got << " (channel%32 " << int(got) / 64
+                            << ", column%64 " << int(got) % 64 << "), want channel%32 " << oc % 32
+                            << ", column%64 " << n % 64;
+          }
+        EXPECT_EQ(bad, 0) << to_string(p) << " tile " << bn << " split " << split;
+        ++runs;
+      }
+  EXPECT_EQ(runs, 2 * 5 + 2 * 3);
+}
+
+// tf32 and f32x3 through the wgmma kernels with options o against the reference: the arms' bounds
+// (as check_run), every cell written, f32x3 at least 10x under tf32. Returns 2 (the checks).
+int check_wgmma(const Problem &pr, const std::vector<float> &ref, const TcOptions &o,
+                const std::string &where, double *worst_tf32, double *worst_f32x3) {
+  TcOptions x3 = o;
+  if (x3.bn > 128)
+    x3.bn = 0; // f32x3 has no tile wider than 128: its plan's own
+  const auto y32 = run_tc(pr, Precision::tf32, o);
+  const auto yx3 = run_tc(pr, Precision::f32x3, x3);
+  EXPECT_EQ(peer_testing::nan_cells(y32) + peer_testing::nan_cells(yx3), 0)
+      << "cells left unwritten, " << where;
+  const double e = testing::relative_l2(y32, ref), ex3 = testing::relative_l2(yx3, ref);
+  EXPECT_LE(e, testing::kTf32RelL2) << "tf32 " << where;
+  EXPECT_LE(ex3, testing::kF32x3RelL2) << "f32x3 " << where;
+  if (ref.size() >= 256) {
+    EXPECT_GE(e, testing::kTf32MinRelL2) << "tf32 looks like f32 math, " << where;
+    EXPECT_LE(ex3 * testing::kF32x3MinGain, e)
+        << "f32x3 not 10x under tf32 (" << ex3 << " vs " << e << "), " << where;
+  }
+  *worst_tf32 = std::max(*worst_tf32, e);
+  *worst_f32x3 = std::max(*worst_f32x3, ex3);
+  return 2;
+}
+
+std::string kernel_of(const Problem &pr, Precision p, const TcOptions &o) {
+  DeviceFloats w(pr.w), b(pr.shape.bias ? pr.b : std::vector<float>{0.0f});
+  return TcConv(pr.shape, p, w.get(), b.get(), nullptr, o).kernel_name();
+}
+
+// The forward Conv1d stages of the default model at 96 frames (every AMP convolution of block 0:
+// 768 channels, kernels 3/7/11, dilations 1/3/5; conv_pre; conv_post), each against cuda-f32 too:
+// f32x3 no less accurate than it (as check_run).
+TEST(Wgmma, ForwardStagesOfTheGenerator) {
+  SKIP_WITHOUT_WGMMA();
+  std::vector<std::pair<std::string, ConvShape>> shapes;
+  for (int64_t k : {3, 7, 11})
+    for (int64_t d : {1, 3, 5})
+      shapes.push_back({"amp0.k" + std::to_string(k) + ".d" + std::to_string(d),
+                        convbench::testing::amp_shape(768, k, d, 768)});
+  ConvShape pre = convbench::testing::amp_shape(1, 7, 1, 96);
+  pre.cin = 128;
+  pre.cout = 1536;
+  shapes.push_back({"pre", pre});
+  ConvShape post = convbench::testing::amp_shape(1, 7, 1, 96 * 512);
+  post.cin = 24;
+  post.cout = 1;
+  shapes.push_back({"post", post});
+  if (convbench::testing::sanitizer_small())
+    shapes.resize(2);
+  int checks = 0;
+  double worst = 0.0, worst_x3 = 0.0;
+  for (const auto &[name, s] : shapes) {
+    const Problem pr = peer_testing::random_problem(s, 17);
+    const auto ref = reference_f64(pr);
+    checks += check_wgmma(pr, ref, {}, name, &worst, &worst_x3);
+    std::vector<float> yf(ref.size());
+    convbench::cuda::per_call_conv(s, convbench::cuda::Accum::f32, pr.x.data(), pr.w.data(),
+                                   pr.b.data(), yf.data());
+    const double ef = testing::relative_l2(yf, ref);
+    const double ex3 = testing::relative_l2(run_tc(pr, Precision::f32x3), ref);
+    EXPECT_LE(ex3, std::max(testing::kF32x3VsF32 * ef, testing::kF32x3Floor))
+        << name << ": f32x3 " << ex3 << " vs cuda-f32 " << ef;
+    std::printf("%s [%s]: rel-L2 f32x3 %.3g, cuda-f32 %.3g\n", name.c_str(),
+                kernel_of(pr, Precision::tf32, {}).c_str(), ex3, ef);
+  }
+  EXPECT_EQ(checks, 2 * int(shapes.size()));
+  std::printf("forward stages: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
+}
+
+// Every column tile with splits 1, 2, 3 and 8 on a transposed and a forward shape (a stage of each
+// kind, small enough for 5 x 4 runs), and each run twice: the bits must not move (the cluster
+// reduction adds the ranks in a fixed order).
+TEST(Wgmma, EveryTileAndSplitWithinToleranceAndDeterministic) {
+  SKIP_WITHOUT_WGMMA();
+  const ConvShape up1 = peer_testing::model_stages(peer_testing::model_families()[0], 8)[1].shape;
+  const ConvShape amp = convbench::testing::amp_shape(200, 7, 3, 300);
+  int checks = 0, runs = 0;
+  double worst = 0.0, worst_x3 = 0.0;
+  for (const ConvShape &s : {up1, amp}) {
+    const Problem pr = peer_testing::random_problem(s, 23);
+    const auto ref = reference_f64(pr);
+    for (int bn : {64, 96, 128, 192, 256})
+      for (int split : {1, 2, 3, 8}) {
+        TcOptions o;
+        o.bn = bn;
+        o.split = split;
+        const std::string k = kernel_of(pr, Precision::tf32, o);
+        EXPECT_NE(k.find("m64n" + std::to_string(bn) + "k8"), std::string::npos) << k;
+        checks += check_wgmma(pr, ref, o, k, &worst, &worst_x3);
+        for (Precision p : {Precision::tf32, Precision::f32x3}) {
+          TcOptions q = o;
+          if (p == Precision::f32x3 && bn > 128)
+            q.bn = 0;
+          const auto a = run_tc(pr, p, q), b = run_tc(pr, p, q);
+          EXPECT_EQ(convbench::testing::differing_cells(a, b), 0) << "not deterministic: " << k;
+          ++runs;
+        }
+      }
+  }
+  EXPECT_EQ(checks, 2 * 2 * 5 * 4);
+  EXPECT_EQ(runs, 2 * 2 * 5 * 4);
+  std::printf("every tile and split: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
+}
+
+// Random shapes of both ops the wgmma kernels take: forward stride 1 (kernels 1-9, dilations 1-3,
+// any padding) and transposed (strides 1-9, any K, padding and output_padding), batch 1-2,
+// channel counts that are not multiples of a chunk.
+TEST(Wgmma, RandomShapesOfBothOps) {
+  SKIP_WITHOUT_WGMMA();
+  std::mt19937_64 rng(31);
+  int checks = 0, drawn = 0;
+  double worst = 0.0, worst_x3 = 0.0;
+  const int n = convbench::testing::sanitizer_small() ? 4 : 60;
+  while (drawn < n) {
+    const ConvOp op = drawn % 2 ? ConvOp::forward : ConvOp::transposed;
+    ConvShape s = convbench::testing::random_shape(rng, op, 300, 400, 1, 300);
+    if (op == ConvOp::forward) {
+      s.stride = 1;
+    } else {
+      s.dilation = 1;
+      s.stride = std::uniform_int_distribution<int64_t>(1, 9)(rng);
+      s.output_padding = std::min<int64_t>(s.output_padding, s.stride - 1);
+    }
+    if (!tc_supported(s, Precision::tf32, nullptr) || !wgmma_here(s))
+      continue;
+    ++drawn;
+    const Problem pr = peer_testing::random_problem(s, uint64_t(drawn));
+    checks += check_wgmma(pr, reference_f64(pr), {}, describe(s), &worst, &worst_x3);
+  }
+  EXPECT_EQ(checks, 2 * n);
+  std::printf("random shapes: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
+}
+
+// The checks above have teeth: a cluster reduction that leaves out the last rank, and a kernel that
+// skips the last tap of every chunk, must each fail them (on both arms).
+TEST(Wgmma, PlantedFaultsAreCaught) {
+  SKIP_WITHOUT_WGMMA();
+  const ConvShape s = convbench::testing::amp_shape(96, 3, 1, 200);
+  const Problem pr = peer_testing::random_problem(s, 5);
+  const auto ref = reference_f64(pr);
+  for (int planted : {1, 2})
+    for (Precision p : {Precision::tf32, Precision::f32x3}) {
+      TcOptions o;
+      o.split = 4;
+      o.planted = planted;
+      const double e = testing::relative_l2(run_tc(pr, p, o), ref);
+      EXPECT_GT(e, testing::kTf32RelL2) << "planted fault " << planted << " not caught by "
+                                        << to_string(p) << " (rel-L2 " << e << ")";
+      o.planted = 0;
+      EXPECT_LE(testing::relative_l2(run_tc(pr, p, o), ref), testing::kTf32RelL2);
+    }
 }
 
 } // namespace

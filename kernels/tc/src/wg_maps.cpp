@@ -1,0 +1,92 @@
+// The wgmma kernels' device check and TMA tensor maps (host code). cuTensorMapEncodeTiled is a
+// driver function: it is looked up through the runtime, so the binaries need no libcuda at link
+// time and still start on machines without a driver (CI).
+#include <cudaTypedefs.h>
+
+#include <string>
+
+#include "convbench/cuda_check.hpp"
+#include "wg_launch.hpp"
+
+namespace convbench::tc::wg {
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+                                                           cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || f == nullptr) {
+      (void)cudaGetLastError();
+      throw cuda::CudaError("cuTensorMapEncodeTiled not found in the driver (" +
+                            std::string(cudaGetErrorString(e)) + ")");
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// A 3-d f32 tensor d0 x d1 x d2 with rows of `pitch` floats, read in boxes of 32 x box1 x 1.
+CUtensorMap map3d(const float *base, int d0, int d1, int d2, int pitch, int box1) {
+  CUtensorMap m{};
+  const cuuint64_t dims[3] = {cuuint64_t(d0), cuuint64_t(d1), cuuint64_t(d2)};
+  const cuuint64_t strides[2] = {cuuint64_t(pitch) * 4, cuuint64_t(pitch) * 4 * cuuint64_t(d1)};
+  const cuuint32_t box[3] = {cuuint32_t(kBk), cuuint32_t(box1), 1};
+  const cuuint32_t elem[3] = {1, 1, 1};
+  const CUresult r =
+      encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float *>(base), dims, strides,
+                box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw cuda::CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
+                          ") for a " + std::to_string(d0) + " x " + std::to_string(d1) + " x " +
+                          std::to_string(d2) + " tensor");
+  return m;
+}
+
+} // namespace
+
+std::string device_reason() {
+  static const std::string why = [] {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::string("no CUDA device");
+    }
+    if (major != 9 || minor != 0)
+      return "the wgmma kernels are built for sm_90a; this device is compute capability " +
+             std::to_string(major) + "." + std::to_string(minor);
+    return std::string();
+  }();
+  return why;
+}
+
+int device_sms() {
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 132;
+    }
+    return n;
+  }();
+  return sms;
+}
+
+Maps make_maps(const Plan &p, const float *a_hi, const float *a_lo, const float *b_hi,
+               const float *b_lo) {
+  Maps m{};
+  m.a = map3d(a_hi, p.cin, p.rows, p.taps, p.cin_pad, kBm);
+  m.b = map3d(b_hi, p.cin, p.l_in, p.batch, p.cin_pad, p.bn);
+  if (a_lo)
+    m.a_lo = map3d(a_lo, p.cin, p.rows, p.taps, p.cin_pad, kBm);
+  if (b_lo)
+    m.b_lo = map3d(b_lo, p.cin, p.l_in, p.batch, p.cin_pad, p.bn);
+  return m;
+}
+
+} // namespace convbench::tc::wg

@@ -1,0 +1,299 @@
+// The wgmma kernels' plan and index maps (src/wg_plan.hpp), run on the host: the weights packed by
+// packed_weight(), the input transposed, every tile's iterations read through coords() with the
+// TMA boxes' zero fill, the ranks' partial sums added, every cell stored through cell_of(), in
+// f64, against conv_cpu_f64. What this holds is the decomposition (groups, phases, shifts, taps,
+// packing, tiling, split, the epilogue's output order); the device's arithmetic (tf32, the
+// swizzled descriptors, the pipeline) is held by the device gates in tc_gpu_test.cpp.
+//
+// Teeth: Emulation.PlantedFaultsAreCaught plants five faults in the emulation's use of the maps
+// (a tap's shift one row off, a group's first phase one off, the last iteration of each rank
+// dropped, the last rank dropped, the tile's first column left unstored) and requires each to fail
+// the comparison. Planted once each in wg_plan.hpp / wg_plan.cpp and seen failing here: the
+// transposed weight's phase as (r' + pad) / stride instead of its remainder (Vocoder,
+// RandomTransposedShapes); the second delta's shift without its + 1 (Vocoder,
+// RandomTransposedShapes, Plan.GroupsArePowerOfTwoRuns...); one run per delta instead of
+// power-of-two runs (RandomTransposedShapes, Plan.GroupsArePowerOfTwoRuns...).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fast_support.hpp"
+#include "wg_plan.hpp"
+
+namespace convbench::tc::wg {
+namespace {
+
+using convbench::testing::reference_f64;
+using peer_testing::Problem;
+
+constexpr int kSms = 132;
+
+enum class Fault { none, shift, r_lo, last_iter, last_rank, column };
+
+// The packed weights and the transposed input, as wg_pack_weights / wg_transpose_input write
+// them (no tf32 rounding here: the maps are what is under test). They depend on the row groups,
+// not on the tiling, so one packing serves every plan of a shape.
+struct Operands {
+  std::vector<float> a, xt;
+};
+Operands pack(const Plan &p, const Problem &pr) {
+  Operands o{std::vector<float>(size_t(packed_weight_floats(p)), 0.0f),
+             std::vector<float>(size_t(transposed_input_floats(p)), 0.0f)};
+  for (int j = 0; j < p.taps; ++j)
+    for (int row = 0; row < p.rows; ++row)
+      for (int ic = 0; ic < p.cin; ++ic)
+        o.a[(size_t(j) * p.rows + row) * p.cin_pad + ic] =
+            packed_weight(p, pr.w.data(), j, row, ic);
+  for (int b = 0; b < p.batch; ++b)
+    for (int ic = 0; ic < p.cin; ++ic)
+      for (int t = 0; t < p.l_in; ++t)
+        o.xt[(size_t(b) * p.l_in + t) * p.cin_pad + ic] =
+            pr.x[(size_t(b) * p.cin + ic) * p.l_in + t];
+  return o;
+}
+
+// The output the kernel's decomposition gives, in f64 (the products and sums exact enough that
+// only a wrong index can move a cell by more than ~1e-12 relative). Also counts the stores per
+// cell: each must be written exactly once.
+std::vector<float> emulate(const Plan &p, const Problem &pr, const Operands &o,
+                           std::vector<int> &writes, Fault fault = Fault::none) {
+  // TMA's view: a box element outside the tensor's dims reads 0.
+  auto A = [&](int ch, int row, int tap) {
+    return (ch < p.cin && row >= 0 && row < p.rows && tap < p.taps)
+               ? double(o.a[(size_t(tap) * p.rows + row) * p.cin_pad + ch])
+               : 0.0;
+  };
+  auto B = [&](int ch, int t, int b) {
+    return (ch < p.cin && t >= 0 && t < p.l_in)
+               ? double(o.xt[(size_t(b) * p.l_in + t) * p.cin_pad + ch])
+               : 0.0;
+  };
+  Plan q = p;
+  if (fault == Fault::shift)
+    q.shift[0] += 1;
+  if (fault == Fault::r_lo)
+    q.r_lo[q.groups - 1] += 1;
+  std::vector<float> y(size_t(pr.shape.output_elems()), std::nanf(""));
+  writes.assign(y.size(), 0);
+  for (int block = 0; block < blocks_per_rank(q); ++block) {
+    const Tile t = tile_of(q, block);
+    for (int e = 0; e < kBm * q.bn; ++e) {
+      const Cell c = cell_of(q, t, e);
+      if (c.y < 0 || (fault == Fault::column && c.col == 0))
+        continue;
+      if (c.y >= int64_t(y.size()))
+        throw std::out_of_range("cell past the output");
+      double v = 0.0;
+      const int ranks = fault == Fault::last_rank ? q.split - 1 : q.split;
+      for (int r = 0; r < ranks; ++r) {
+        const int it0 = r * q.iters_per_rank;
+        int it1 = std::min(it0 + q.iters_per_rank, q.iters);
+        if (fault == Fault::last_iter)
+          --it1;
+        for (int it = it0; it < it1; ++it) {
+          const Coords k = coords(q, t, it);
+          for (int ic = 0; ic < kBk; ++ic)
+            v += A(k.ch + ic, k.a_row + c.row, k.tap) * B(k.ch + ic, k.b_row + c.col, t.b);
+        }
+      }
+      if (q.bias)
+        v += pr.b[size_t(oc_of(q, t, c.row))];
+      y[size_t(c.y)] = float(v);
+      ++writes[size_t(c.y)];
+    }
+  }
+  return y;
+}
+
+// Emulates every column tile and split the plan can take for the shape (and the plan's own
+// choice), each against the reference: every cell written once, relative L2 below 1e-6 (f64
+// sums rounded once to f32: ~1e-8; a wrong index: ~1).
+void check_shape(const ConvShape &s, uint64_t seed, const std::string &what, bool all_tiles) {
+  const Problem pr = peer_testing::random_problem(s, seed);
+  const auto ref = reference_f64(pr);
+  std::vector<Plan> plans{plan(s, Math::tf32, kSms)};
+  if (all_tiles) {
+    for (int bn : kTileNs)
+      plans.push_back(plan(s, Math::tf32, kSms, bn, 1));
+    plans.push_back(plan(s, Math::f32x3, kSms, 64, 3));
+  }
+  const Operands o = pack(plans[0], pr);
+  for (const Plan &p : plans) {
+    std::vector<int> writes;
+    const auto y = emulate(p, pr, o, writes);
+    const std::string where = what + " [" + kernel_name(p) + "]";
+    EXPECT_EQ(std::count_if(writes.begin(), writes.end(), [](int w) { return w != 1; }), 0)
+        << "cells not written exactly once, " << where;
+    EXPECT_LE(peer_testing::relative_l2(y, ref), 1e-6) << where;
+  }
+}
+
+std::string describe(const ConvShape &s) {
+  return to_string(s.op) + " b" + std::to_string(s.batch) + " cin " + std::to_string(s.cin) +
+         " cout " + std::to_string(s.cout) + " K " + std::to_string(s.k) + " s " +
+         std::to_string(s.stride) + " d " + std::to_string(s.dilation) + " pad " +
+         std::to_string(s.padding) + " opad " + std::to_string(s.output_padding) + " l_in " +
+         std::to_string(s.l_in) + (s.bias ? " bias" : "");
+}
+
+TEST(Emulation, EveryVocoderStageAt1And3Frames) {
+  for (int64_t frames : {1, 3})
+    for (const auto &st : peer_testing::all_stages(frames))
+      check_shape(st.shape, 11, st.model + " " + st.name + " @" + std::to_string(frames),
+                  frames == 1);
+}
+
+// The AMP block's Conv1d (every kernel and dilation) and conv_pre / conv_post, at reduced
+// channels (the maps do not depend on the channel count beyond the chunking, which the odd
+// counts here exercise).
+TEST(Emulation, ForwardStagesOfTheGenerator) {
+  for (int64_t k : {3, 7, 11})
+    for (int64_t d : {1, 3, 5})
+      check_shape(convbench::testing::amp_shape(40, k, d, 150), uint64_t(k * 10 + d),
+                  "amp k" + std::to_string(k) + " d" + std::to_string(d), k == 7);
+  ConvShape pre = convbench::testing::amp_shape(1, 7, 1, 96);
+  pre.cin = 80;
+  pre.cout = 70;
+  check_shape(pre, 5, "conv_pre", true);
+  ConvShape post = convbench::testing::amp_shape(1, 7, 1, 300);
+  post.cin = 33;
+  check_shape(post, 6, "conv_post", true);
+}
+
+TEST(Emulation, RandomTransposedShapes) {
+  std::mt19937_64 rng(21);
+  int n = 0;
+  while (n < 40) {
+    ConvShape s = convbench::testing::random_shape(rng, ConvOp::transposed, 70, 40, 1, 40);
+    s.stride = std::uniform_int_distribution<int64_t>(1, 9)(rng);
+    s.dilation = 1;
+    s.output_padding = std::min<int64_t>(s.output_padding, s.stride - 1);
+    if (!unsupported_reason(s).empty())
+      continue;
+    ++n;
+    check_shape(s, uint64_t(n), describe(s), n % 4 == 0);
+  }
+}
+
+TEST(Emulation, RandomForwardShapes) {
+  std::mt19937_64 rng(22);
+  int n = 0;
+  while (n < 40) {
+    ConvShape s = convbench::testing::random_shape(rng, ConvOp::forward, 70, 120, 1, 40);
+    s.stride = 1;
+    if (!unsupported_reason(s).empty())
+      continue;
+    ++n;
+    check_shape(s, uint64_t(n), describe(s), n % 4 == 0);
+  }
+}
+
+TEST(Emulation, PlantedFaultsAreCaught) {
+  // up0 of the 512x model at 2 frames with a forced split, so each fault has something to break.
+  const ConvShape s = peer_testing::all_stages(2)[0].shape;
+  const Problem pr = peer_testing::random_problem(s, 3);
+  const auto ref = reference_f64(pr);
+  const Plan p = plan(s, Math::tf32, kSms, 64, 4);
+  const Operands o = pack(p, pr);
+  ASSERT_EQ(p.split, 4);
+  ASSERT_EQ(p.groups, 2);
+  for (Fault f : {Fault::shift, Fault::r_lo, Fault::last_iter, Fault::last_rank, Fault::column}) {
+    std::vector<int> writes;
+    const auto y = emulate(p, pr, o, writes, f);
+    const bool once = std::all_of(writes.begin(), writes.end(), [](int w) { return w == 1; });
+    const double e = peer_testing::relative_l2(y, ref);
+    EXPECT_TRUE(!once || !(e <= 1e-6))
+        << "planted fault " << int(f) << " not caught (rel-L2 " << e << ")";
+  }
+}
+
+TEST(Plan, GroupsArePowerOfTwoRunsCoveringEveryPhaseOnce) {
+  for (int s = 1; s <= 64; ++s)
+    for (int pad : {0, 1, s / 2, s - 1, s, s + 3, 2 * s + 1}) {
+      ConvShape c;
+      c.op = ConvOp::transposed;
+      c.cin = 3;
+      c.cout = 5;
+      c.k = 2 * s;
+      c.stride = s;
+      c.padding = pad;
+      c.l_in = 7;
+      if (!unsupported_reason(c).empty())
+        continue;
+      const Plan p = plan(c, Math::tf32, kSms);
+      std::vector<int> seen(size_t(s), 0);
+      for (int g = 0; g < p.groups; ++g) {
+        EXPECT_EQ(p.np[g] & (p.np[g] - 1), 0) << "s " << s << " pad " << pad;
+        EXPECT_EQ(kBm % p.np[g], 0);
+        for (int r = p.r_lo[g]; r < p.r_lo[g] + p.np[g]; ++r)
+          ++seen[size_t(r)];
+        // Every phase of a group has the group's delta: shift = floor((r' + pad) / s).
+        for (int r = p.r_lo[g]; r < p.r_lo[g] + p.np[g]; ++r)
+          EXPECT_EQ(p.shift[g], (r + pad) / s) << "s " << s << " pad " << pad << " r' " << r;
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), s) << "s " << s << " pad " << pad;
+      EXPECT_LE(p.groups, kMaxGroups);
+    }
+}
+
+TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
+  int checked = 0;
+  for (int64_t frames : {1, 96, 384, 1536})
+    for (const auto &st : peer_testing::all_stages(frames))
+      for (Math m : {Math::tf32, Math::f32x3}) {
+        const Plan p = plan(st.shape, m, kSms);
+        EXPECT_TRUE(ranks_nonempty(p.iters, p.split));
+        EXPECT_LE(smem_bytes(p), kSmemBytes);
+        EXPECT_GE(p.stages, 2);
+        EXPECT_LE(int64_t(kBm) * (p.bn + kTilePad) * 4, int64_t(p.stages) * stage_bytes(p.bn, m));
+        const double best = cost(p, kSms);
+        for (int bn : kTileNs)
+          for (int sp = 1; sp <= kMaxSplit; ++sp) {
+            const Plan q = plan(st.shape, m, kSms, bn, sp);
+            if (q.bn == bn && q.split == sp) {
+              EXPECT_GE(cost(q, kSms), best) << st.name << " bn " << bn << " split " << sp;
+            }
+          }
+        ++checked;
+      }
+  EXPECT_EQ(checked, 4 * 16 * 2);
+}
+
+TEST(Plan, ForcedTileAndSplitAreHonouredOrFallBack) {
+  const ConvShape s = peer_testing::all_stages(96)[0].shape; // up0: 96 iterations
+  const Plan p = plan(s, Math::tf32, kSms, 192, 5);
+  EXPECT_EQ(p.bn, 192);
+  EXPECT_EQ(p.split, 5);
+  EXPECT_EQ(p.iters_per_rank, 20);
+  const Plan x3 = plan(s, Math::f32x3, kSms, 256, 1); // f32x3 has no 256-column tile
+  EXPECT_LE(x3.bn, 128);
+  ConvShape post = convbench::testing::amp_shape(1, 7, 1, 300);
+  post.cin = 8; // one chunk x 7 taps: 7 iterations, a split of 8 would leave a rank empty
+  const Plan q = plan(post, Math::tf32, kSms, 0, 8);
+  EXPECT_TRUE(ranks_nonempty(q.iters, q.split));
+  EXPECT_LT(q.split, 8);
+}
+
+TEST(Plan, RefusesWhatTheKernelsDoNotTake) {
+  ConvShape s = convbench::testing::amp_shape(8, 3, 1, 20);
+  s.stride = 2;
+  EXPECT_NE(unsupported_reason(s).find("stride 1"), std::string::npos);
+  ConvShape t = peer_testing::all_stages(1)[0].shape;
+  t.dilation = 2;
+  t.padding = 0;
+  EXPECT_NE(unsupported_reason(t).find("dilation 1"), std::string::npos);
+  t.dilation = 1;
+  t.stride = 65;
+  t.k = 130;
+  EXPECT_NE(unsupported_reason(t).find("at most 64"), std::string::npos);
+  t = peer_testing::all_stages(1)[0].shape;
+  t.cin = 0;
+  EXPECT_NE(unsupported_reason(t).find("invalid shape"), std::string::npos);
+}
+
+} // namespace
+} // namespace convbench::tc::wg
