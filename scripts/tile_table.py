@@ -3,7 +3,8 @@
 
 Reads records of `bench_conv --arms 'cuda-tf32,cuda-tf32@*'` (scripts/h200.sh tiles): per
 (stage, frames) and arm family (cuda-tf32, cuda-f32x3), the arm's own case (the plan's choice,
-named by its kernel block) and each hidden variant `<arm>@n<tile>-s<split>`, by best round time
+named by its kernel block) and each hidden variant (`<arm>@rows-n<N>-s<split>`, rows on M;
+`<arm>@pos-n<N>-g<groups>`, positions on M), by best round time
 (recomputed from the samples; a case that failed its gate has none). Prints one line per case:
 the plan's time, the best variant and its time, their ratio, and the plan's rank among the
 variants; then how many cases the plan got within 5% of the best. Exit 2 on a bad record.
@@ -18,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis" / "src"))
 from convbench_analysis import load  # noqa: E402
 
-VARIANT = re.compile(r"^(cuda-tf32|cuda-f32x3)@n(\d+)-s(\d+)$")
+VARIANT = re.compile(r"^(cuda-tf32|cuda-f32x3)@((?:rows|pos)-n\d+-[sg]\d+)$")
 
 
 def best(case):
@@ -41,7 +42,7 @@ def rows(run):
         t = best(c)
         if m:
             if t is not None:
-                r["variants"][f"n{m.group(2)}-s{m.group(3)}"] = t
+                r["variants"][m.group(2)] = t
         else:
             r["plan"] = (t, (c.get("kernel") or {}).get("name", "?"))
     return out
@@ -59,7 +60,7 @@ def main(argv):
             print(f"tile_table: {e}", file=sys.stderr)
             return 2
         print(f"{Path(path).name}:")
-        print(f"{'case':<28} {'plan us':>9} {'best us':>9} {'best':<10} {'plan/best':>9} rank")
+        print(f"{'case':<28} {'plan us':>9} {'best us':>9} {'best':<14} {'plan/best':>9} rank")
         for (stage, frames, family), r in sorted(rows(run).items()):
             name = f"{stage}/{frames} {family}"
             v = r["variants"]
@@ -72,7 +73,7 @@ def main(argv):
             total += 1
             near += t <= 1.05 * bt
             print(
-                f"{name:<28} {t * 1e6:>9.1f} {bt * 1e6:>9.1f} {bname:<10} {t / bt:>9.3f} "
+                f"{name:<28} {t * 1e6:>9.1f} {bt * 1e6:>9.1f} {bname:<14} {t / bt:>9.3f} "
                 f"{rank}/{len(v)}  [{kernel}]"
             )
     print(f"the plan within 5% of the best variant in {near} of {total} cases")

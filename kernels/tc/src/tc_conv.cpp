@@ -86,19 +86,25 @@ std::string wgmma_reason(const ConvShape &s, Precision p, const TcOptions &o) {
   return why;
 }
 wg::Math math(Precision p) { return p == Precision::f32x3 ? wg::Math::f32x3 : wg::Math::tf32; }
+wg::Forced forced(const TcOptions &o) { return {o.along, o.n, o.split, o.gpb}; }
 wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
-  return wg::plan(s, math(p), wg::device_sms(), o.bn, o.split);
+  return wg::plan(s, math(p), wg::device_sms(), forced(o));
+}
+// Whether plan q is the variant o forces.
+bool honours(const wg::Plan &q, const TcOptions &o) {
+  return (!o.along || int(q.along) + 1 == o.along) && (!o.n || q.n == o.n) &&
+         (!o.split || q.split == o.split) && (!o.gpb || q.gpb == o.gpb);
 }
 } // namespace
 
 bool tc_supported(const ConvShape &s, Precision p, std::string *why, const TcOptions &o) {
   const std::string w = wgmma_reason(s, p, o);
-  if (o.bn > 0 || o.split > 0) { // a forced tile: the wgmma kernels exactly so, or nothing
+  if (o.forced()) { // a forced variant: the wgmma kernels exactly so, or nothing
     std::string r = w;
     if (r.empty()) {
       const wg::Plan q = wg_plan(s, p, o);
-      if ((o.bn > 0 && q.bn != o.bn) || (o.split > 0 && q.split != o.split))
-        r = "the shape does not take that tile and split (its plan: " + wg::kernel_name(q) + ")";
+      if (!honours(q, o))
+        r = "the shape does not take that variant (its plan: " + wg::kernel_name(q) + ")";
     }
     if (why)
       *why = r;

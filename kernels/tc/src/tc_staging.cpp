@@ -44,6 +44,7 @@ struct TcConv::Impl {
   wg::Plan plan{};
   std::unique_ptr<Buffer> a_hi, a_lo, x_hi, x_lo;
   wg::Maps maps{};
+  const float *x_now = nullptr; // the input the maps were made for (positions on M)
   // The WMMA kernels: the split-K workspace.
   std::unique_ptr<Buffer> ws;
 };
@@ -60,22 +61,25 @@ TcConv::TcConv(const ConvShape &s, Precision p, const float *d_w, const float *d
   const bool x3 = p == Precision::f32x3;
   im->wgmma = p != Precision::f64 && !o.wmma && wg::unsupported_reason(s).empty() &&
               wg::device_reason().empty();
-  if (!im->wgmma && (o.bn > 0 || o.split > 0))
-    throw std::invalid_argument("tensor-core conv: a tile or split was forced but the wgmma "
+  if (!im->wgmma && o.forced())
+    throw std::invalid_argument("tensor-core conv: a wgmma variant was forced but the wgmma "
                                 "kernels do not run this shape here");
   if (im->wgmma) {
-    im->plan = wg::plan(s, x3 ? wg::Math::f32x3 : wg::Math::tf32, wg::device_sms(), o.bn, o.split);
+    im->plan = wg::plan(s, x3 ? wg::Math::f32x3 : wg::Math::tf32, wg::device_sms(),
+                        {o.along, o.n, o.split, o.gpb});
     const wg::Plan &P = im->plan;
     im->a_hi = std::make_unique<Buffer>(wg::packed_weight_floats(P));
-    im->x_hi = std::make_unique<Buffer>(wg::transposed_input_floats(P));
-    if (x3) {
+    if (x3)
       im->a_lo = std::make_unique<Buffer>(wg::packed_weight_floats(P));
-      im->x_lo = std::make_unique<Buffer>(wg::transposed_input_floats(P));
+    if (P.along == wg::Along::rows) { // the transposed input, each call
+      im->x_hi = std::make_unique<Buffer>(wg::transposed_input_floats(P));
+      if (x3)
+        im->x_lo = std::make_unique<Buffer>(wg::transposed_input_floats(P));
     }
-    float *a_lo = x3 ? im->a_lo->p : nullptr;
-    float *x_lo = x3 ? im->x_lo->p : nullptr;
-    wg::launch_pack(P, d_w, im->a_hi->p, a_lo, im->st);
-    im->maps = wg::make_maps(P, im->a_hi->p, a_lo, im->x_hi->p, x_lo);
+    wg::launch_pack(P, d_w, im->a_hi->p, x3 ? im->a_lo->p : nullptr, im->st);
+    if (P.along == wg::Along::rows)
+      im->maps = wg::make_maps(P, im->a_hi->p, x3 ? im->a_lo->p : nullptr, im->x_hi->p,
+                               x3 ? im->x_lo->p : nullptr);
   } else {
     std::string why;
     if (!wmma_supported(s, &why))
@@ -92,7 +96,12 @@ void TcConv::launch(const float *d_x, float *d_y) {
   Impl &m = *impl_;
   if (m.wgmma) {
     const bool x3 = m.p == Precision::f32x3;
-    wg::launch_transpose(m.plan, d_x, m.x_hi->p, x3 ? m.x_lo->p : nullptr, m.st);
+    if (m.plan.along == wg::Along::rows) {
+      wg::launch_transpose(m.plan, d_x, m.x_hi->p, x3 ? m.x_lo->p : nullptr, m.st);
+    } else if (d_x != m.x_now) { // positions on M read the input itself: its map follows d_x
+      m.maps = wg::make_maps(m.plan, m.a_hi->p, x3 ? m.a_lo->p : nullptr, d_x, nullptr);
+      m.x_now = d_x;
+    }
     if (x3)
       wg::launch_f32x3(m.plan, m.maps, m.b, d_y, m.st, m.planted);
     else

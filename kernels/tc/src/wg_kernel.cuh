@@ -1,26 +1,34 @@
 // The wgmma kernels of cuda-tf32 and cuda-f32x3 (sm_90a): the shifted-window GEMMs of
-// wg_plan.hpp with TMA loads into 128-byte-swizzled shared memory, an mbarrier pipeline between
-// one producer warpgroup and two consumer warpgroups, and wgmma.mma_async from shared-memory
-// descriptors. Included by wg_tf32.cu and wg_f32x3.cu, which are built for sm_90a only.
+// wg_plan.hpp with TMA loads into shared memory, an mbarrier pipeline between one producer warp
+// and two consumer warpgroups, and wgmma.mma_async. Included by wg_tf32.cu and wg_f32x3.cu, which
+// are built for sm_90a only.
 //
-// A block computes one 128 x BN tile of one group: consumer warpgroup w (warps 4w..4w+3) owns
-// rows 64w..64w+63; warp 8 is the producer (one lane issues every TMA load). Every thread takes
-// part in the epilogue (no register reallocation between roles: 168 registers per thread, as
-// three warps share a sub-partition's register file, hold the largest tile's accumulators).
-// Each iteration (channel chunk c, tap j) is one pipeline stage: the A box (32 channels x 128
-// packed rows of tap j) and the B box (32 channels x BN rows of xT from n0 + shift(g, j)), both
-// K-major with 128-byte rows, as TMA writes them with CU_TENSOR_MAP_SWIZZLE_128B and as a
-// K-major wgmma descriptor with 128-byte swizzle reads them (stride 1024 bytes per 8 rows; a k8
-// step is 32 bytes further along the row).
-//   tf32: 4 wgmma k8 steps per stage into one accumulator; one stage in flight behind the issue.
+// A block has two consumer warpgroups (warps 0-7; warpgroup w owns rows, or positions, 64w..64w+63
+// of the tile's M) and a producer warp (warp 8, whose lane 0 issues every TMA load). Every thread
+// takes part in the epilogue (no register reallocation between roles: 168 registers per thread, as
+// three warps share a sub-partition's register file, hold the largest tile's accumulators). Each
+// iteration (channel chunk c, tap j) is one pipeline stage.
+//   Rows on M (wg_rows_kernel): one 128 x BN tile of one group. The stage is the weights' box (32
+//     channels x 128 packed rows of tap j) and xT's box (32 channels x BN rows from n0 + shift(g,
+//     j)), both K-major with 128-byte rows, as TMA writes them with CU_TENSOR_MAP_SWIZZLE_128B and
+//     as a K-major wgmma descriptor with 128-byte swizzle reads them (stride 1024 bytes per 8
+//     rows; a k8 step is 32 bytes further along the row).
+//   Positions on M (wg_positions_kernel): 128 positions x NG rows of each of G groups (1, or 2:
+//     both deltas of a ConvTranspose1d). The stage is each group's weights' box (32 channels x NG
+//     packed rows, as above: B) and one input window x[b][c..c+31][n0 + shift(g, j) ..] of 136
+//     positions (A), read by each thread into the A fragment registers (the second group's window
+//     one position further), rounded to tf32 there (and split into hi and lo for f32x3).
+// Arithmetic:
+//   tf32: 4 wgmma k8 steps per stage and group into one accumulator.
 //   f32x3: each stage is two halves of 16 channels, each half's 2 k-steps x 3 products (lo*hi,
 //     hi*lo, hi*hi) into a fresh accumulator (the MMA's f32 accumulation truncates: a long chain
 //     in one accumulator loses bits), each half's sum added to the total with FADD (round to
 //     nearest).
-// The epilogue stages the tile through shared memory and writes it in output order (bias last).
-// With split > 1 the iterations are cut over the blocks of a thread-block cluster; each leaves
-// its partial tile in its shared memory and rank r adds its share of the cells over the ranks
-// 0..split-1 in order (deterministic, no workspace).
+// The epilogue stages the tile through shared memory and writes it in output order (bias last):
+// runs of each channel's phases x positions. With split > 1 (rows on M) the iterations are cut
+// over the blocks of a thread-block cluster; each leaves its partial tile in its shared memory and
+// rank r adds its share of the channels over the ranks 0..split-1 in order (deterministic, no
+// workspace).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -28,6 +36,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "convbench/cuda_check.hpp"
 #include "wg_launch.hpp"
@@ -97,6 +107,23 @@ template <int R> __device__ __forceinline__ void fence_regs(float (&d)[R]) {
   for (int i = 0; i < R; ++i)
     asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int R> __device__ __forceinline__ void fence_regs(uint32_t (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    asm volatile("" : "+r"(d[i])::"memory");
+}
+// tf32 rounding (round to nearest, ties away: the tensor-op conversion), as bits.
+__device__ __forceinline__ uint32_t to_tf32(float v) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return r;
+}
+// f32x3's split of v into tf32 hi and lo = tf32(v - hi) (0 where hi is infinite).
+__device__ __forceinline__ void split_tf32(float v, uint32_t &hi, uint32_t &lo) {
+  hi = to_tf32(v);
+  const float h = __uint_as_float(hi);
+  lo = isinf(h) ? 0u : to_tf32(v - h);
+}
 
 } // namespace dev
 
@@ -104,9 +131,80 @@ template <int R> __device__ __forceinline__ void fence_regs(float (&d)[R]) {
 // out the last rank; the last tap of every chunk is skipped.
 enum class Planted : int { none = 0, drop_last_rank = 1, skip_last_tap = 2 };
 
+// The block's shared memory from its 1024-byte aligned start: `stages` stages, then the full and
+// empty barriers of each.
+struct Pipeline {
+  unsigned char *smem;
+  uint64_t *full, *empty;
+};
+__device__ __forceinline__ Pipeline pipeline(unsigned char *raw, int stages, int stage_bytes) {
+  unsigned char *smem = reinterpret_cast<unsigned char *>(
+      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  uint64_t *full = reinterpret_cast<uint64_t *>(smem + stages * stage_bytes);
+  return {smem, full, full + stages};
+}
+__device__ __forceinline__ void init_barriers(const Pipeline &pl, int stages) {
+  for (int s = 0; s < stages; ++s) {
+    dev::mbar_init(&pl.full[s], 1);
+    dev::mbar_init(&pl.empty[s], 8); // every consumer warp releases a stage
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// The producer warp's loop: every lane waits for the free stage (the warp stays converged for the
+// barriers after the loop), lane 0 arms the stage's barrier for expect_bytes and issues its loads
+// through load(stage pointer, barrier, iteration).
+template <class Load>
+__device__ __forceinline__ void produce(const Pipeline &pl, int stages, int stage_bytes, int count,
+                                        bool issuer, Load load, int expect_bytes) {
+  for (int k = 0; k < count; ++k) {
+    const int s = k % stages;
+    dev::mbar_wait(&pl.empty[s], ((k / stages) & 1) ^ 1);
+    if (issuer) {
+      dev::mbar_expect_tx(&pl.full[s], expect_bytes);
+      load(pl.smem + s * stage_bytes, &pl.full[s], k);
+    }
+    __syncwarp();
+  }
+}
+
+// Stores the tile's channels [first, last) from the shared-memory tile (at tile_off(o, cell)) plus
+// the bias, warp w taking channels first + w, first + w + 9, ...; partial tiles of `ranks`
+// cluster ranks are added in rank order when ranks > 1.
+template <class Off>
+__device__ __forceinline__ void
+store_channels(const Plan &P, const Tile &t, const float *tile, const float *__restrict__ bias,
+               float *__restrict__ y, int first, int last, int ranks, Off tile_off) {
+  namespace cg = cooperative_groups;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int per = cells_per_channel(P, t);
+  for (int o = first + warp; o < last; o += kThreads / 32) {
+    const int oc = tile_oc(P, t, o);
+    if (oc >= P.cout)
+      break; // the channels ascend with o
+    const float bv = P.bias ? bias[oc] : 0.0f;
+    for (int i = lane; i < per; i += 32) {
+      const Cell c = cell_of(P, t, o, i);
+      if (c.y < 0)
+        continue;
+      const int off = tile_off(o, i, c);
+      float v;
+      if (ranks <= 1) {
+        v = tile[off];
+      } else {
+        cg::cluster_group cluster = cg::this_cluster();
+        v = cluster.map_shared_rank(tile, 0)[off];
+        for (int q = 1; q < ranks; ++q)
+          v += cluster.map_shared_rank(tile, q)[off];
+      }
+      y[c.y] = v + bv;
+    }
+  }
+}
+
 template <int BN, bool X3>
 __global__ void __launch_bounds__(kThreads, 1)
-    wg_conv_kernel(const __grid_constant__ Maps maps, const Plan P, const float *__restrict__ bias,
+    wg_rows_kernel(const __grid_constant__ Maps maps, const Plan P, const float *__restrict__ bias,
                    float *__restrict__ y, int planted) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   namespace cg = cooperative_groups;
@@ -118,26 +216,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kPitch = BN + kTilePad;
 
   extern __shared__ unsigned char smem_raw[];
-  unsigned char *smem = reinterpret_cast<unsigned char *>(
-      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   const int stages = P.stages;
-  uint64_t *full = reinterpret_cast<uint64_t *>(smem + stages * kStage);
-  uint64_t *empty = full + stages;
-
+  const Pipeline pl = pipeline(smem_raw, stages, kStage);
   const int tid = threadIdx.x;
   const int wg = tid / 128; // 0, 1: consumers; 2: the producer warp
   const Tile t = tile_of(P, blockIdx.x);
   const int rank = blockIdx.z;
   const int it0 = rank * P.iters_per_rank;
-  const int it1 = min(it0 + P.iters_per_rank, P.iters);
-  const int count = it1 - it0;
+  const int count = min(it0 + P.iters_per_rank, P.iters) - it0;
 
   if (tid == 0) {
-    for (int s = 0; s < stages; ++s) {
-      dev::mbar_init(&full[s], 1);
-      dev::mbar_init(&empty[s], 8); // every consumer warp releases a stage
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    init_barriers(pl, stages);
     dev::prefetch_map(&maps.a);
     dev::prefetch_map(&maps.b);
   }
@@ -145,39 +234,33 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   float acc[kRegs];
   if (wg == 2) {
-    // The producer warp: every lane waits for the free stage (the warp stays converged for the
-    // barriers after the loop), lane 0 issues the loads.
-    const bool issuer = tid == 256;
-    for (int k = 0; k < count; ++k) {
-      const int s = k % stages;
-      dev::mbar_wait(&empty[s], ((k / stages) & 1) ^ 1);
-      if (issuer) {
-        const Coords c = coords(P, t, it0 + k);
-        const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
-        unsigned char *st = smem + s * kStage;
-        dev::mbar_expect_tx(&full[s], kStage);
-        // A skipped tap loads a zero-filled box (rows past the tensor): the stage still completes.
-        const int a_row = skip ? P.rows * P.taps + kBm : c.a_row;
-        dev::tma_load(st, &maps.a, &full[s], c.ch, a_row, c.tap);
-        dev::tma_load(st + kA, &maps.b, &full[s], c.ch, c.b_row, t.b);
-        if constexpr (X3) {
-          dev::tma_load(st + kA + kB, &maps.a_lo, &full[s], c.ch, a_row, c.tap);
-          dev::tma_load(st + 2 * kA + kB, &maps.b_lo, &full[s], c.ch, c.b_row, t.b);
-        }
-      }
-      __syncwarp();
-    }
+    produce(
+        pl, stages, kStage, count, tid == 256,
+        [&](unsigned char *st, uint64_t *bar, int k) {
+          const Coords c = coords(P, t, it0 + k);
+          // A skipped tap loads a zero-filled box (rows past the tensor): the stage still
+          // completes.
+          const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
+          const int w_row = skip ? P.rows + kBm : c.w_row;
+          dev::tma_load(st, &maps.a, bar, c.ch, w_row, c.tap);
+          dev::tma_load(st + kA, &maps.b, bar, c.ch, c.x_pos, t.b);
+          if constexpr (X3) {
+            dev::tma_load(st + kA + kB, &maps.a_lo, bar, c.ch, w_row, c.tap);
+            dev::tma_load(st + 2 * kA + kB, &maps.b_lo, bar, c.ch, c.x_pos, t.b);
+          }
+        },
+        kStage);
   } else {
     const int cw = wg; // rows 64 cw .. 64 cw + 63 of the tile
-    const int warp_lane0 = (tid % 32) == 0;
+    const bool warp_lane0 = (tid % 32) == 0;
 #pragma unroll
     for (int i = 0; i < kRegs; ++i)
       acc[i] = 0.0f;
     if constexpr (!X3) {
       for (int k = 0; k < count; ++k) {
         const int s = k % stages;
-        dev::mbar_wait(&full[s], (k / stages) & 1);
-        const unsigned char *st = smem + s * kStage;
+        dev::mbar_wait(&pl.full[s], (k / stages) & 1);
+        const unsigned char *st = pl.smem + s * kStage;
         const uint64_t da = dev::sw128_desc(st + cw * 64 * 128);
         const uint64_t db = dev::sw128_desc(st + kA);
         dev::fence_regs(acc);
@@ -189,7 +272,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         dev::wg_wait<1>(); // the previous stage's MMAs are done: release its buffers
         dev::fence_regs(acc);
         if (k > 0 && warp_lane0)
-          dev::mbar_arrive(&empty[(k - 1) % stages]);
+          dev::mbar_arrive(&pl.empty[(k - 1) % stages]);
       }
       dev::wg_wait<0>();
       dev::fence_regs(acc);
@@ -197,13 +280,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Each half stage's products in `part` from zero, waited for, then added into acc with
       // FADD. While one consumer warpgroup waits and adds, the other's MMAs keep the tensor cores
       // busy. (Reading an accumulator while another wgmma group is in flight makes ptxas
-      // serialise every wgmma, C7514; a second partial accumulator of 128 columns would not fit 168
-      // registers either.)
+      // serialise every wgmma, C7514; a second partial accumulator of 128 columns would not fit
+      // 168 registers either.)
       float part[kRegs];
       for (int k = 0; k < count; ++k) {
         const int s = k % stages;
-        dev::mbar_wait(&full[s], (k / stages) & 1);
-        const unsigned char *st = smem + s * kStage;
+        dev::mbar_wait(&pl.full[s], (k / stages) & 1);
+        const unsigned char *st = pl.smem + s * kStage;
         const uint64_t ahi = dev::sw128_desc(st + cw * 64 * 128);
         const uint64_t bhi = dev::sw128_desc(st + kA);
         const uint64_t alo = dev::sw128_desc(st + kA + kB + cw * 64 * 128);
@@ -226,14 +309,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             acc[i] = __fadd_rn(acc[i], part[i]);
         }
         if (warp_lane0)
-          dev::mbar_arrive(&empty[s]);
+          dev::mbar_arrive(&pl.empty[s]);
       }
     }
   }
 
   // Epilogue. Every consumer has waited for its last MMA; the stage buffers become the tile.
   __syncthreads();
-  float *tile = reinterpret_cast<float *>(smem);
+  float *tile = reinterpret_cast<float *>(pl.smem);
   if (wg < 2) {
     const int lane = tid % 32, warp = (tid / 32) % 4;
     const int r0 = wg * 64 + warp * 16 + lane / 4;
@@ -246,49 +329,191 @@ __global__ void __launch_bounds__(kThreads, 1)
           make_float2(acc[4 * j + 2], acc[4 * j + 3]);
     }
   }
-  const int cells = kBm * BN;
+  int first, last;
+  rank_channels(P, t, rank, first, last);
+  auto off = [](int, int, const Cell &c) { return c.row * kPitch + c.col; };
   if (P.split == 1) {
     __syncthreads();
-    for (int e = tid; e < cells; e += kThreads) {
-      const Cell c = cell_of(P, t, e);
-      if (c.y < 0)
-        continue;
-      float v = tile[c.row * kPitch + c.col];
-      if (P.bias)
-        v += bias[oc_of(P, t, c.row)];
-      y[c.y] = v;
-    }
+    store_channels(P, t, tile, bias, y, first, last, 1, off);
     return;
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
   const int ranks = planted == int(Planted::drop_last_rank) ? P.split - 1 : P.split;
-  const int share = (cells + P.split - 1) / P.split;
-  const int first = rank * share, last = min(first + share, cells);
-  for (int e = first + tid; e < last; e += kThreads) {
-    const Cell c = cell_of(P, t, e);
-    if (c.y < 0)
-      continue;
-    const int off = c.row * kPitch + c.col;
-    float v = cluster.map_shared_rank(tile, 0)[off];
-    for (int q = 1; q < ranks; ++q)
-      v += cluster.map_shared_rank(tile, q)[off];
-    if (P.bias)
-      v += bias[oc_of(P, t, c.row)];
-    y[c.y] = v;
-  }
+  store_channels(P, t, tile, bias, y, first, last, ranks, off);
   cluster.sync(); // no rank's shared memory may go while another still reads it
 #endif
 }
 
+template <int NG, int G, bool X3>
+__global__ void __launch_bounds__(kThreads, 1)
+    wg_positions_kernel(const __grid_constant__ Maps maps, const Plan P,
+                        const float *__restrict__ bias, float *__restrict__ y, int planted) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  constexpr int kW = NG * kBk * 4; // bytes of one group's weights box (one plane)
+  constexpr int kPlanes = X3 ? 2 : 1;
+  constexpr int kXOff = kPlanes * G * kW;                      // the input window's offset
+  constexpr int kX = (kBoxPos * kBk * 4 + 1023) / 1024 * 1024; // its bytes, 1024-aligned
+  constexpr int kStage = kXOff + kX;
+  constexpr int kRegs = NG / 2; // accumulators per thread and group
+
+  extern __shared__ unsigned char smem_raw[];
+  const int stages = P.stages;
+  const Pipeline pl = pipeline(smem_raw, stages, kStage);
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;
+  const Tile t = tile_of(P, blockIdx.x);
+  const int count = P.iters;
+
+  if (tid == 0) {
+    init_barriers(pl, stages);
+    dev::prefetch_map(&maps.a);
+    dev::prefetch_map(&maps.b);
+  }
+  __syncthreads();
+
+  float acc[G][kRegs];
+  if (wg == 2) {
+    // Each group's weights' box, then the input window [channel][position] (x_pos is the first
+    // group's; the second group's window starts one position further inside it). The barrier
+    // expects the window's box, not its padding to 1024 bytes.
+    constexpr int kBytes = kXOff + kBoxPos * kBk * 4;
+    produce(
+        pl, stages, kStage, count, tid == 256,
+        [&](unsigned char *st, uint64_t *bar, int k) {
+          const Coords c = coords(P, t, k);
+          const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
+#pragma unroll
+          for (int gi = 0; gi < G; ++gi) {
+            const int w_row = skip ? P.rows + NG : P.row_off[t.g + gi] + t.r0;
+            dev::tma_load(st + gi * kW, &maps.a, bar, c.ch, w_row, c.tap);
+            if constexpr (X3)
+              dev::tma_load(st + (G + gi) * kW, &maps.a_lo, bar, c.ch, w_row, c.tap);
+          }
+          dev::tma_load(st + kXOff, &maps.b, bar, c.x_pos, c.ch, t.b);
+        },
+        kBytes);
+  } else {
+    const int lane = tid % 32, warp = (tid / 32) % 4;
+    const bool warp_lane0 = lane == 0;
+    // The thread's A fragment rows (positions) within the window: warpgroup wg's 64 positions,
+    // warp's 16 of them; a0 / a2 at row g, a1 / a3 at g + 8; channels t and t + 4 of each k-step.
+    const int prow = wg * 64 + warp * 16 + lane / 4;
+    const int pch = lane % 4;
+#pragma unroll
+    for (int gi = 0; gi < G; ++gi)
+#pragma unroll
+      for (int i = 0; i < kRegs; ++i)
+        acc[gi][i] = 0.0f;
+    float part[G][kRegs];
+    for (int k = 0; k < count; ++k) {
+      const int s = k % stages;
+      dev::mbar_wait(&pl.full[s], (k / stages) & 1);
+      const unsigned char *st = pl.smem + s * kStage;
+      const float *xs = reinterpret_cast<const float *>(st + kXOff);
+#pragma unroll
+      for (int half = 0; half < (X3 ? 2 : 1); ++half) {
+        constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group
+        // Every A fragment of this group of k-steps, loaded and rounded before the MMAs are
+        // issued (a register A operand must not change until its wgmma completes).
+        uint32_t ahi[G][kSteps][4], alo[G][kSteps][4];
+#pragma unroll
+        for (int gi = 0; gi < G; ++gi)
+#pragma unroll
+          for (int ks = 0; ks < kSteps; ++ks) {
+            const int kk = half * kSteps + ks;
+            const float *f = xs + (kk * 8 + pch) * kBoxPos + prow + gi; // + gi: the shift
+            const float v[4] = {f[0], f[8], f[4 * kBoxPos], f[4 * kBoxPos + 8]};
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+              if constexpr (X3)
+                dev::split_tf32(v[r], ahi[gi][ks][r], alo[gi][ks][r]);
+              else
+                ahi[gi][ks][r] = dev::to_tf32(v[r]);
+            }
+            dev::fence_regs(ahi[gi][ks]);
+            if constexpr (X3)
+              dev::fence_regs(alo[gi][ks]);
+          }
+#pragma unroll
+        for (int gi = 0; gi < G; ++gi)
+          dev::fence_regs(X3 ? part[gi] : acc[gi]);
+        dev::wg_fence();
+#pragma unroll
+        for (int gi = 0; gi < G; ++gi) {
+          const uint64_t bhi = dev::sw128_desc(st + gi * kW);
+          const uint64_t blo = dev::sw128_desc(st + (G + gi) * kW);
+#pragma unroll
+          for (int ks = 0; ks < kSteps; ++ks) {
+            const int kk = half * kSteps + ks;
+            if constexpr (X3) {
+              WgmmaRS<NG>::mma(part[gi], alo[gi][ks], bhi + 2 * kk, ks); // ks == 0: a fresh sum
+              WgmmaRS<NG>::mma(part[gi], ahi[gi][ks], blo + 2 * kk, 1);
+              WgmmaRS<NG>::mma(part[gi], ahi[gi][ks], bhi + 2 * kk, 1);
+            } else {
+              WgmmaRS<NG>::mma(acc[gi], ahi[gi][ks], bhi + 2 * kk, 1);
+            }
+          }
+        }
+        dev::wg_commit();
+        dev::wg_wait<0>();
+#pragma unroll
+        for (int gi = 0; gi < G; ++gi) {
+#pragma unroll
+          for (int ks = 0; ks < kSteps; ++ks) {
+            dev::fence_regs(ahi[gi][ks]);
+            if constexpr (X3)
+              dev::fence_regs(alo[gi][ks]);
+          }
+          dev::fence_regs(X3 ? part[gi] : acc[gi]);
+          if constexpr (X3) {
+#pragma unroll
+            for (int i = 0; i < kRegs; ++i)
+              acc[gi][i] = __fadd_rn(acc[gi][i], part[gi][i]);
+          }
+        }
+      }
+      if (warp_lane0)
+        dev::mbar_arrive(&pl.empty[s]);
+    }
+  }
+
+  // Epilogue: the tile in output order, tile[o][position * phases + phase] (pitch 128 x phases +
+  // kRowPad) for the block's channels o, then stored channel by channel.
+  __syncthreads();
+  float *tile = reinterpret_cast<float *>(pl.smem);
+  const int lg = P.lg[t.g];
+  const int lq = block_phases_log2(P, t);
+  const int pitch = (kPm << lq) + kRowPad;
+  if (wg < 2) {
+    const int lane = tid % 32, warp = (tid / 32) % 4;
+    const int m0 = wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int gi = 0; gi < G; ++gi)
+#pragma unroll
+      for (int j = 0; j < NG / 8; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int m = m0 + (v & 2 ? 8 : 0);
+          const int n = j * 8 + (lane % 4) * 2 + (v & 1); // row within the group's tile
+          const int o = n >> lg, q = (gi << lg) + (n & ((1 << lg) - 1));
+          tile[o * pitch + (m << lq) + q] = acc[gi][4 * j + v];
+        }
+  }
+  __syncthreads();
+  store_channels(P, t, tile, bias, y, 0, tile_channels(P, t), 1,
+                 [pitch](int o, int i, const Cell &) { return o * pitch + i; });
+#endif
+}
+
 template <int BN, bool X3>
-void launch_bn(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
-               int planted) {
-  auto kernel = wg_conv_kernel<BN, X3>;
+void launch_rows(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
+                 int planted) {
+  auto kernel = wg_rows_kernel<BN, X3>;
   // Above 48 KiB a kernel must opt in; once per instantiation, to the most any plan asks.
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_conv_kernel)
+  CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_rows_kernel)
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(unsigned(blocks_per_rank(p)), 1, unsigned(p.split));
   cfg.blockDim = dim3(kThreads);
@@ -302,6 +527,77 @@ void launch_bn(const Plan &p, const Maps &m, const float *bias, float *y, cudaSt
   cfg.attrs = at;
   cfg.numAttrs = p.split > 1 ? 1 : 0;
   CONVBENCH_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, m, p, bias, y, planted));
+}
+
+template <int NG, int G, bool X3>
+void launch_positions(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
+                      int planted) {
+  auto kernel = wg_positions_kernel<NG, G, X3>;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_positions_kernel)
+  kernel<<<unsigned(blocks_per_rank(p)), kThreads, size_t(smem_bytes(p)), st>>>(m, p, bias, y,
+                                                                                planted);
+  CONVBENCH_CUDA_CHECK(cudaGetLastError()); // wg_positions_kernel launch
+}
+
+// One precision's launch: the plan's orientation and widths.
+template <bool X3>
+void launch_any(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
+                int planted) {
+  const std::string what = std::string("wgmma ") + (X3 ? "f32x3" : "tf32");
+  if (p.along == Along::rows) {
+    switch (p.n) {
+    case 64:
+      return launch_rows<64, X3>(p, m, bias, y, st, planted);
+    case 96:
+      return launch_rows<96, X3>(p, m, bias, y, st, planted);
+    case 128:
+      return launch_rows<128, X3>(p, m, bias, y, st, planted);
+    case 192:
+      if constexpr (!X3)
+        return launch_rows<192, X3>(p, m, bias, y, st, planted);
+      break;
+    case 256:
+      if constexpr (!X3)
+        return launch_rows<256, X3>(p, m, bias, y, st, planted);
+      break;
+    }
+    throw std::invalid_argument(what + ": no rows-on-M kernel for N " + std::to_string(p.n));
+  }
+  auto by_g = [&](auto ng) {
+    constexpr int NG = decltype(ng)::value;
+    if (p.gpb == 2) {
+      if constexpr (NG * 2 * (X3 ? 2 : 1) / 2 <= kMaxAccumulators)
+        return launch_positions<NG, 2, X3>(p, m, bias, y, st, planted);
+      throw std::invalid_argument(what + ": no paired positions-on-M kernel for N " +
+                                  std::to_string(NG));
+    }
+    if constexpr (NG * (X3 ? 2 : 1) / 2 <= kMaxAccumulators)
+      return launch_positions<NG, 1, X3>(p, m, bias, y, st, planted);
+    throw std::invalid_argument(what + ": no positions-on-M kernel for N " + std::to_string(NG));
+  };
+  switch (p.n) {
+  case 8:
+    return by_g(std::integral_constant<int, 8>{});
+  case 16:
+    return by_g(std::integral_constant<int, 16>{});
+  case 24:
+    return by_g(std::integral_constant<int, 24>{});
+  case 32:
+    return by_g(std::integral_constant<int, 32>{});
+  case 48:
+    return by_g(std::integral_constant<int, 48>{});
+  case 64:
+    return by_g(std::integral_constant<int, 64>{});
+  case 96:
+    return by_g(std::integral_constant<int, 96>{});
+  case 128:
+    return by_g(std::integral_constant<int, 128>{});
+  case 192:
+    return by_g(std::integral_constant<int, 192>{});
+  }
+  throw std::invalid_argument(what + ": no positions-on-M kernel for N " + std::to_string(p.n));
 }
 
 } // namespace convbench::tc::wg

@@ -18,19 +18,23 @@ std::string device_reason();
 // The current device's multiprocessors (132 on an H200), read once per process.
 int device_sms();
 
-// The tensor maps of one plan: A over the packed weights (cin x rows x taps, boxes of 32 x 128),
-// B over the transposed input (cin x l_in x batch, boxes of 32 x bn), hi planes and, for f32x3,
-// lo planes; 128-byte swizzle, zero fill outside the tensor.
+// The tensor maps of one plan, zero fill outside the tensor: a over the packed weights (cin x
+// rows x taps; boxes of 32 x 128 rows on M, 32 x ng positions on M; 128-byte swizzle), hi and
+// lo planes (a_lo for f32x3); b over the input: rows on M, xT (cin x l_in x batch, boxes of 32 x
+// bn, 128-byte swizzle; b_lo its lo plane for f32x3), positions on M, x itself (l_in x cin x
+// batch, boxes of 136 x 32, no swizzle; no lo plane: the kernel splits the input itself).
 struct Maps {
   CUtensorMap a, b, a_lo, b_lo;
 };
-Maps make_maps(const Plan &p, const float *a_hi, const float *a_lo, const float *b_hi,
-               const float *b_lo);
+// w_hi, w_lo: the packed weights' planes; x: the input (positions on M) or xT's hi plane, x_lo
+// xT's lo plane (rows on M, f32x3); a lo plane may be null where the plan has none.
+Maps make_maps(const Plan &p, const float *w_hi, const float *w_lo, const float *x,
+               const float *x_lo);
 
 // Packs torch-layout weights d_w into A[j][row][ic] (wg_plan.hpp), rounded to tf32, with the lo
 // parts for f32x3 (lo null for tf32).
 void launch_pack(const Plan &p, const float *d_w, float *hi, float *lo, cudaStream_t st);
-// Transposes x[b][ic][t] into xT[b][t][ic], rounded likewise.
+// Transposes x[b][ic][t] into xT[b][t][ic], rounded likewise (rows on M only).
 void launch_transpose(const Plan &p, const float *d_x, float *hi, float *lo, cudaStream_t st);
 // The convolution of one call (y = the shape's output; bias may be null when !p.bias). planted:
 // a wg_kernel.cuh Planted fault, tests only.

@@ -27,16 +27,17 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   return fn;
 }
 
-// A 3-d f32 tensor d0 x d1 x d2 with rows of `pitch` floats, read in boxes of 32 x box1 x 1.
-CUtensorMap map3d(const float *base, int d0, int d1, int d2, int pitch, int box1) {
+// A 3-d f32 tensor d0 x d1 x d2 with rows of `pitch` floats, read in boxes of box0 x box1 x 1.
+CUtensorMap map3d(const float *base, int d0, int d1, int d2, int pitch, int box0, int box1,
+                  CUtensorMapSwizzle swizzle) {
   CUtensorMap m{};
   const cuuint64_t dims[3] = {cuuint64_t(d0), cuuint64_t(d1), cuuint64_t(d2)};
   const cuuint64_t strides[2] = {cuuint64_t(pitch) * 4, cuuint64_t(pitch) * 4 * cuuint64_t(d1)};
-  const cuuint32_t box[3] = {cuuint32_t(kBk), cuuint32_t(box1), 1};
+  const cuuint32_t box[3] = {cuuint32_t(box0), cuuint32_t(box1), 1};
   const cuuint32_t elem[3] = {1, 1, 1};
   const CUresult r =
       encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float *>(base), dims, strides,
-                box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw cuda::CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
@@ -77,15 +78,21 @@ int device_sms() {
   return sms;
 }
 
-Maps make_maps(const Plan &p, const float *a_hi, const float *a_lo, const float *b_hi,
-               const float *b_lo) {
+Maps make_maps(const Plan &p, const float *w_hi, const float *w_lo, const float *x,
+               const float *x_lo) {
   Maps m{};
-  m.a = map3d(a_hi, p.cin, p.rows, p.taps, p.cin_pad, kBm);
-  m.b = map3d(b_hi, p.cin, p.l_in, p.batch, p.cin_pad, p.bn);
-  if (a_lo)
-    m.a_lo = map3d(a_lo, p.cin, p.rows, p.taps, p.cin_pad, kBm);
-  if (b_lo)
-    m.b_lo = map3d(b_lo, p.cin, p.l_in, p.batch, p.cin_pad, p.bn);
+  const auto sw = CU_TENSOR_MAP_SWIZZLE_128B;
+  const int w_box = p.along == Along::rows ? kBm : p.n;
+  m.a = map3d(w_hi, p.cin, p.rows, p.taps, p.cin_pad, kBk, w_box, sw);
+  if (w_lo)
+    m.a_lo = map3d(w_lo, p.cin, p.rows, p.taps, p.cin_pad, kBk, w_box, sw);
+  if (p.along == Along::rows) {
+    m.b = map3d(x, p.cin, p.l_in, p.batch, p.cin_pad, kBk, p.n, sw);
+    if (x_lo)
+      m.b_lo = map3d(x_lo, p.cin, p.l_in, p.batch, p.cin_pad, kBk, p.n, sw);
+  } else {
+    m.b = map3d(x, p.l_in, p.cin, p.batch, p.l_in, kBoxPos, kBk, CU_TENSOR_MAP_SWIZZLE_NONE);
+  }
   return m;
 }
 

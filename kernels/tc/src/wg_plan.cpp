@@ -1,5 +1,5 @@
-// The wgmma kernels' plan: which shapes they take, the row groups, the tiling and its cost model.
-// Plain C++, so the host tests check every plan without a GPU.
+// The wgmma kernels' plan: which shapes they take, the row groups, the orientation, the tiling and
+// its cost model. Plain C++, so the host tests check every plan without a GPU.
 #include "wg_plan.hpp"
 
 #include <algorithm>
@@ -16,13 +16,19 @@ constexpr int64_t kInt = 2147483647LL;
 // The cost model's constants, in cycles of one multiprocessor (H200: 132 of them at ~1.9 GHz).
 // tf32 wgmma: 1024 multiply-adds per cycle; L2 -> shared memory through TMA: ~48 bytes per
 // cycle; device memory: ~1750 bytes per cycle for the whole device (3.3 TB/s sustained); each
-// iteration's fixed cost (barriers, the descriptors): 32 cycles; the epilogue's shared-memory
-// tile and stores: ~64 bytes per cycle.
+// iteration's fixed cost (barriers, the descriptors): 32 cycles; a block's fixed cost (its
+// pipeline filling from device memory, barrier set-up): ~1500 cycles; the epilogue's shared-memory
+// tile and stores: ~64 bytes per cycle; positions on M, the A fragments each consumer thread loads
+// and rounds: 8 instructions per k-step and group, 8 warps at 4 per cycle.
 constexpr double kMacsPerCycle = 1024.0;
 constexpr double kFillBytesPerCycle = 48.0;
 constexpr double kDramBytesPerCycle = 1750.0;
 constexpr double kIterOverhead = 32.0;
+constexpr double kBlockOverhead = 1500.0;
 constexpr double kEpilogueBytesPerCycle = 64.0;
+constexpr double kFragmentCycles = 8.0 * 8.0 / 4.0;
+// Input bytes taken to stay in L2 (60 MB) between the row tiles that read them.
+constexpr double kL2Bytes = 24e6;
 
 // Largest power of two <= v (v >= 1).
 int floor_pow2(int v) {
@@ -38,6 +44,9 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
     const int np = floor_pow2(count);
     const int g = p.groups++;
     p.np[g] = np;
+    p.lg[g] = 0;
+    while ((1 << p.lg[g]) < np)
+      ++p.lg[g];
     p.r_lo[g] = r_lo;
     p.shift[g] = shift;
     r_lo += np;
@@ -45,7 +54,35 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
   }
 }
 
-bool fits(const Plan &p) { return p.stages >= 2; }
+// Pipeline stages for a rank of `iters` iterations: as many as shared memory holds (at most 8),
+// but no more than the iterations (a smaller block leaves room for a second one on the
+// multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
+int stages_for(const Plan &p, int iters) {
+  const int sb = stage_bytes(p);
+  const int most = std::min(8, (kSmemBytes - 2048) / sb);
+  const int tile = int(cdiv(tile_floats(p) * 4, sb));
+  const int want = std::max({2, tile, std::min(most, iters)});
+  return want <= most ? want : 0;
+}
+
+// Fills the tiling of plan c (orientation, gpb, n set) for its sets: row tiles per set.
+void tile_sets(Plan &c) {
+  c.sets = c.groups / c.gpb;
+  c.row_tiles = 0;
+  for (int k = 0; k < c.sets; ++k) {
+    c.rt_begin[k] = c.row_tiles;
+    c.row_tiles += int(cdiv(int64_t(c.cout) * c.np[k * c.gpb], c.row_tile));
+  }
+  c.rt_begin[c.sets] = c.row_tiles;
+  c.col_tiles = int(cdiv(c.n_cols, c.col_tile));
+}
+
+// Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
+// phases, consecutive, one position apart.
+bool pairable(const Plan &p) {
+  return p.groups == 2 && p.np[0] == p.np[1] && p.r_lo[1] == p.r_lo[0] + p.np[0] &&
+         p.shift[1] == p.shift[0] + 1;
+}
 
 } // namespace
 
@@ -71,9 +108,27 @@ std::string unsupported_reason(const ConvShape &s) {
   return "";
 }
 
-int stage_bytes(int bn, Math m) { return (m == Math::f32x3 ? 2 : 1) * (kBm + bn) * kBk * 4; }
+int stage_bytes(const Plan &p) {
+  const int planes = p.math == Math::f32x3 ? 2 : 1;
+  if (p.along == Along::rows)
+    return planes * (kBm + p.n) * kBk * 4;
+  // The weights' boxes (1024-byte aligned for their swizzle), then the input window.
+  const int x = int(cdiv(int64_t(kBoxPos) * kBk * 4, 1024) * 1024);
+  return planes * p.gpb * p.n * kBk * 4 + x;
+}
 
-int smem_bytes(const Plan &p) { return p.stages * stage_bytes(p.bn, p.math) + 2048; }
+int smem_bytes(const Plan &p) { return p.stages * stage_bytes(p) + 2048; }
+
+int64_t tile_floats(const Plan &p) {
+  if (p.along == Along::rows)
+    return int64_t(kBm) * (p.n + kTilePad);
+  int64_t most = 0; // the largest set's: its channels x (its phases x 128 positions + pad)
+  for (int k = 0; k < p.sets; ++k) {
+    const int np = p.np[k * p.gpb];
+    most = std::max(most, int64_t(p.n / np) * (int64_t(kPm) * p.gpb * np + kRowPad));
+  }
+  return most;
+}
 
 bool ranks_nonempty(int iters, int split) {
   return int64_t(split - 1) * cdiv(iters, split) < iters;
@@ -81,25 +136,38 @@ bool ranks_nonempty(int iters, int split) {
 
 double cost(const Plan &p, int sms) {
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
-  const double mma = terms * double(kBm) * p.bn * kBk / kMacsPerCycle;
-  const double fill = double(stage_bytes(p.bn, p.math)) / kFillBytesPerCycle;
-  const double iter = std::max(mma, fill) + kIterOverhead;
+  const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kMacsPerCycle;
+  const double fill = double(stage_bytes(p)) / kFillBytesPerCycle;
+  const double frags = p.along == Along::positions ? kFragmentCycles * 4 * p.gpb * terms : 0.0;
+  const double iter = std::max(mma + frags, fill) + kIterOverhead;
   const int64_t ctas = int64_t(blocks_per_rank(p)) * p.split;
-  const int64_t resident = std::max(1, sms / p.split) * int64_t(p.split);
-  const double waves = double(cdiv(ctas, resident));
-  const double tile_bytes = double(kBm) * p.bn * 4;
+  // Blocks per multiprocessor: as shared memory and registers allow (accumulators of 96 or more
+  // per thread leave room for one block of 288 threads), splits whole.
+  const int by_regs = p.n * p.gpb * (p.math == Math::f32x3 ? 2 : 1) / 2 >= 96 ? 1 : 2;
+  const int per_sm = std::max(1, std::min(by_regs, (kSmemBytes + 1024) / (smem_bytes(p) + 1024)));
+  const int64_t resident = std::max(1, sms * per_sm / p.split) * int64_t(p.split);
+  const double waves = double(ctas) / double(resident); // blocks of a short tail overlap others
+  const double tile_bytes = double(tile_floats(p)) * 4;
   const double epilogue = tile_bytes * (p.split > 1 ? 1.0 + p.split : 1.0) / kEpilogueBytesPerCycle;
-  const double compute = waves * (double(p.iters_per_rank) * iter + epilogue);
-  // Every byte device memory must move: the packed weights once per column tile that is not in
-  // L2 at the same time (taken as once), the transposed input, the output.
+  const double compute =
+      std::ceil(waves) / per_sm * (double(p.iters_per_rank) * iter + epilogue + kBlockOverhead);
+  // Every byte device memory must move: the packed weights once (the blocks of one row tile run
+  // side by side), the input (once as it is, or read, written and read again through xT with
+  // rows on M) once per row tile of a set when it is too large to stay in L2 between them, the
+  // output; the transpose runs before the kernel, not beside it.
   const double planes = p.math == Math::f32x3 ? 2.0 : 1.0;
-  const double bytes =
-      4.0 * (planes * (double(packed_weight_floats(p)) + double(transposed_input_floats(p))) +
-             double(p.batch) * p.cout * p.l_out);
-  return std::max(compute, bytes / kDramBytesPerCycle);
+  const double x = 4.0 * double(p.batch) * p.cin * p.l_in;
+  const double y = 4.0 * double(p.batch) * p.cout * p.l_out;
+  const double w = 4.0 * planes * double(packed_weight_floats(p));
+  const double x_reads =
+      x * (p.along == Along::rows ? planes : 1.0) > kL2Bytes ? double(p.row_tiles) / p.sets : 1.0;
+  const double transpose = p.along == Along::rows ? x * (1.0 + 2.0 * planes) : 0.0;
+  // Ties: fewer blocks.
+  return std::max(compute, (w + x * x_reads + y) / kDramBytesPerCycle) +
+         transpose / kDramBytesPerCycle + 1e-3 * double(ctas);
 }
 
-Plan plan(const ConvShape &s, Math m, int sms, int bn_override, int split_override) {
+Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
   Plan p{};
   p.batch = int(s.batch);
   p.cin = int(s.cin);
@@ -130,64 +198,103 @@ Plan plan(const ConvShape &s, Math m, int sms, int bn_override, int split_overri
   }
   p.n_cols = int(cdiv(p.l_out, p.s_out));
   p.rows = 0;
-  p.m_tiles = 0;
   for (int g = 0; g < p.groups; ++g) {
     p.row_off[g] = p.rows;
-    p.m_begin[g] = p.m_tiles;
     p.rows += p.cout * p.np[g];
-    p.m_tiles += int(cdiv(int64_t(p.cout) * p.np[g], kBm));
   }
-  p.m_begin[p.groups] = p.m_tiles;
   p.chunks = int(cdiv(p.cin, kBk));
   p.iters = p.chunks * p.taps;
 
-  const int *ns = m == Math::f32x3 ? kTileNsX3 : kTileNs;
-  const int n_count = m == Math::f32x3 ? int(std::size(kTileNsX3)) : int(std::size(kTileNs));
   Plan best{};
   double best_cost = -1.0;
-  for (int i = 0; i < n_count; ++i) {
-    if (bn_override > 0 && ns[i] != bn_override)
-      continue;
-    Plan c = p;
-    c.bn = ns[i];
-    c.n_tiles = int(cdiv(p.n_cols, c.bn));
-    c.stages = std::min(8, (kSmemBytes - 2048) / stage_bytes(c.bn, m));
-    if (!fits(c) || int64_t(kBm) * (c.bn + kTilePad) * 4 > int64_t(c.stages) * stage_bytes(c.bn, m))
-      continue;
+  auto consider = [&](Plan c) {
     if (int64_t(blocks_per_rank(c)) * kMaxSplit >= kInt)
-      continue;
-    for (c.split = 1; c.split <= kMaxSplit; ++c.split) {
-      if (!ranks_nonempty(c.iters, c.split) || (split_override > 0 && c.split != split_override))
+      return;
+    for (c.split = 1; c.split <= (c.along == Along::rows ? kMaxSplit : 1); ++c.split) {
+      if (!ranks_nonempty(c.iters, c.split) || (f.split > 0 && c.split != f.split))
         continue;
       c.iters_per_rank = int(cdiv(c.iters, c.split));
+      c.stages = stages_for(c, c.iters_per_rank);
+      if (c.stages == 0)
+        continue;
       const double k = cost(c, sms);
-      // Ties: the smaller column tile first in the list, then the smaller split.
+      // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
         continue;
       best_cost = k;
       best = c;
     }
+  };
+
+  // Rows on M: a 128-row tile of one group by bn positions.
+  if (f.along != 2 && f.gpb <= 1) {
+    const int *ns = m == Math::f32x3 ? kTileNsX3 : kTileNs;
+    const int count = m == Math::f32x3 ? int(std::size(kTileNsX3)) : int(std::size(kTileNs));
+    for (int i = 0; i < count; ++i) {
+      if (f.n > 0 && ns[i] != f.n)
+        continue;
+      Plan c = p;
+      c.along = Along::rows;
+      c.gpb = 1;
+      c.row_tile = kBm;
+      c.n = c.col_tile = ns[i];
+      tile_sets(c);
+      consider(c);
+    }
   }
-  if (best_cost < 0.0) // a forced tile or split the shape cannot take: the automatic choice
+  // Positions on M: 128 positions by ng rows of one group or of both: the input's rows must be
+  // 16-byte aligned for its TMA box (l_in a multiple of 4), no split. Registers: the accumulators
+  // (gpb x ng / 2, and as many again for f32x3's partial sums) stay within kMaxAccumulators.
+  if (f.along != 1 && f.split <= 1 && p.l_in % 4 == 0) {
+    for (int gpb : {2, 1}) {
+      if ((f.gpb > 0 && gpb != f.gpb) || (gpb == 2 && !pairable(p)))
+        continue;
+      for (int ng : kRowNs) {
+        if ((f.n > 0 && ng != f.n) || ng % p.np[0] != 0)
+          continue;
+        bool whole = true; // every group's tile holds whole output channels
+        for (int g = 0; g < p.groups; ++g)
+          whole = whole && ng % p.np[g] == 0;
+        const int regs = gpb * ng / 2 * (m == Math::f32x3 ? 2 : 1);
+        if (!whole || regs > kMaxAccumulators)
+          continue;
+        Plan c = p;
+        c.along = Along::positions;
+        c.gpb = gpb;
+        c.row_tile = c.n = ng;
+        c.col_tile = kPm;
+        tile_sets(c);
+        consider(c);
+      }
+    }
+  }
+  if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
     return plan(s, m, sms);
   return best;
 }
 
 int64_t packed_weight_floats(const Plan &p) { return int64_t(p.taps) * p.rows * p.cin_pad; }
 
-int64_t transposed_input_floats(const Plan &p) { return int64_t(p.batch) * p.l_in * p.cin_pad; }
+int64_t transposed_input_floats(const Plan &p) {
+  return p.along == Along::rows ? int64_t(p.batch) * p.l_in * p.cin_pad : 0;
+}
 
 int64_t issued_macs(const Plan &p) {
-  return int64_t(p.math == Math::f32x3 ? 3 : 1) * p.batch * p.m_tiles * kBm * p.n_tiles * p.bn *
+  const int64_t tile = p.along == Along::rows ? int64_t(kBm) * p.n : int64_t(kPm) * p.n * p.gpb;
+  return int64_t(p.math == Math::f32x3 ? 3 : 1) * p.batch * p.row_tiles * p.col_tiles * tile *
          int64_t(p.iters) * kBk;
 }
 
 std::string kernel_name(const Plan &p) {
   const bool x3 = p.math == Math::f32x3;
-  std::string n = std::string("wgmma ") + (x3 ? "3xtf32" : "tf32") + " m64n" +
-                  std::to_string(p.bn) + "k8 tile " + std::to_string(kBm) + "x" +
-                  std::to_string(p.bn) + "x" + std::to_string(kBk) + " stages " +
-                  std::to_string(p.stages);
+  std::string n = std::string("wgmma ") + (x3 ? "3xtf32" : "tf32");
+  if (p.along == Along::rows)
+    n += " rows-on-M m64n" + std::to_string(p.n) + "k8 tile " + std::to_string(kBm) + "x" +
+         std::to_string(p.n) + "x" + std::to_string(kBk);
+  else
+    n += " positions-on-M m64n" + std::to_string(p.n) + "k8 tile " + std::to_string(kPm) + "x" +
+         (p.gpb == 2 ? "2x" : "") + std::to_string(p.n) + "x" + std::to_string(kBk);
+  n += " stages " + std::to_string(p.stages);
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
   return n + " (weights packed)";

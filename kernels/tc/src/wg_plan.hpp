@@ -1,20 +1,30 @@
 // The Hopper tensor-core kernels of cuda-tf32 and cuda-f32x3 (wgmma, TMA), host side: the
-// convolution as a set of shifted-window GEMMs, the tiling, and the index maps that the device
-// kernels and their host emulation (tests/wg_emulation_test.cpp) share. No CUDA headers here.
+// convolution as a set of shifted-window GEMMs, the tiling in two orientations, and the index maps
+// that the device kernels and their host emulation (tests/wg_emulation_test.cpp) share. No CUDA
+// headers here.
 //
 // Both ops become, for each tap j and each row group g,
-//     Y_g[row][n] += A_g[j][row][ic] * xT[b][n + shift(g, j)][ic]
-// with the input transposed to xT[b][t][ic] (channels contiguous: the K-major operand wgmma takes
-// for tf32) and the weights packed once into A[j][row][ic] (also K-major), so that every operand
-// tile is one TMA box of consecutive rows, zero-filled where it leaves the tensor.
+//     Y_g[row][n] += A_g[j][row][ic] * x[b][ic][n + shift(g, j)]
+// with the weights packed once into A[j][row][ic] (channels contiguous: the K-major operand wgmma
+// takes for tf32), zero-filled where a window leaves the input.
 //   Conv1d (stride 1): one group, row = oc, column n = p, tap j = k, shift = k*d - pad.
 //   ConvTranspose1d (dilation 1): output p = n*s + r' (r' in [0, s)); p + pad = q*s + r with
 //     q = n + floor((r' + pad) / s) and r = (r' + pad) mod s, so tap j (k = j*s + r) reads
 //     t = q - j. The phases r' with the same delta = floor((r' + pad) / s) share shift delta - j;
 //     they form a group (at most two deltas), rows (oc, r') with r' fastest. A group's phases are
-//     further cut into runs of a power of two, so a 128-row tile holds whole output channels and
-//     its epilogue writes runs of consecutive output positions.
+//     further cut into runs of a power of two, so a tile holds whole output channels.
 // Taps of phase r beyond K are packed as zeros.
+//
+// Two orientations of one block's tile (the plan picks the cheaper for the shape):
+//   rows on M (the wide stages: many rows, few positions): a 128 x bn tile of one group, rows x
+//     positions; A = the packed weights, B = the input transposed to xT[b][t][ic] each call (the
+//     K-major B wgmma takes from shared memory for tf32); split over a thread-block cluster where
+//     the tiles alone would not fill the device.
+//   positions on M (the long stages: few rows, many positions): a 128 x ng tile per group,
+//     positions x rows, of one group or of both groups of a ConvTranspose1d (the two deltas, whose
+//     windows are one position apart) so the block writes every phase of its positions; A = the
+//     input itself, read from a shared-memory window [channel][position] into registers by each
+//     thread (no transposed copy), B = the packed weights.
 #pragma once
 
 #include <cstdint>
@@ -25,20 +35,30 @@
 
 namespace convbench::tc::wg {
 
-constexpr int kBm = 128;       // tile rows: two consumer warpgroups of 64
+constexpr int kBm = 128;       // rows on M: tile rows, two consumer warpgroups of 64
+constexpr int kPm = 128;       // positions on M: tile positions, two consumer warpgroups of 64
 constexpr int kBk = 32;        // input channels per pipeline stage: one 128-byte swizzle row
+constexpr int kBoxPos = 136;   // positions on M: the input window, 128 + 8 positions (a pitch
+                               // of 8 mod 32 words: conflict-free fragment loads)
 constexpr int kMaxGroups = 12; // two deltas, each cut into at most 6 power-of-two runs
 constexpr int kMaxSplit = 8;   // a thread-block cluster of at most 8 (portable size)
 constexpr int kThreads = 288;  // two consumer warpgroups, one producer warp
 constexpr int kSmemBytes = 227 * 1024; // the opt-in shared memory of a block on sm_90
-constexpr int kTilePad = 8; // epilogue tile row pitch BN + 8: conflict-free float2 stores
+constexpr int kTilePad = 8; // rows on M: epilogue tile row pitch bn + 8, conflict-free stores
+constexpr int kRowPad = 4;  // positions on M: epilogue tile row pitch 128 x phases + 4
 
-// Column tiles the kernels are built for (wgmma N). f32x3 keeps a half stage's products apart from
-// the sum, two accumulators, so its tiles stop at 128 columns (128 of its 168 registers).
+// wgmma N the kernels are built for. Rows on M (N = positions): f32x3 keeps a half stage's
+// products apart from the sum, two accumulators, so its tiles stop at 128 (128 of 168 registers).
+// Positions on M (N = rows per group; two groups hold two sets of accumulators).
 constexpr int kTileNs[] = {64, 96, 128, 192, 256};
 constexpr int kTileNsX3[] = {64, 96, 128};
+constexpr int kRowNs[] = {8, 16, 24, 32, 48, 64, 96, 128, 192};
+// Positions on M: accumulator registers per thread (groups x ng / 2, twice that for f32x3) the
+// kernels take without spilling (ptxas: 168 registers, the A fragments and addresses beside).
+constexpr int kMaxAccumulators = 96;
 
 enum class Math { tf32, f32x3 };
+enum class Along { rows, positions };
 
 struct Plan {
   // The convolution.
@@ -52,80 +72,102 @@ struct Plan {
   int n_cols;   // columns of every group: ceil(l_out / s_out)
   int rows;     // packed weight rows, all groups
   int groups;
-  int shift[kMaxGroups];       // xT row offset of tap 0 of group g
-  int np[kMaxGroups];          // phases of group g (a power of two dividing kBm)
-  int r_lo[kMaxGroups];        // its first phase r'
-  int row_off[kMaxGroups];     // its first packed row
-  int m_begin[kMaxGroups + 1]; // its first m tile; m_begin[groups] = every m tile
+  int shift[kMaxGroups];   // input offset of tap 0 of group g
+  int np[kMaxGroups];      // phases of group g (a power of two)
+  int lg[kMaxGroups];      // log2 np[g]
+  int r_lo[kMaxGroups];    // its first phase r'
+  int row_off[kMaxGroups]; // its first packed row
   // The tiling.
   Math math;
-  int bn;             // tile columns
-  int n_tiles;        // per group and batch item
-  int m_tiles;        // all groups
-  int chunks;         // ceil(cin / kBk)
-  int iters;          // chunks * taps: the pipeline stages of one unsplit tile
-  int split;          // cluster size: the iterations cut into this many ranks
-  int iters_per_rank; // ceil(iters / split)
-  int stages;         // pipeline depth
+  Along along;
+  int gpb;                      // groups per block: 1, or 2 (positions on M, both deltas)
+  int sets;                     // groups / gpb: block rows are tiles of one set
+  int row_tile;                 // packed rows of one group per tile: kBm, or ng (positions on M)
+  int col_tile;                 // positions per tile: bn (rows on M), or kPm
+  int n;                        // wgmma N: bn (rows on M) or ng (positions on M)
+  int rt_begin[kMaxGroups + 1]; // the first row tile of set k; rt_begin[sets] = every row tile
+  int row_tiles;                // all sets
+  int col_tiles;                // per set and batch item
+  int chunks;                   // ceil(cin / kBk)
+  int iters;                    // chunks * taps: the pipeline stages of one unsplit tile
+  int split;                    // cluster size: the iterations cut into this many ranks
+  int iters_per_rank;           // ceil(iters / split)
+  int stages;                   // pipeline depth
+};
+
+// A variant forced by the tests and the tile arms (0: the plan's choice).
+struct Forced {
+  int along = 0; // 1: rows on M, 2: positions on M
+  int n = 0;     // wgmma N
+  int split = 0; // rows on M
+  int gpb = 0;   // positions on M: groups per block
 };
 
 // Why the wgmma kernels do not compute `s` ("" when they do): forward with stride 1, or
 // transposed with dilation 1 and a stride of at most 64; tensors below 2^31 elements.
 std::string unsupported_reason(const ConvShape &s);
 
-// The plan for `s` on a device with `sms` multiprocessors: the column tile and split with the
-// least modelled time (see plan.cpp). Tests force a tile (bn_override) or a split
-// (split_override); a forced value the shape cannot take falls back to the automatic choice.
-Plan plan(const ConvShape &s, Math m, int sms, int bn_override = 0, int split_override = 0);
+// The plan for `s` on a device with `sms` multiprocessors: the orientation, tile and split with
+// the least modelled time (see plan.cpp). A forced variant the shape cannot take falls back to the
+// automatic choice (the caller can compare).
+Plan plan(const ConvShape &s, Math m, int sms, const Forced &f = {});
 
-// Bytes of one pipeline stage (A and B tiles, both planes for f32x3) and the shared memory the
-// kernel asks for (stages, the barriers, 1 KiB of alignment slack).
-int stage_bytes(int bn, Math m);
+// Bytes of one pipeline stage (both operands' boxes, both planes of the weights for f32x3, the
+// lo plane of xT too with rows on M) and the shared memory the kernel asks for (stages, the
+// barriers, 1 KiB of alignment slack).
+int stage_bytes(const Plan &p);
 int smem_bytes(const Plan &p);
+// Floats of the epilogue's tile in shared memory (it reuses the stages).
+int64_t tile_floats(const Plan &p);
 // The modelled time of a plan in cycles of one multiprocessor; plan() minimises it.
 double cost(const Plan &p, int sms);
 // Whether cutting `iters` into `split` ranks of ceil(iters / split) leaves none empty.
 bool ranks_nonempty(int iters, int split);
 
-// Floats of the packed weights (one plane) and of the transposed input (one plane).
+// Floats of the packed weights (one plane) and of the transposed input (one plane; 0 with
+// positions on M, which reads the input as it is).
 int64_t packed_weight_floats(const Plan &p);
 int64_t transposed_input_floats(const Plan &p);
 // Tensor-core multiply-adds per call: every tile cell, padding included, times every iteration
 // and kBk channels; three products per multiply-add for f32x3.
 int64_t issued_macs(const Plan &p);
-// e.g. "wgmma tf32 m64n128k8 tile 128x128x32 stages 6 split 2 (weights packed)".
+// e.g. "wgmma tf32 rows-on-M m64n128k8 tile 128x128x32 stages 6 split 2 (weights packed)".
 std::string kernel_name(const Plan &p);
 
 // ---- index maps, shared by the device kernels and the host emulation ----
 
-// One block's tile: group, first row within the group, first column, batch item.
+// One block's tile: its first group (gpb groups from it), first packed row within the group,
+// first position, batch item.
 struct Tile {
-  int g, m0, n0, b;
+  int g, r0, n0, b;
 };
 CONVBENCH_HD Tile tile_of(const Plan &p, int block) {
   Tile t;
-  const int nt = block % p.n_tiles;
-  const int rest = block / p.n_tiles;
-  const int mt = rest % p.m_tiles;
-  t.b = rest / p.m_tiles;
-  t.n0 = nt * p.bn;
-  t.g = 0;
-  while (t.g + 1 < p.groups && mt >= p.m_begin[t.g + 1])
-    ++t.g;
-  t.m0 = (mt - p.m_begin[t.g]) * kBm;
+  const int ct = block % p.col_tiles;
+  const int rest = block / p.col_tiles;
+  const int rt = rest % p.row_tiles;
+  t.b = rest / p.row_tiles;
+  t.n0 = ct * p.col_tile;
+  int set = 0;
+  while (set + 1 < p.sets && rt >= p.rt_begin[set + 1])
+    ++set;
+  t.g = set * p.gpb;
+  t.r0 = (rt - p.rt_begin[set]) * p.row_tile;
   return t;
 }
-CONVBENCH_HD int blocks_per_rank(const Plan &p) { return p.n_tiles * p.m_tiles * p.batch; }
+CONVBENCH_HD int blocks_per_rank(const Plan &p) { return p.col_tiles * p.row_tiles * p.batch; }
 
 // Iteration `it` of a tile: channel chunk c (outer) and tap j (inner, so the taps of one chunk
-// read overlapping windows of xT while they are in L2). Coordinates of its two TMA boxes:
-// A (channel, packed row, tap) and B (channel, xT row, batch item).
+// read overlapping input windows while they are in L2). Where its boxes start: the weights
+// (channel, packed row of the tile's first group, tap) and the input (channel, position or xT
+// row of the first group, batch item). With two groups per block, the second group's weights
+// start at its own row_off + r0, and its input window one position further (shift[g + 1]).
 struct Coords {
-  int ch, a_row, tap, b_row;
+  int ch, w_row, tap, x_pos;
 };
 CONVBENCH_HD Coords coords(const Plan &p, const Tile &t, int it) {
   const int c = it / p.taps, j = it - c * p.taps;
-  return {c * kBk, p.row_off[t.g] + t.m0, j, t.n0 + p.shift[t.g] + j * p.tap_step};
+  return {c * kBk, p.row_off[t.g] + t.r0, j, t.n0 + p.shift[t.g] + j * p.tap_step};
 }
 
 // The packed weight A[j][row][ic] (0 for a tap beyond K), read from torch's layout.
@@ -141,25 +183,45 @@ CONVBENCH_HD float packed_weight(const Plan &p, const float *w, int j, int row, 
   return k < p.k ? w[(int64_t(ic) * p.cout + oc) * p.k + k] : 0.0f;
 }
 
-// Cell e of a tile in output order (phase fastest, then column, then output channel): its row and
-// column in the tile and its index in y, or -1 outside the output.
+// The epilogue's walk over a tile, in output order: it holds `tile_channels` output channels,
+// each a run of `cells_per_channel` cells, consecutive cells at consecutive output positions
+// where the phases are:
+//   rows on M: channel o has 2^lg rows (its phases: rows (o << lg) + phase) of bn columns; cell i
+//     is phase i & (2^lg - 1), column i >> lg;
+//   positions on M: channel o has the block's gpb * 2^lg phases at each of its 128 positions;
+//     cell i is phase q = i & (gpb * 2^lg - 1) (group g + (q >> lg), row (o << lg) + (q & (2^lg -
+//     1)) of that group's tile), position i >> log2(gpb * 2^lg).
+// cell_of names the cell's group, its row within the group's tile and its column (position
+// within the tile), and its index in y (-1: outside the output).
+CONVBENCH_HD int block_phases_log2(const Plan &p, const Tile &t) {
+  return p.lg[t.g] + (p.gpb == 2 ? 1 : 0);
+}
+CONVBENCH_HD int tile_channels(const Plan &p, const Tile &t) { return p.row_tile >> p.lg[t.g]; }
+CONVBENCH_HD int cells_per_channel(const Plan &p, const Tile &t) {
+  return p.col_tile << block_phases_log2(p, t);
+}
+CONVBENCH_HD int tile_oc(const Plan &p, const Tile &t, int o) { return (t.r0 >> p.lg[t.g]) + o; }
 struct Cell {
-  int row, col;
+  int group, row, col;
   int64_t y;
 };
-CONVBENCH_HD Cell cell_of(const Plan &p, const Tile &t, int e) {
-  const int np = p.np[t.g];
-  const int ph = e % np;
-  const int col = (e / np) % p.bn;
-  const int ocl = e / (np * p.bn);
-  Cell c{ocl * np + ph, col, -1};
-  const int oc = (t.m0 / np) + ocl;
-  const int64_t pos = int64_t(t.n0 + col) * p.s_out + p.r_lo[t.g] + ph;
+CONVBENCH_HD Cell cell_of(const Plan &p, const Tile &t, int o, int i) {
+  const int lg = p.lg[t.g];
+  const int lq = block_phases_log2(p, t);
+  const int q = i & ((1 << lq) - 1), col = i >> lq; // phase within the block, position
+  Cell c{t.g + (q >> lg), (o << lg) + (q & ((1 << lg) - 1)), col, -1};
+  const int oc = tile_oc(p, t, o);
+  const int64_t pos = int64_t(t.n0 + col) * p.s_out + p.r_lo[t.g] + q;
   if (oc < p.cout && pos < p.l_out)
     c.y = (int64_t(t.b) * p.cout + oc) * p.l_out + pos;
   return c;
 }
-// The output channel of tile row `row` (for the bias).
-CONVBENCH_HD int oc_of(const Plan &p, const Tile &t, int row) { return (t.m0 + row) / p.np[t.g]; }
+// The channels [first, last) of a tile that rank `rank` of a split stores (all of them unsplit).
+CONVBENCH_HD void rank_channels(const Plan &p, const Tile &t, int rank, int &first, int &last) {
+  const int n = tile_channels(p, t);
+  const int share = (n + p.split - 1) / p.split;
+  first = rank * share < n ? rank * share : n;
+  last = first + share < n ? first + share : n;
+}
 
 } // namespace convbench::tc::wg

@@ -238,62 +238,15 @@ TEST(TcGpu, RefusesUnsupportedShapes) {
                    << tc_kernel_name(probe_, Precision::tf32);                                     \
   } while (0)
 
-// A Conv1d of K = 1 (a plain GEMM) whose weight picks one input channel per output channel,
-// w[oc][ic] = (ic == oc), over x[ic][n] = (ic % 32) * 64 + n (integers below 2048: exact in tf32,
-// with zero lo parts), so every output cell is exactly one input cell and names where it came
-// from: a wrong cell prints the (channel mod 32, column) it read, which tells a tile layout,
-// descriptor or shift fault apart. 256 channels (8 chunks) and 192 columns, every tile and the
-// splits 1 and 4; exact equality.
-TEST(Wgmma, IdentityGemmDecodesEveryCell) {
-  SKIP_WITHOUT_WGMMA();
-  ConvShape s = convbench::testing::amp_shape(1, 1, 1, 192);
-  s.cin = 256;
-  s.cout = 128;
-  s.bias = false;
-  Problem pr{s,
-             std::vector<float>(size_t(s.input_elems())),
-             std::vector<float>(size_t(s.weight_elems()), 0.0f),
-             {}};
-  for (int ic = 0; ic < 256; ++ic)
-    for (int n = 0; n < 192; ++n)
-      pr.x[size_t(ic) * 192 + n] = float((ic % 32) * 64 + n % 64);
-  for (int oc = 0; oc < 128; ++oc)
-    pr.w[size_t(oc) * 256 + oc] = 1.0f;
-  int runs = 0;
-  for (Precision p : {Precision::tf32, Precision::f32x3})
-    for (int bn : {64, 96, 128, 192, 256})
-      for (int split : {1, 4}) {
-        if (p == Precision::f32x3 && bn > 128)
-          continue;
-        TcOptions o;
-        o.bn = bn;
-        o.split = split;
-        const auto y = run_tc(pr, p, o);
-        int bad = 0;
-        for (int oc = 0; oc < 128; ++oc)
-          for (int n = 0; n < 192; ++n) {
-            const float want = float((oc % 32) * 64 + n % 64), got = y[size_t(oc) * 192 + n];
-            if (got == want)
-              continue;
-            if (bad++ < 8)
-              ADD_FAILURE() << to_string(p) << " tile " << bn << " split " << split << ": y[" << oc
-                            << "][" << n << "] = " << got << " (channel%32 " << int(got) / 64
-                            << ", column%64 " << int(got) % 64 << "), want channel%32 " << oc % 32
-                            << ", column%64 " << n % 64;
-          }
-        EXPECT_EQ(bad, 0) << to_string(p) << " tile " << bn << " split " << split;
-        ++runs;
-      }
-  EXPECT_EQ(runs, 2 * 5 + 2 * 3);
-}
-
 // tf32 and f32x3 through the wgmma kernels with options o against the reference: the arms' bounds
 // (as check_run), every cell written, f32x3 at least 10x under tf32. Returns 2 (the checks).
 int check_wgmma(const Problem &pr, const std::vector<float> &ref, const TcOptions &o,
                 const std::string &where, double *worst_tf32, double *worst_f32x3) {
   TcOptions x3 = o;
-  if (x3.bn > 128)
-    x3.bn = 0; // f32x3 has no tile wider than 128: its plan's own
+  if (x3.along == 1 && x3.n > 128)
+    x3.n = 0; // f32x3 has no rows-on-M tile wider than 128: its plan's own
+  if (x3.along == 2 && x3.gpb * x3.n > 48)
+    x3 = {}; // nor positions-on-M accumulators beyond 96: the arm's plan
   const auto y32 = run_tc(pr, Precision::tf32, o);
   const auto yx3 = run_tc(pr, Precision::f32x3, x3);
   EXPECT_EQ(peer_testing::nan_cells(y32) + peer_testing::nan_cells(yx3), 0)
@@ -314,6 +267,82 @@ int check_wgmma(const Problem &pr, const std::vector<float> &ref, const TcOption
 std::string kernel_of(const Problem &pr, Precision p, const TcOptions &o) {
   DeviceFloats w(pr.w), b(pr.shape.bias ? pr.b : std::vector<float>{0.0f});
   return TcConv(pr.shape, p, w.get(), b.get(), nullptr, o).kernel_name();
+}
+
+// The wgmma variants a test runs for precision p: rows on M at every column tile with the given
+// splits, positions on M at every row width with one group per block (and two where `pairs`).
+std::vector<TcOptions> wgmma_variants(Precision p, std::initializer_list<int> splits, bool pairs) {
+  std::vector<TcOptions> v;
+  for (int n : {64, 96, 128, 192, 256})
+    for (int split : splits)
+      if (p == Precision::tf32 || n <= 128) {
+        TcOptions o;
+        o.along = 1;
+        o.n = n;
+        o.split = split;
+        v.push_back(o);
+      }
+  for (int n : {8, 16, 24, 32, 48, 64, 96, 128, 192})
+    for (int gpb : {1, 2}) {
+      const int acc = gpb * n / 2 * (p == Precision::f32x3 ? 2 : 1);
+      if ((gpb == 2 && !pairs) || acc > 96)
+        continue;
+      TcOptions o;
+      o.along = 2;
+      o.n = n;
+      o.gpb = gpb;
+      v.push_back(o);
+    }
+  return v;
+}
+std::string variant_name(const TcOptions &o) {
+  return o.along == 1 ? "rows n" + std::to_string(o.n) + " split " + std::to_string(o.split)
+                      : "positions n" + std::to_string(o.n) + " groups " + std::to_string(o.gpb);
+}
+
+// A Conv1d of K = 1 (a plain GEMM) whose weight picks one input channel per output channel,
+// w[oc][ic] = (ic == oc), over x[ic][n] = (ic % 32) * 64 + n (integers below 2048: exact in tf32,
+// with zero lo parts), so every output cell is exactly one input cell and names where it came
+// from: a wrong cell prints the (channel mod 32, column) it read, which tells a tile layout,
+// descriptor or shift fault apart. 256 channels (8 chunks) and 192 columns, every variant of both
+// orientations (rows on M with the splits 1 and 4); exact equality.
+TEST(Wgmma, IdentityGemmDecodesEveryCell) {
+  SKIP_WITHOUT_WGMMA();
+  ConvShape s = convbench::testing::amp_shape(1, 1, 1, 192);
+  s.cin = 256;
+  s.cout = 128;
+  s.bias = false;
+  Problem pr{s,
+             std::vector<float>(size_t(s.input_elems())),
+             std::vector<float>(size_t(s.weight_elems()), 0.0f),
+             {}};
+  for (int ic = 0; ic < 256; ++ic)
+    for (int n = 0; n < 192; ++n)
+      pr.x[size_t(ic) * 192 + n] = float((ic % 32) * 64 + n % 64);
+  for (int oc = 0; oc < 128; ++oc)
+    pr.w[size_t(oc) * 256 + oc] = 1.0f;
+  int runs = 0, expected = 0;
+  for (Precision p : {Precision::tf32, Precision::f32x3})
+    for (const TcOptions &o : wgmma_variants(p, {1, 4}, false)) {
+      ++expected;
+      const std::string k = kernel_of(pr, p, o) + " [" + variant_name(o) + "]";
+      const auto y = run_tc(pr, p, o);
+      int bad = 0;
+      for (int oc = 0; oc < 128; ++oc)
+        for (int n = 0; n < 192; ++n) {
+          const float want = float((oc % 32) * 64 + n % 64), got = y[size_t(oc) * 192 + n];
+          if (got == want)
+            continue;
+          if (bad++ < 8)
+            ADD_FAILURE() << k << ": y[" << oc << "][" << n << "] = " << got << " (channel%32 "
+                          << int(got) / 64 << ", column%64 " << int(got) % 64
+                          << "), want channel%32 " << oc % 32 << ", column%64 " << n % 64;
+        }
+      EXPECT_EQ(bad, 0) << k;
+      ++runs;
+    }
+  EXPECT_EQ(runs, expected);
+  EXPECT_GE(runs, 2 * (5 + 9));
 }
 
 // The forward Conv1d stages of the default model at 96 frames (every AMP convolution of block 0:
@@ -356,39 +385,41 @@ TEST(Wgmma, ForwardStagesOfTheGenerator) {
   std::printf("forward stages: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
 }
 
-// Every column tile with splits 1, 2, 3 and 8 on a transposed and a forward shape (a stage of each
-// kind, small enough for 5 x 4 runs), and each run twice: the bits must not move (the cluster
-// reduction adds the ranks in a fixed order).
-TEST(Wgmma, EveryTileAndSplitWithinToleranceAndDeterministic) {
+// Every variant of both orientations (rows on M with splits 1, 2, 3 and 8; positions on M with one
+// group per block, and two on the transposed shape) on a transposed and a forward shape (a stage of
+// each kind, small enough for every variant), and each run twice: the bits must not move (the
+// cluster reduction adds the ranks in a fixed order).
+TEST(Wgmma, EveryVariantWithinToleranceAndDeterministic) {
   SKIP_WITHOUT_WGMMA();
   const ConvShape up1 = peer_testing::model_stages(peer_testing::model_families()[0], 8)[1].shape;
-  const ConvShape amp = convbench::testing::amp_shape(200, 7, 3, 300);
-  int checks = 0, runs = 0;
+  const ConvShape amp = convbench::testing::amp_shape(256, 7, 3, 300); // 56 iterations: 8 ranks
+  int checks = 0, runs = 0, expected = 0;
   double worst = 0.0, worst_x3 = 0.0;
-  for (const ConvShape &s : {up1, amp}) {
+  for (int which = 0; which < 2; ++which) {
+    const ConvShape &s = which == 0 ? up1 : amp;
     const Problem pr = peer_testing::random_problem(s, 23);
     const auto ref = reference_f64(pr);
-    for (int bn : {64, 96, 128, 192, 256})
-      for (int split : {1, 2, 3, 8}) {
-        TcOptions o;
-        o.bn = bn;
-        o.split = split;
-        const std::string k = kernel_of(pr, Precision::tf32, o);
-        EXPECT_NE(k.find("m64n" + std::to_string(bn) + "k8"), std::string::npos) << k;
-        checks += check_wgmma(pr, ref, o, k, &worst, &worst_x3);
-        for (Precision p : {Precision::tf32, Precision::f32x3}) {
-          TcOptions q = o;
-          if (p == Precision::f32x3 && bn > 128)
-            q.bn = 0;
-          const auto a = run_tc(pr, p, q), b = run_tc(pr, p, q);
-          EXPECT_EQ(convbench::testing::differing_cells(a, b), 0) << "not deterministic: " << k;
-          ++runs;
-        }
+    for (const TcOptions &o : wgmma_variants(Precision::tf32, {1, 2, 3, 8}, which == 0)) {
+      const std::string k = kernel_of(pr, Precision::tf32, o) + " [" + variant_name(o) + "]";
+      EXPECT_NE(k.find("m64n" + std::to_string(o.n) + "k8"), std::string::npos) << k;
+      EXPECT_NE(k.find(o.along == 1 ? "rows-on-M" : "positions-on-M"), std::string::npos) << k;
+      checks += check_wgmma(pr, ref, o, k, &worst, &worst_x3);
+      expected += 2;
+      for (Precision p : {Precision::tf32, Precision::f32x3}) {
+        TcOptions q = o;
+        if (p == Precision::f32x3 &&
+            ((q.along == 1 && q.n > 128) || (q.along == 2 && q.gpb * q.n > 48)))
+          q = {};
+        const auto a = run_tc(pr, p, q), b = run_tc(pr, p, q);
+        EXPECT_EQ(convbench::testing::differing_cells(a, b), 0) << "not deterministic: " << k;
+        ++runs;
       }
+    }
   }
-  EXPECT_EQ(checks, 2 * 2 * 5 * 4);
-  EXPECT_EQ(runs, 2 * 2 * 5 * 4);
-  std::printf("every tile and split: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
+  EXPECT_EQ(checks, expected);
+  EXPECT_EQ(runs, expected);
+  EXPECT_GE(runs, 2 * 2 * (5 * 4 + 9));
+  std::printf("every variant: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
 }
 
 // Random shapes of both ops the wgmma kernels take: forward stride 1 (kernels 1-9, dilations 1-3,
@@ -420,24 +451,33 @@ TEST(Wgmma, RandomShapesOfBothOps) {
   std::printf("random shapes: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
 }
 
-// The checks above have teeth: a cluster reduction that leaves out the last rank, and a kernel that
-// skips the last tap of every chunk, must each fail them (on both arms).
+// The checks above have teeth: a cluster reduction that leaves out the last rank (rows on M, split
+// 4), and a kernel that skips the last tap of every chunk (both orientations), must each fail them
+// (on both arms).
 TEST(Wgmma, PlantedFaultsAreCaught) {
   SKIP_WITHOUT_WGMMA();
   const ConvShape s = convbench::testing::amp_shape(96, 3, 1, 200);
   const Problem pr = peer_testing::random_problem(s, 5);
   const auto ref = reference_f64(pr);
-  for (int planted : {1, 2})
-    for (Precision p : {Precision::tf32, Precision::f32x3}) {
-      TcOptions o;
-      o.split = 4;
-      o.planted = planted;
-      const double e = testing::relative_l2(run_tc(pr, p, o), ref);
-      EXPECT_GT(e, testing::kTf32RelL2) << "planted fault " << planted << " not caught by "
-                                        << to_string(p) << " (rel-L2 " << e << ")";
-      o.planted = 0;
-      EXPECT_LE(testing::relative_l2(run_tc(pr, p, o), ref), testing::kTf32RelL2);
-    }
+  int caught = 0;
+  for (int along : {1, 2})
+    for (int planted : {1, 2})
+      for (Precision p : {Precision::tf32, Precision::f32x3}) {
+        if (along == 2 && planted == 1)
+          continue; // no split with positions on M
+        TcOptions o;
+        o.along = along;
+        o.split = along == 1 ? 4 : 0;
+        o.planted = planted;
+        const double e = testing::relative_l2(run_tc(pr, p, o), ref);
+        EXPECT_GT(e, testing::kTf32RelL2)
+            << "planted fault " << planted << " not caught by " << to_string(p) << " "
+            << kernel_of(pr, p, o) << " (rel-L2 " << e << ")";
+        caught += e > testing::kTf32RelL2;
+        o.planted = 0;
+        EXPECT_LE(testing::relative_l2(run_tc(pr, p, o), ref), testing::kTf32RelL2);
+      }
+  EXPECT_EQ(caught, 6);
 }
 
 } // namespace

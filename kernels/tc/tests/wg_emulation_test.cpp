@@ -5,10 +5,11 @@
 // packing, tiling, split, the epilogue's output order); the device's arithmetic (tf32, the
 // swizzled descriptors, the pipeline) is held by the device gates in tc_gpu_test.cpp.
 //
-// Teeth: Emulation.PlantedFaultsAreCaught plants five faults in the emulation's use of the maps
-// (a tap's shift one row off, a group's first phase one off, the last iteration of each rank
-// dropped, the last rank dropped, the tile's first column left unstored) and requires each to fail
-// the comparison. Planted once each in wg_plan.hpp / wg_plan.cpp and seen failing here: the
+// Teeth: Emulation.PlantedFaultsAreCaught plants faults in the emulation's use of the maps (a
+// tap's shift one row off, a group's first phase one off, the last iteration of each rank dropped,
+// the last rank dropped, the tile's first column left unstored; with positions on M and both
+// groups in a block, the second group's window without its one-position offset) and requires each
+// to fail the comparison. Planted once each in wg_plan.hpp / wg_plan.cpp and seen failing here: the
 // transposed weight's phase as (r' + pad) / stride instead of its remainder (Vocoder,
 // RandomTransposedShapes); the second delta's shift without its + 1 (Vocoder,
 // RandomTransposedShapes, Plan.GroupsArePowerOfTwoRuns...); one run per delta instead of
@@ -32,17 +33,17 @@ using peer_testing::Problem;
 
 constexpr int kSms = 132;
 
-enum class Fault { none, shift, r_lo, last_iter, last_rank, column };
+enum class Fault { none, shift, r_lo, last_iter, last_rank, column, pair_window };
 
-// The packed weights and the transposed input, as wg_pack_weights / wg_transpose_input write
-// them (no tf32 rounding here: the maps are what is under test). They depend on the row groups,
-// not on the tiling, so one packing serves every plan of a shape.
+// The packed weights, as wg_pack_weights writes them, and the input by position (no tf32
+// rounding here: the maps are what is under test). They depend on the row groups, not on the
+// tiling or the orientation, so one packing serves every plan of a shape.
 struct Operands {
   std::vector<float> a, xt;
 };
 Operands pack(const Plan &p, const Problem &pr) {
   Operands o{std::vector<float>(size_t(packed_weight_floats(p)), 0.0f),
-             std::vector<float>(size_t(transposed_input_floats(p)), 0.0f)};
+             std::vector<float>(size_t(p.batch) * p.l_in * p.cin_pad, 0.0f)};
   for (int j = 0; j < p.taps; ++j)
     for (int row = 0; row < p.rows; ++row)
       for (int ic = 0; ic < p.cin; ++ic)
@@ -81,29 +82,39 @@ std::vector<float> emulate(const Plan &p, const Problem &pr, const Operands &o,
   writes.assign(y.size(), 0);
   for (int block = 0; block < blocks_per_rank(q); ++block) {
     const Tile t = tile_of(q, block);
-    for (int e = 0; e < kBm * q.bn; ++e) {
-      const Cell c = cell_of(q, t, e);
-      if (c.y < 0 || (fault == Fault::column && c.col == 0))
-        continue;
-      if (c.y >= int64_t(y.size()))
-        throw std::out_of_range("cell past the output");
-      double v = 0.0;
-      const int ranks = fault == Fault::last_rank ? q.split - 1 : q.split;
-      for (int r = 0; r < ranks; ++r) {
-        const int it0 = r * q.iters_per_rank;
-        int it1 = std::min(it0 + q.iters_per_rank, q.iters);
-        if (fault == Fault::last_iter)
-          --it1;
-        for (int it = it0; it < it1; ++it) {
-          const Coords k = coords(q, t, it);
-          for (int ic = 0; ic < kBk; ++ic)
-            v += A(k.ch + ic, k.a_row + c.row, k.tap) * B(k.ch + ic, k.b_row + c.col, t.b);
+    for (int rank = 0; rank < q.split; ++rank) { // the ranks store their shares of the channels
+      int first, last;
+      rank_channels(q, t, rank, first, last);
+      for (int o = first; o < last; ++o)
+        for (int i = 0; i < cells_per_channel(q, t); ++i) {
+          const Cell c = cell_of(q, t, o, i);
+          if (c.y < 0 || (fault == Fault::column && c.col == 0))
+            continue;
+          if (c.y >= int64_t(y.size()))
+            throw std::out_of_range("cell past the output");
+          double v = 0.0;
+          const int ranks = fault == Fault::last_rank ? q.split - 1 : q.split;
+          for (int r = 0; r < ranks; ++r) {
+            const int it0 = r * q.iters_per_rank;
+            int it1 = std::min(it0 + q.iters_per_rank, q.iters);
+            if (fault == Fault::last_iter)
+              --it1;
+            // The cell's group reads its own weights' rows and its window (the second group of
+            // a paired block one position further: its shift).
+            const int w_off = q.row_off[c.group] - q.row_off[t.g];
+            const int x_off = fault == Fault::pair_window ? 0 : q.shift[c.group] - q.shift[t.g];
+            for (int it = it0; it < it1; ++it) {
+              const Coords k = coords(q, t, it);
+              for (int ic = 0; ic < kBk; ++ic)
+                v += A(k.ch + ic, k.w_row + w_off + c.row, k.tap) *
+                     B(k.ch + ic, k.x_pos + x_off + c.col, t.b);
+            }
+          }
+          if (q.bias)
+            v += pr.b[size_t(tile_oc(q, t, o))];
+          y[size_t(c.y)] = float(v);
+          ++writes[size_t(c.y)];
         }
-      }
-      if (q.bias)
-        v += pr.b[size_t(oc_of(q, t, c.row))];
-      y[size_t(c.y)] = float(v);
-      ++writes[size_t(c.y)];
     }
   }
   return y;
@@ -118,8 +129,14 @@ void check_shape(const ConvShape &s, uint64_t seed, const std::string &what, boo
   std::vector<Plan> plans{plan(s, Math::tf32, kSms)};
   if (all_tiles) {
     for (int bn : kTileNs)
-      plans.push_back(plan(s, Math::tf32, kSms, bn, 1));
-    plans.push_back(plan(s, Math::f32x3, kSms, 64, 3));
+      plans.push_back(plan(s, Math::tf32, kSms, {1, bn, 1, 0}));
+    plans.push_back(plan(s, Math::f32x3, kSms, {1, 64, 3, 0}));
+    for (int ng : kRowNs)
+      for (int gpb : {1, 2}) {
+        const Plan q = plan(s, Math::tf32, kSms, {2, ng, 0, gpb});
+        if (q.along == Along::positions && q.n == ng && q.gpb == gpb)
+          plans.push_back(q);
+      }
   }
   const Operands o = pack(plans[0], pr);
   for (const Plan &p : plans) {
@@ -197,7 +214,7 @@ TEST(Emulation, PlantedFaultsAreCaught) {
   const ConvShape s = peer_testing::all_stages(2)[0].shape;
   const Problem pr = peer_testing::random_problem(s, 3);
   const auto ref = reference_f64(pr);
-  const Plan p = plan(s, Math::tf32, kSms, 64, 4);
+  const Plan p = plan(s, Math::tf32, kSms, {1, 64, 4, 0});
   const Operands o = pack(p, pr);
   ASSERT_EQ(p.split, 4);
   ASSERT_EQ(p.groups, 2);
@@ -241,7 +258,7 @@ TEST(Plan, GroupsArePowerOfTwoRunsCoveringEveryPhaseOnce) {
 }
 
 TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
-  int checked = 0;
+  int checked = 0, positions = 0;
   for (int64_t frames : {1, 96, 384, 1536})
     for (const auto &st : peer_testing::all_stages(frames))
       for (Math m : {Math::tf32, Math::f32x3}) {
@@ -249,33 +266,51 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
         EXPECT_TRUE(ranks_nonempty(p.iters, p.split));
         EXPECT_LE(smem_bytes(p), kSmemBytes);
         EXPECT_GE(p.stages, 2);
-        EXPECT_LE(int64_t(kBm) * (p.bn + kTilePad) * 4, int64_t(p.stages) * stage_bytes(p.bn, m));
+        EXPECT_LE(tile_floats(p) * 4, int64_t(p.stages) * stage_bytes(p));
+        positions += p.along == Along::positions;
         const double best = cost(p, kSms);
-        for (int bn : kTileNs)
-          for (int sp = 1; sp <= kMaxSplit; ++sp) {
-            const Plan q = plan(st.shape, m, kSms, bn, sp);
-            if (q.bn == bn && q.split == sp) {
-              EXPECT_GE(cost(q, kSms), best) << st.name << " bn " << bn << " split " << sp;
-            }
-          }
+        for (int along : {1, 2})
+          for (int n : {8, 16, 24, 32, 48, 64, 96, 128, 192, 256})
+            for (int sp = 1; sp <= kMaxSplit; ++sp)
+              for (int gpb : {1, 2}) {
+                const Plan q = plan(st.shape, m, kSms, {along, n, sp, gpb});
+                if (int(q.along) + 1 == along && q.n == n && q.split == sp && q.gpb == gpb) {
+                  EXPECT_GE(cost(q, kSms), best) << st.name << " " << kernel_name(q);
+                }
+              }
         ++checked;
       }
   EXPECT_EQ(checked, 4 * 16 * 2);
+  EXPECT_GT(positions, 0); // the long stages take the positions-on-M kernel
 }
 
-TEST(Plan, ForcedTileAndSplitAreHonouredOrFallBack) {
+TEST(Plan, ForcedVariantsAreHonouredOrFallBack) {
   const ConvShape s = peer_testing::all_stages(96)[0].shape; // up0: 96 iterations
-  const Plan p = plan(s, Math::tf32, kSms, 192, 5);
-  EXPECT_EQ(p.bn, 192);
+  const Plan p = plan(s, Math::tf32, kSms, {1, 192, 5, 0});
+  EXPECT_EQ(p.along, Along::rows);
+  EXPECT_EQ(p.n, 192);
   EXPECT_EQ(p.split, 5);
   EXPECT_EQ(p.iters_per_rank, 20);
-  const Plan x3 = plan(s, Math::f32x3, kSms, 256, 1); // f32x3 has no 256-column tile
-  EXPECT_LE(x3.bn, 128);
+  const Plan x3 = plan(s, Math::f32x3, kSms, {1, 256, 1, 0}); // f32x3 has no 256-column tile
+  EXPECT_LE(x3.n, 128);
   ConvShape post = convbench::testing::amp_shape(1, 7, 1, 300);
   post.cin = 8; // one chunk x 7 taps: 7 iterations, a split of 8 would leave a rank empty
-  const Plan q = plan(post, Math::tf32, kSms, 0, 8);
+  const Plan q = plan(post, Math::tf32, kSms, {1, 0, 8, 0});
   EXPECT_TRUE(ranks_nonempty(q.iters, q.split));
   EXPECT_LT(q.split, 8);
+  // up5 of the 512x model: 24 output channels, stride 2, both deltas in one block of 24 rows each.
+  const ConvShape up5 = peer_testing::all_stages(96)[5].shape;
+  const Plan r = plan(up5, Math::tf32, kSms, {2, 24, 0, 2});
+  EXPECT_EQ(r.along, Along::positions);
+  EXPECT_EQ(r.gpb, 2);
+  EXPECT_EQ(r.n, 24);
+  EXPECT_EQ(r.row_tiles, 1);
+  EXPECT_EQ(tile_channels(r, tile_of(r, 0)), 24);
+  EXPECT_EQ(cells_per_channel(r, tile_of(r, 0)), kPm * 2); // both phases of 128 positions
+  // No positions-on-M kernel for an input whose rows are not 16-byte aligned (l_in % 4 != 0).
+  ConvShape odd = up5;
+  odd.l_in = 97;
+  EXPECT_EQ(plan(odd, Math::tf32, kSms, {2, 24, 0, 2}).along, Along::rows);
 }
 
 TEST(Plan, RefusesWhatTheKernelsDoNotTake) {

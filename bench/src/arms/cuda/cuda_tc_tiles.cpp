@@ -1,9 +1,11 @@
-// The wgmma kernels' tile sweep: cuda-tf32 and cuda-f32x3 with the column tile and the cluster
-// split fixed, named "<arm>@n<tile>-s<split>", e.g. cuda-tf32@n128-s2. Hidden: `--arms
-// 'cuda-tf32@*'` names them all. Each is its arm with the plan forced: the same gate (a variant
-// that computes a wrong answer is refused, never timed), floor and stagings; it runs the cases
-// whose shape takes exactly that tile and split on this device and leaves the others out of the
-// plan with the reason. What the sweep measures checks the plan's cost model (wg_plan.cpp).
+// The wgmma kernels' tile sweep: cuda-tf32 and cuda-f32x3 with the orientation and tile fixed:
+// rows on M with wgmma N and the cluster split, "<arm>@rows-n<N>-s<split>"
+// (cuda-tf32@rows-n128-s2), positions on M with N and the groups per block,
+// "<arm>@pos-n<N>-g<groups>" (cuda-tf32@pos-n24-g2). Hidden: `--arms 'cuda-tf32@*'` names them all.
+// Each is its arm with the plan forced: the same gate (a variant that computes a wrong answer is
+// refused, never timed), floor and stagings; it runs the cases whose shape takes exactly that
+// variant on this device and leaves the others out of the plan with the reason. What the sweep
+// measures checks the plan's cost model (wg_plan.cpp).
 #include <memory>
 #include <string>
 
@@ -15,11 +17,11 @@ namespace {
 
 class TcTileArm final : public TcArm {
 public:
-  TcTileArm(tc::Precision p, int bn, int split, double tolerance)
-      : p_(p), tolerance_(tolerance), name_("cuda-" + tc::to_string(p) + "@n" + std::to_string(bn) +
-                                            "-s" + std::to_string(split)) {
-    o_.bn = bn;
-    o_.split = split;
+  TcTileArm(tc::Precision p, const tc::TcOptions &o, double tolerance)
+      : p_(p), tolerance_(tolerance), name_("cuda-" + tc::to_string(p) + "@" + variant(o)), o_(o) {}
+  static std::string variant(const tc::TcOptions &o) {
+    return o.along == 1 ? "rows-n" + std::to_string(o.n) + "-s" + std::to_string(o.split)
+                        : "pos-n" + std::to_string(o.n) + "-g" + std::to_string(o.gpb);
   }
   std::string name() const override { return name_; }
   bool hidden() const override { return true; }
@@ -44,13 +46,30 @@ private:
 };
 
 bool register_tile_arms() {
-  // The tolerances of cuda-tf32 and cuda-f32x3 (their arm files).
-  for (int bn : {64, 96, 128, 192, 256})
-    for (int split = 1; split <= 8; ++split) {
-      register_arm(std::make_unique<TcTileArm>(tc::Precision::tf32, bn, split, 5e-3));
-      if (bn <= 128)
-        register_arm(std::make_unique<TcTileArm>(tc::Precision::f32x3, bn, split, 1e-4));
-    }
+  // The variants of kernels/tc/src/wg_plan.hpp (kTileNs, kRowNs, kMaxAccumulators), with the
+  // tolerances of cuda-tf32 and cuda-f32x3 (their arm files).
+  for (tc::Precision p : {tc::Precision::tf32, tc::Precision::f32x3}) {
+    const bool x3 = p == tc::Precision::f32x3;
+    const double tol = x3 ? 1e-4 : 5e-3;
+    for (int n : {64, 96, 128, 192, 256})
+      for (int split = 1; split <= 8; ++split)
+        if (!x3 || n <= 128) {
+          tc::TcOptions o;
+          o.along = 1;
+          o.n = n;
+          o.split = split;
+          register_arm(std::make_unique<TcTileArm>(p, o, tol));
+        }
+    for (int n : {8, 16, 24, 32, 48, 64, 96, 128, 192})
+      for (int gpb : {1, 2})
+        if (gpb * n / 2 * (x3 ? 2 : 1) <= 96) {
+          tc::TcOptions o;
+          o.along = 2;
+          o.n = n;
+          o.gpb = gpb;
+          register_arm(std::make_unique<TcTileArm>(p, o, tol));
+        }
+  }
   return true;
 }
 [[maybe_unused]] const bool registered = register_tile_arms();

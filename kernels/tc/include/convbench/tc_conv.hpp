@@ -38,19 +38,21 @@ std::string to_string(Precision p); // "tf32", "f32x3", "f64-dmma"
 
 // ---- what an arm runs on the current device ----
 
-// Options that run a chosen variant: the tests', and the hidden tile arms (cuda-tf32@n128-s2);
+// Options that run a chosen variant: the tests', and the hidden tile arms (cuda-tf32@rows-n128-s2);
 // the arms use the defaults.
 struct TcOptions {
   bool wmma = false;     // tf32 / f32x3: the WMMA kernels even where the wgmma kernels run
   bool workspace = true; // WMMA: split-K through a workspace where the plan splits (else unsplit)
-  int bn = 0;            // wgmma: force the column tile (0: the plan's)
-  int split = 0;         // wgmma: force the cluster split (0: the plan's)
-  int planted = 0;       // wgmma: a planted fault (tests only; wg_kernel.cuh's Planted)
+  // wgmma, each 0 for the plan's choice: the orientation (1: rows on M, 2: positions on M), wgmma
+  // N, the cluster split (rows on M), the groups per block (positions on M).
+  int along = 0, n = 0, split = 0, gpb = 0;
+  int planted = 0; // wgmma: a planted fault (tests only; wg_kernel.cuh's Planted)
+  bool forced() const { return along || n || split || gpb; }
 };
 
 // Whether an arm of precision p computes `s` here (the wgmma kernels, else the WMMA kernels);
 // otherwise false and *why says why (both families' reasons where neither takes it).
-// With o.bn or o.split set, only where the wgmma kernels run s with exactly that tile and split.
+// With a forced wgmma variant (o.forced()), only where the wgmma kernels run s exactly so.
 bool tc_supported(const ConvShape &s, Precision p, std::string *why, const TcOptions &o = {});
 // The kernel an arm runs for s, in words (family, tile, split), for the result record.
 std::string tc_kernel_name(const ConvShape &s, Precision p, const TcOptions &o = {});
