@@ -16,7 +16,8 @@
 //   Positions on M (wg_positions_kernel): 128 positions x NG rows of each of G groups (1, or 2:
 //     both deltas of a ConvTranspose1d). The stage is each group's weights' box (32 channels x NG
 //     packed rows, as above: B) and one input window x[b][c..c+31][n0 + shift(g, j) ..] of 136
-//     positions (A), read by each thread into the A fragment registers (the second group's window
+//     positions (A; the box starts at the 16-byte boundary at or below that position, as TMA
+//     requires), read by each thread into the A fragment registers (the second group's window
 //     one position further), rounded to tf32 there (and split into hi and lo for f32x3).
 // Arithmetic:
 //   tf32: 4 wgmma k8 steps per stage and group into one accumulator.
@@ -390,7 +391,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             if constexpr (X3)
               dev::tma_load(st + (G + gi) * kW, &maps.a_lo, bar, c.ch, w_row, c.tap);
           }
-          dev::tma_load(st + kXOff, &maps.b, bar, c.x_pos, c.ch, t.b);
+          // A box starts 16-byte aligned (its innermost coordinate a multiple of 4 floats): the
+          // window starts up to 3 positions early, and the consumers skip them.
+          dev::tma_load(st + kXOff, &maps.b, bar, c.x_pos & ~3, c.ch, t.b);
         },
         kBytes);
   } else {
@@ -410,7 +413,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int s = k % stages;
       dev::mbar_wait(&pl.full[s], (k / stages) & 1);
       const unsigned char *st = pl.smem + s * kStage;
-      const float *xs = reinterpret_cast<const float *>(st + kXOff);
+      // The window's first position is the iteration's x_pos rounded down to a multiple of 4.
+      const float *xs = reinterpret_cast<const float *>(st + kXOff) + (coords(P, t, k).x_pos & 3);
 #pragma unroll
       for (int half = 0; half < (X3 ? 2 : 1); ++half) {
         constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group

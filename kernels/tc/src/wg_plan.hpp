@@ -35,14 +35,15 @@
 
 namespace convbench::tc::wg {
 
-constexpr int kBm = 128;       // rows on M: tile rows, two consumer warpgroups of 64
-constexpr int kPm = 128;       // positions on M: tile positions, two consumer warpgroups of 64
-constexpr int kBk = 32;        // input channels per pipeline stage: one 128-byte swizzle row
-constexpr int kBoxPos = 136;   // positions on M: the input window, 128 + 8 positions (a pitch
-                               // of 8 mod 32 words: conflict-free fragment loads)
-constexpr int kMaxGroups = 12; // two deltas, each cut into at most 6 power-of-two runs
-constexpr int kMaxSplit = 8;   // a thread-block cluster of at most 8 (portable size)
-constexpr int kThreads = 288;  // two consumer warpgroups, one producer warp
+constexpr int kBm = 128; // rows on M: tile rows, two consumer warpgroups of 64
+constexpr int kPm = 128; // positions on M: tile positions, two consumer warpgroups of 64
+constexpr int kBk = 32;  // input channels per pipeline stage: one 128-byte swizzle row
+// Positions on M: the input window, 128 positions, + 1 for the second group, + 3 for the box's
+// 16-byte aligned start, to a pitch of 8 mod 32 words (conflict-free fragment loads).
+constexpr int kBoxPos = 136;
+constexpr int kMaxGroups = 12;         // two deltas, each cut into at most 6 power-of-two runs
+constexpr int kMaxSplit = 8;           // a thread-block cluster of at most 8 (portable size)
+constexpr int kThreads = 288;          // two consumer warpgroups, one producer warp
 constexpr int kSmemBytes = 227 * 1024; // the opt-in shared memory of a block on sm_90
 constexpr int kTilePad = 8; // rows on M: epilogue tile row pitch bn + 8, conflict-free stores
 constexpr int kRowPad = 4;  // positions on M: epilogue tile row pitch 128 x phases + 4
