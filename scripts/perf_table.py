@@ -7,6 +7,11 @@ target, in how many cases it is met and which cases miss it (the chain against t
 stages' best times from the same run). A ratio the analysis refuses (a gate tripped on one of
 its two cases) is marked with a dagger; `convbench-analyze report` names why.
 
+Then the tensor-core arms' targets, per case: cuda-tf32 within 1.2x of cuBLAS TF32 on the same
+multiply-adds and faster than cudnn-tf32, cuda-f32x3 at least 2x faster than cudnn-f32 (1536
+frames) and no less accurate than cuda-f32 (relative L2 against cpu-f64, from the gates of one
+run), with the kernel each arm ran.
+
 Then, per case, our arms against cuBLAS on the stage's polyphase GEMM: cuda-tf32 / cuBLAS TF32,
 cuda-f32 / cuBLAS SIMT f32, cuda-f64-dmma / cuBLAS f64. The ceilings come from a record of
 `scripts/torch_peer.py --gemm --beside RUN.json` (its context.beside.run_id names the bench_conv
@@ -147,6 +152,90 @@ def targets(rows):
     ]
 
 
+TC_TARGETS = (
+    "cuda-tf32 within 1.2x of cuBLAS TF32 (same call)",
+    "cuda-tf32 faster than cudnn-tf32",
+    "cuda-f32x3 at least 2x faster than cudnn-f32 (1536 frames)",
+    "cuda-f32x3 no less accurate than cuda-f32 (relative L2)",
+)
+
+
+def rel_l2(cases, arm):
+    c = cases.get(arm)
+    return None if not c else c["gate"].get("rel_l2_err")
+
+
+def _tc_checks(stage, frames, cases):
+    t32, cub, n32 = (best(cases, a) for a in ("cuda-tf32", "torch-cublas-gemm-tf32", "cudnn-tf32"))
+    x3, nf = best(cases, "cuda-f32x3"), best(cases, "cudnn-f32")
+    e3, ef = rel_l2(cases, "cuda-f32x3"), rel_l2(cases, "cuda-f32")
+    out = []
+    if t32 is not None and cub is not None:
+        r = t32 / cub
+        out.append(
+            (TC_TARGETS[0], r <= 1.2, r, refused(cases, "cuda-tf32", "torch-cublas-gemm-tf32"))
+        )
+    if t32 is not None and n32 is not None:
+        r = t32 / n32
+        out.append((TC_TARGETS[1], r < 1.0, r, refused(cases, "cuda-tf32", "cudnn-tf32")))
+    if frames == 1536 and x3 is not None and nf is not None:
+        r = x3 / nf
+        out.append((TC_TARGETS[2], r <= 0.5, r, refused(cases, "cuda-f32x3", "cudnn-f32")))
+    if e3 is not None and ef is not None and ef > 0:
+        r = e3 / ef
+        out.append((TC_TARGETS[3], r <= 1.0, r, False))
+    return out
+
+
+def print_tensor_core(rows) -> None:
+    """The tensor-core arms against their targets, per case, then met / total per target."""
+    if not any(best(c, "cuda-f32x3") or best(c, "cudnn-tf32") for *_, c, _ in rows):
+        return
+    print(
+        "Tensor-core arms: cuda-tf32 against cuBLAS TF32 on the same multiply-adds (measured "
+        "beside it in the same call) and cudnn-tf32; cuda-f32x3 against cudnn-f32, and its "
+        "relative L2 error against cpu-f64 beside cuda-f32's (the gates of the same run).\n"
+    )
+    print(
+        "| model | stage | frames | cuda-tf32 us | cuBLAS TF32 us | tf32 / cuBLAS | cudnn-tf32 us "
+        "| tf32 / cuDNN | cuda-f32x3 us | cudnn-f32 us | f32x3 / cuDNN | f32x3 rel-L2 "
+        "| cuda-f32 rel-L2 | cuda-tf32 kernel |"
+    )
+    print("| --- " * 14 + "|")
+    out = {k: [0, 0, [], [], 0] for k in TC_TARGETS}
+    for model, stage, frames, cases, _ in rows:
+        t32, cub = best(cases, "cuda-tf32"), best(cases, "torch-cublas-gemm-tf32")
+        n32, x3, nf = best(cases, "cudnn-tf32"), best(cases, "cuda-f32x3"), best(cases, "cudnn-f32")
+        e3, ef = rel_l2(cases, "cuda-f32x3"), rel_l2(cases, "cuda-f32")
+        kernel = ((cases.get("cuda-tf32") or {}).get("kernel") or {}).get("name", "-")
+        # The chain's is every stage's: the stages' rows name them.
+        kernel = "-" if stage == "chain" else kernel.replace(" (weights packed)", "")
+        print(
+            f"| {model} | {stage} | {frames} | {fmt_us(t32)} | {fmt_us(cub)} "
+            f"| {mark(ratio(t32, cub), cases, 'cuda-tf32', 'torch-cublas-gemm-tf32')} "
+            f"| {fmt_us(n32)} | {mark(ratio(t32, n32), cases, 'cuda-tf32', 'cudnn-tf32')} "
+            f"| {fmt_us(x3)} | {fmt_us(nf)} "
+            f"| {mark(ratio(x3, nf), cases, 'cuda-f32x3', 'cudnn-f32')} "
+            f"| {'-' if e3 is None else f'{e3:.2e}'} | {'-' if ef is None else f'{ef:.2e}'} "
+            f"| {kernel} |"
+        )
+        for name, ok, r, no in _tc_checks(stage, frames, cases):
+            v = out[name]
+            v[0], v[1], v[4] = v[0] + ok, v[1] + 1, v[4] + no
+            v[3].append(r)
+            if not ok:
+                v[2].append(f"{model} {stage}/{frames} {r:.2f}")
+    print()
+    for name, (met, total, misses, span, no) in out.items():
+        if total:
+            print(
+                f"- {name}: met in {met} of {total} (ratios {min(span):.2f}-{max(span):.2f})"
+                + (f", {no} of the {total} refused by the analysis" if no else "")
+                + (f"; misses (ratio): {', '.join(misses)}" if misses else "")
+            )
+    print()
+
+
 def _by_case(run, assessed):
     by = {}
     for c in run.cases:
@@ -211,6 +300,7 @@ def print_table(runs) -> None:
             + (f"; misses (ratio): {', '.join(misses)}" if misses else "")
         )
     print()
+    print_tensor_core(rows)
     print_ceilings(rows)
 
 

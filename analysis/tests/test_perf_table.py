@@ -238,3 +238,47 @@ def test_a_document_of_records_kept_out_of_git_names_its_file_and_command(tmp_pa
     assert "kept out of git" in head and "committed records" not in head
     bad = subprocess.run([*args], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+
+
+def tc_rows(out):
+    body = out.split("Tensor-core arms:", 1)[1].split("Against cuBLAS", 1)[0]
+    return [
+        [x.strip() for x in ln.strip("|").split("|")]
+        for ln in body.splitlines()
+        if ln.startswith(f"| {synth.MODEL} |")
+    ], body
+
+
+def test_tensor_core_targets_with_known_ratios(tmp_path):
+    # cuda-tf32 is cuda-f32's samples (so 2.00 of the ceilings, which run at half its time);
+    # cudnn-tf32 is cudnn-f32's; cuda-f32x3 runs at 0.4x cudnn-f32's time everywhere but
+    # up1/1536 (0.6x: a named miss of the 2x target), and its gate's relative L2 is half
+    # cuda-f32's but on up0/96 (twice: a miss). Planted (seen failing): the 2x target written
+    # `r < 2.0` (met everywhere), and the accuracy ratio taken cuda-f32 over f32x3 (misses flip).
+    run = relabel(our_run(), {"cudnn-f32": ["cudnn-tf32"]})
+    for c in [c for c in run["cases"] if c["arm"] == "cudnn-f32"]:
+        x = copy.deepcopy(c)
+        x["arm"], x["id"] = "cuda-f32x3", c["id"].replace("/cudnn-f32/", "/cuda-f32x3/")
+        f = 0.6 if (c["stage"], c["frames"]) == ("up1", 1536) else 0.4
+        synth.set_seconds(x, [s["seconds"] * f for s in c["samples"]])
+        run["cases"].append(x)
+        for o in run["plan"]["order"]:
+            if c["id"] in o["cases"]:
+                o["cases"].append(x["id"])
+    run["plan"]["arms"] = sorted({c["arm"] for c in run["cases"]})
+    for c in run["cases"]:
+        if c["arm"] == "cuda-f32":
+            c["gate"]["rel_l2_err"] = 4e-7
+        if c["arm"] == "cuda-f32x3":
+            c["gate"]["rel_l2_err"] = 8e-7 if (c["stage"], c["frames"]) == ("up0", 96) else 2e-7
+    r = table(_write(tmp_path, run), _write(tmp_path, ceilings_beside(run), "gemm.json"))
+    assert r.returncode == 0, r.stderr
+    rows, body = tc_rows(r.stdout)
+    assert len(rows) == 6
+    assert all(row[5].rstrip("†") == "2.00" for row in rows)
+    assert "- cuda-tf32 within 1.2x of cuBLAS TF32 (same call): met in 0 of 6" in body
+    assert "- cuda-tf32 faster than cudnn-tf32: met in 6 of 6" in body
+    assert "- cuda-f32x3 at least 2x faster than cudnn-f32 (1536 frames): met in 1 of 2" in body
+    assert f"misses (ratio): {synth.MODEL} up1/1536 0.60" in body
+    assert "- cuda-f32x3 no less accurate than cuda-f32 (relative L2): met in 5 of 6" in body
+    assert f"{synth.MODEL} up0/96 2.00" in body

@@ -18,15 +18,18 @@ constexpr int64_t kInt = 2147483647LL;
 // cycle; device memory: ~1750 bytes per cycle for the whole device (3.3 TB/s sustained); each
 // iteration's fixed cost (barriers, the descriptors): 32 cycles; a block's fixed cost (its
 // pipeline filling from device memory, barrier set-up): ~1500 cycles; the epilogue's shared-memory
-// tile and stores: ~64 bytes per cycle; positions on M, the A fragments each consumer thread loads
-// and rounds: 8 instructions per k-step and group, 8 warps at 4 per cycle.
+// tile and stores: ~64 bytes per cycle; positions on M, the A fragments each consumer thread loads,
+// rounds and addresses (~12 instructions per k-step and group, 8 warps at 4 per cycle, twice for
+// f32x3's split), which do not overlap the block's own MMAs (a register A operand must be ready
+// before its wgmma issues): on the H200 this made up0 of the 512x model at 1536 frames 15% slower
+// with positions on M than with rows on M at the same N, and the long stages 1.6-2.6x faster.
 constexpr double kMacsPerCycle = 1024.0;
 constexpr double kFillBytesPerCycle = 48.0;
 constexpr double kDramBytesPerCycle = 1750.0;
 constexpr double kIterOverhead = 32.0;
 constexpr double kBlockOverhead = 1500.0;
 constexpr double kEpilogueBytesPerCycle = 64.0;
-constexpr double kFragmentCycles = 8.0 * 8.0 / 4.0;
+constexpr double kFragmentCycles = 12.0 * 8.0 / 4.0;
 // Input bytes taken to stay in L2 (60 MB) between the row tiles that read them.
 constexpr double kL2Bytes = 24e6;
 
@@ -138,8 +141,9 @@ double cost(const Plan &p, int sms) {
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kMacsPerCycle;
   const double fill = double(stage_bytes(p)) / kFillBytesPerCycle;
-  const double frags = p.along == Along::positions ? kFragmentCycles * 4 * p.gpb * terms : 0.0;
-  const double iter = std::max(mma + frags, fill) + kIterOverhead;
+  const double frags =
+      p.along == Along::positions ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? 2.0 : 1.0) : 0.0;
+  const double iter = std::max(mma, fill) + frags + kIterOverhead;
   const int64_t ctas = int64_t(blocks_per_rank(p)) * p.split;
   // Blocks per multiprocessor: as shared memory and registers allow (accumulators of 96 or more
   // per thread leave room for one block of 288 threads), splits whole.
@@ -154,10 +158,13 @@ double cost(const Plan &p, int sms) {
   // Every byte device memory must move: the packed weights once (the blocks of one row tile run
   // side by side), the input (once as it is, or read, written and read again through xT with
   // rows on M) once per row tile of a set when it is too large to stay in L2 between them, the
-  // output; the transpose runs before the kernel, not beside it.
+  // output (twice where a block writes only some of each position's phases: the sectors are
+  // completed by another block, measured on the H200 as up to 1.6x slower on the long stages);
+  // the transpose runs before the kernel, not beside it.
   const double planes = p.math == Math::f32x3 ? 2.0 : 1.0;
   const double x = 4.0 * double(p.batch) * p.cin * p.l_in;
-  const double y = 4.0 * double(p.batch) * p.cout * p.l_out;
+  const int block_phases = p.gpb * p.np[0];
+  const double y = 4.0 * double(p.batch) * p.cout * p.l_out * (block_phases < p.s_out ? 2.0 : 1.0);
   const double w = 4.0 * planes * double(packed_weight_floats(p));
   const double x_reads =
       x * (p.along == Along::rows ? planes : 1.0) > kL2Bytes ? double(p.row_tiles) / p.sets : 1.0;
