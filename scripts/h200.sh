@@ -13,6 +13,7 @@
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
+#   wgmma, tiles, ncu-tc: the wgmma kernels' device tests, their tile sweep, ncu of their kernels;
 #   main10, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
 #   cuDNN, two pinned cuDNN algorithms, cuda-f32 beside cudnn-f32 on every AMP Conv1d (AMP_FRAMES),

@@ -1,6 +1,7 @@
-// cuda-f32x3: the polyphase GEMM on the tensor cores (kernels/tc) at f32 accuracy, 3xTF32: each
-// operand split into hi = tf32(a) and lo = tf32(a - hi), three WMMA m16n16k8 products per k-step
-// (lo*hi + hi*lo first, then hi*hi) into one f32 accumulator, bias last. Tolerance 1e-4
+// cuda-f32x3: the convolution on the tensor cores (kernels/tc, the kernels of cuda-tf32) at f32
+// accuracy, 3xTF32: each operand split into hi = tf32(a) and lo = tf32(a - hi), three products
+// per k-step (lo*hi + hi*lo first, then hi*hi) into a fresh f32 accumulator per few k-steps whose
+// sum is added to the total with FADD, bias last. Tolerance 1e-4
 // relative L2, cuda-f32's bound: the split keeps ~22 bits of each operand, the dropped lo*lo is
 // ~2^-22 of a product, so the f32 accumulation dominates the error as in cuda-f32 (the host
 // emulation measures it at least 10x under cuda-tf32's; kernels/tc/tests). Floor "fp32_fma", as

@@ -1,4 +1,5 @@
-// cuda-tf32: the polyphase GEMM on the tensor cores (kernels/tc): operands rounded to tf32 as
+// cuda-tf32: the convolution on the tensor cores (kernels/tc: the wgmma kernels on an H100/H200,
+// Conv1d and ConvTranspose1d; the WMMA polyphase GEMM elsewhere): operands rounded to tf32 as
 // __float_to_tf32 does, f32 accumulate, bias last. Tolerance 5e-3 relative L2, as cudnn-tf32:
 // each operand carries up to 2^-11 relative error (the emulation measures ~3e-4 on the vocoder
 // stages). Floor "fp32_fma": devices.json has no tensor-core rate, so the fp32 FMA floor is the

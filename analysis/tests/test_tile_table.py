@@ -1,0 +1,60 @@
+"""scripts/tile_table.py on a synthetic record with known times: the plan's case (cuda-tf32, its
+kernel named in the record) against hidden variants of both orientations timed at known fractions
+of it. Planted (seen failing): the best variant taken as the slowest (max instead of min)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import synth
+from test_perf_table import relabel
+
+REPO = Path(__file__).resolve().parents[2]
+# variant -> its time as a fraction of the plan's
+KNOWN = {"rows-n128-s1": 0.8, "rows-n192-s2": 1.3, "pos-n24-g2": 1.1}
+
+
+def run_table(tmp_path, run):
+    p = tmp_path / "tiles.json"
+    p.write_text(json.dumps(run))
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts/tile_table.py"), str(p)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_plan_against_the_best_variant(tmp_path):
+    run = synth.make_run(arms=("cuda-f32",))
+    run = relabel(run, {"cuda-f32": ["cuda-tf32", *[f"cuda-tf32@{v}" for v in KNOWN]]}, keep=False)
+    plan = {c["id"]: c for c in run["cases"] if c["arm"] == "cuda-tf32"}
+    for c in run["cases"]:
+        if "@" in c["arm"]:
+            mine = plan[c["id"].replace(f"/{c['arm']}/", "/cuda-tf32/")]
+            f = KNOWN[c["arm"].split("@")[1]]
+            synth.set_seconds(c, [s["seconds"] * f for s in mine["samples"]])
+        else:
+            c["kernel"] = {"name": "wgmma tf32 rows-on-M m64n192k8", "issued_macs": 1}
+    r = run_table(tmp_path, run)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if " cuda-tf32 " in ln]
+    assert len(lines) == 6
+    for ln in lines:
+        f = ln.split()
+        assert f[4] == "rows-n128-s1" and f[5] == "1.250" and f[6] == "2/3", ln
+        assert "[wgmma tf32 rows-on-M m64n192k8]" in ln
+    assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
+
+
+def test_a_bad_record_is_one_line_and_exit_2(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text("{")
+    r = subprocess.run(
+        [sys.executable, str(REPO / "scripts/tile_table.py"), str(p)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
