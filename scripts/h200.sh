@@ -13,7 +13,8 @@
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
-#   wgmma, tiles, ncu-tc: the wgmma kernels' device tests, their tile sweep, ncu of their kernels;
+#   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them, their tile
+#   sweep, ncu of their kernels;
 #   main10, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
 #   cuDNN, two pinned cuDNN algorithms, cuda-f32 beside cudnn-f32 on every AMP Conv1d (AMP_FRAMES),
@@ -334,6 +335,15 @@ if has wgmma; then
       tar -C "$W" -czf "$OUT/h200.tgz" logs results; exit 1
     fi
   done
+fi
+
+if has wgmma-san; then
+  # The wgmma kernels under compute-sanitizer memcheck: the identity GEMM (every variant) and the
+  # small sets of the random shapes and planted faults (CONVBENCH_SANITIZER_SMALL).
+  CONVBENCH_SANITIZER_SMALL=1 timeout $(cap 150) compute-sanitizer --tool memcheck --error-exitcode 1 \
+    $B/bin/tc_gpu_tests --gtest_filter='Wgmma.IdentityGemmDecodesEveryCell:Wgmma.RandomShapesOfBothOps:Wgmma.PlantedFaultsAreCaught' \
+    >"$W/logs/san-memcheck-wgmma.txt" 2>&1
+  log "memcheck wgmma: rc=$? $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$W/logs/san-memcheck-wgmma.txt" | tr '\n' ' ')"
 fi
 
 if has tiles; then
