@@ -5,15 +5,26 @@
 // same expression, in the same order, in all of them:
 //   acc = bias; acc = acc + w[k] * xpad[t + k] for k ascending (one f32 multiply, one f32 add,
 //   never contracted to an FMA); then SiLU as v / (1 + exp_f32(-v)) with exp_f32 below.
-// The register kernel and the tiled kernel differ only in where the window comes from
-// (registers sliding along t, or a shared-memory tile), so they promise the same bits.
+// The register kernel and the tiled kernel differ only in where the window comes from (loaded by
+// each thread straight into its registers, or staged by the block in a shared-memory tile), so
+// they promise the same bits.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "host_device.hpp"
+
+// Fully unrolled on the device wherever a loop indexes a register array (a window, a thread's
+// groups): an array indexed at run time would live in local memory.
+#if defined(__CUDA_ARCH__)
+#define CONVBENCH_CAUSAL_UNROLL _Pragma("unroll")
+#else
+#define CONVBENCH_CAUSAL_UNROLL
+#endif
 
 namespace convbench::causal_detail {
 
@@ -54,12 +65,14 @@ CONVBENCH_HD float rint(float a) {
   return std::nearbyint(a);
 #endif
 }
-CONVBENCH_HD float scale2(float a, int n) { // a x 2^n, exact in the range exp_f32 uses
-#if defined(__CUDA_ARCH__)
-  return ldexpf(a, n);
-#else
-  return std::ldexp(a, n);
-#endif
+// a x 2^n for -126 <= n <= 127, the n exp_f32 passes: one multiply by the normal float 2^n, so
+// correctly rounded -- ldexp's bits (Scale2IsLdexp), without the device ldexpf's handling of
+// exponents outside that range (a dozen instructions per cell).
+CONVBENCH_HD float scale2(float a, int n) {
+  const uint32_t u = uint32_t(n + 127) << 23;
+  float s;
+  std::memcpy(&s, &u, 4);
+  return mul(a, s);
 }
 
 CONVBENCH_HD float infinity_f32() {
@@ -167,55 +180,305 @@ CONVBENCH_HD float xpad(const CausalParams &p, int64_t row, bool state, int64_t 
   return state ? p.initial_state[row * (K - 1) + j] : 0.0f;
 }
 
-CONVBENCH_HD bool row_has_state(const CausalParams &p, int64_t row) {
-  return p.initial_state && p.has_initial_state[row / p.channels] != 0;
+// Whether sequence `seq` starts from its initial state (read only by the blocks at t = 0).
+CONVBENCH_HD bool seq_has_state(const CausalParams &p, int64_t seq) {
+  return p.initial_state && p.has_initial_state[seq] != 0;
 }
 
-// ---- the register kernel: one thread per (row, segment of kSeg outputs) ----
-constexpr int kRegSeg = 16;      // outputs per thread
-constexpr int kRegThreads = 128; // threads per block
+// ---- what both kernels share: groups of four consecutive outputs ----
+// A thread's unit of work is a group: outputs t .. t + 3 of one row (t a multiple of 4), computed
+// from the window win[m] = xpad[t + m], m < K + 3: K - 1 halo values, then the group's own four x.
+// Where rows are a multiple of 4 long and the buffers aligned (kVec), a group's x and y are one
+// 16-byte vector each (8 bytes of bf16 y), and 32 lanes on consecutive groups move 512
+// contiguous bytes; otherwise element by element, the last group of a row partial.
+constexpr int kGroup = 4;
+template <int K> constexpr int kWin = K - 1 + kGroup;
 
-CONVBENCH_HD int64_t register_threads(const CausalParams &p) {
-  return p.batch * p.channels * ((p.length + kRegSeg - 1) / kRegSeg);
+// Whether a launch can take the vector path: every group's x and y start 16 (bf16 y: 8) bytes
+// aligned.
+inline bool causal_vec(const CausalParams &p, bool bf16) {
+  const uintptr_t ya = bf16 ? 8 : 16;
+  return p.length % kGroup == 0 && reinterpret_cast<uintptr_t>(p.x) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(p.y) % ya == 0;
 }
 
-// Thread `gid`: its channel's K taps and a K-value window in registers, sliding along t.
-template <int K, bool kBf16, Fault F = Fault::none>
-CONVBENCH_HD void register_thread(const CausalParams &p, int64_t gid) {
-  const int64_t segs = (p.length + kRegSeg - 1) / kRegSeg;
-  const int64_t row = gid / segs, t0 = (gid % segs) * kRegSeg;
-  if (row >= p.batch * p.channels)
+// 16-byte accesses: loads (LDG.128, or LDS.128 from the tile), the tile's cp.async copies and the
+// y stores. The host emulation aborts where the device would fault on a misaligned vector, so CI
+// sees bad vector index maths.
+CONVBENCH_HD void check_aligned(const void *ptr, uintptr_t bytes) {
+#if !defined(__CUDA_ARCH__)
+  if (reinterpret_cast<uintptr_t>(ptr) % bytes != 0) {
+    std::fprintf(stderr, "causal kernels: misaligned %d-byte vector access\n", int(bytes));
+    std::abort();
+  }
+#else
+  (void)ptr;
+  (void)bytes;
+#endif
+}
+CONVBENCH_HD void load4(const float *src, float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  const float4 f = *reinterpret_cast<const float4 *>(src);
+  v[0] = f.x;
+  v[1] = f.y;
+  v[2] = f.z;
+  v[3] = f.w;
+#else
+  check_aligned(src, 16);
+  for (int e = 0; e < 4; ++e)
+    v[e] = src[e];
+#endif
+}
+// One 16-byte copy global -> shared that holds no registers (cp.async, L2 only), or zeros where
+// `in` is false (src-size 0: nothing is read). Each thread waits for its own copies (copy_wait)
+// before the barrier that publishes the tile.
+CONVBENCH_HD void copy16_async(float *dst, const float *src, bool in) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(in ? 16 : 0)
+               : "memory");
+#else
+  check_aligned(dst, 16);
+  float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (in)
+    load4(src, v);
+  for (int e = 0; e < 4; ++e)
+    dst[e] = v[e];
+#endif
+}
+CONVBENCH_HD void copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+// The y stores are spelled in PTX, so that each stays one plain 16-byte (bf16: 8-byte) store: nvcc
+// split a float4 assignment to y into four, and __stwb's is a strong (.STRONG.SM) store.
+CONVBENCH_HD void store4_global(float *dst, const float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "f"(v[0]), "f"(v[1]),
+               "f"(v[2]), "f"(v[3])
+               : "memory");
+#else
+  check_aligned(dst, 16);
+  for (int e = 0; e < 4; ++e)
+    dst[e] = v[e];
+#endif
+}
+CONVBENCH_HD void store4_global_bf16(uint16_t *dst, const float (&v)[4]) {
+  uint16_t h[4];
+  for (int e = 0; e < 4; ++e)
+    h[e] = to_bf16(v[e]);
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst),
+               "r"(uint32_t(h[0]) | uint32_t(h[1]) << 16),
+               "r"(uint32_t(h[2]) | uint32_t(h[3]) << 16)
+               : "memory");
+#else
+  check_aligned(dst, 8);
+  for (int e = 0; e < 4; ++e)
+    dst[e] = h[e];
+#endif
+}
+
+// The group's four cells, each causal_cell over win[e .. e + K - 1].
+template <int K, Fault F>
+CONVBENCH_HD void group_cells(const float (&w)[K], const float (&win)[kWin<K>], float bias,
+                              bool act, float (&out)[kGroup]) {
+  CONVBENCH_CAUSAL_UNROLL
+  for (int e = 0; e < kGroup; ++e) {
+    float cw[K];
+    for (int k = 0; k < K; ++k)
+      cw[k] = win[e + k];
+    out[e] = causal_cell<K, F>(w, cw, bias, act);
+  }
+}
+
+// y[i .. i + n - 1] of a group (n < 4 only for a partial last group, element path).
+template <bool kBf16, bool kVec>
+CONVBENCH_HD void store_group(const CausalParams &p, int64_t i, int64_t n,
+                              const float (&out)[kGroup]) {
+  if constexpr (kVec) {
+    if constexpr (kBf16)
+      store4_global_bf16(static_cast<uint16_t *>(p.y) + i, out);
+    else
+      store4_global(static_cast<float *>(p.y) + i, out);
+  } else {
+    for (int e = 0; e < kGroup; ++e)
+      if (e < n)
+        store_y<kBf16>(p, i + e, out[e]);
+  }
+}
+
+// win[idx] for an index known only at run time, by selects: a register array indexed at run
+// time would live in local memory.
+template <int N> CONVBENCH_HD float window_at(const float (&win)[N], int64_t idx) {
+  float v = win[0];
+  for (int m = 1; m < N; ++m)
+    v = idx == m ? win[m] : v;
+  return v;
+}
+
+// n / d for n < 2^31, by a multiply and a shift (Granlund-Montgomery, as PyTorch's IntDivider):
+// the register kernel maps a flat group index to its channel once per group, where a hardware
+// division would cost tens of instructions. Set up on the host; the emulation uses the same maths.
+struct FastDiv {
+  uint32_t d = 1, magic = 1, shift = 0;
+};
+inline FastDiv make_fast_div(uint32_t d) {
+  FastDiv f;
+  f.d = d;
+  while (f.shift < 32 && (uint64_t(1) << f.shift) < d)
+    ++f.shift;
+  f.magic = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << f.shift) - d)) / d + 1);
+  return f;
+}
+CONVBENCH_HD uint32_t fast_div(const FastDiv &f, uint32_t n) {
+#if defined(__CUDA_ARCH__)
+  const uint32_t t = __umulhi(n, f.magic);
+#else
+  const uint32_t t = uint32_t((uint64_t(n) * f.magic) >> 32);
+#endif
+  return (t + n) >> f.shift;
+}
+
+// ---- the register kernel: one thread per kRegGroups groups, its windows in registers ----
+// The groups of a sequence are numbered flat, g = channel x per_row + t / 4 (rows back to back
+// in memory, so consecutive g are consecutive 16 bytes of x and y even across rows). Lane l of
+// warp w takes groups w x 32 x kRegGroups + 32 i + l: each load and store instruction of a warp
+// covers 32 consecutive groups. A thread loads its whole window, halo included, from global
+// memory into registers (the halo is the previous group's x, one more 16-byte load that the
+// neighbouring lane's load has just brought into L1), then computes from registers alone.
+constexpr int kRegGroups = 2;                // groups per thread, 32 groups apart
+constexpr int kRegSeg = kGroup * kRegGroups; // outputs per thread
+constexpr int kRegThreads = 128;             // threads per block
+
+// gridDim = (blocks, batch); a sequence's groups must number below 2^31 (fast_div).
+struct RegisterPlan {
+  FastDiv per_row;     // groups per row, ceil(length / 4)
+  uint32_t groups = 0; // groups per sequence, channels x per_row.d
+  uint32_t blocks = 0; // blocks per sequence
+};
+inline bool register_plan_fits(const CausalParams &p) {
+  return p.channels * ((p.length + kGroup - 1) / kGroup) < (int64_t(1) << 31);
+}
+inline RegisterPlan register_plan(const CausalParams &p) {
+  RegisterPlan g;
+  g.per_row = make_fast_div(uint32_t((p.length + kGroup - 1) / kGroup));
+  g.groups = uint32_t(p.channels * g.per_row.d);
+  const int64_t per_block = int64_t(kRegThreads) * kRegGroups;
+  g.blocks = uint32_t((int64_t(g.groups) + per_block - 1) / per_block);
+  return g;
+}
+
+// Where a group lies: channel c, position t = 4q, and `at`, the offset of x[row][t] (and of
+// y[row][t]). On the vector path rows are a multiple of 4 long, so `at` is simply 4 x the flat
+// group index past the sequence's start: no row x length products per group.
+struct RegGroup {
+  uint32_t c, q;
+  int64_t at;
+};
+
+// Group `gr` of sequence `seq`: its window from global memory.
+template <int K, bool kVec>
+CONVBENCH_HD void register_window(const CausalParams &p, int64_t seq, const RegGroup &gr,
+                                  float (&win)[kWin<K>]) {
+  const float *xg = p.x + gr.at;
+  if (gr.q > 0) { // halo xpad[t .. t + K - 2] = x[t - K + 1 .. t - 1], inside the row
+    if constexpr (kVec) {
+      float h[kGroup];
+      load4(xg - kGroup, h);
+      for (int m = 0; m < K - 1; ++m)
+        win[m] = h[kGroup - (K - 1) + m];
+    } else {
+      for (int m = 0; m < K - 1; ++m)
+        win[m] = xg[m - (K - 1)];
+    }
+  } else {
+    const bool state = seq_has_state(p, seq);
+    for (int m = 0; m < K - 1; ++m)
+      win[m] = xpad<K>(p, seq * p.channels + gr.c, state, m);
+  }
+  if constexpr (kVec) {
+    float v[kGroup];
+    load4(xg, v);
+    for (int e = 0; e < kGroup; ++e)
+      win[K - 1 + e] = v[e];
+  } else {
+    const int64_t t = int64_t(gr.q) * kGroup;
+    for (int e = 0; e < kGroup; ++e)
+      win[K - 1 + e] = t + e < p.length ? xg[e] : 0.0f;
+  }
+}
+
+// Thread `tid` (blockIdx.x x kRegThreads + threadIdx.x) of sequence `seq` (blockIdx.y). Every
+// window is loaded before the first store, so all of the thread's loads are in flight at once.
+template <int K, bool kBf16, bool kVec, Fault F = Fault::none>
+CONVBENCH_HD void register_thread(const CausalParams &p, const RegisterPlan &g, int64_t seq,
+                                  uint32_t tid) {
+  const uint32_t first = tid / 32 * (32 * kRegGroups) + tid % 32;
+  const int64_t seq_at = seq * p.channels * p.length;
+  float win[kRegGroups][kWin<K>];
+  RegGroup gr[kRegGroups];
+  bool ok[kRegGroups];
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kRegGroups; ++i) {
+    const uint32_t gi = first + 32 * uint32_t(i);
+    ok[i] = gi < g.groups;
+    gr[i].c = fast_div(g.per_row, gi);
+    gr[i].q = gi - gr[i].c * g.per_row.d;
+    gr[i].at = kVec ? seq_at + int64_t(gi) * kGroup
+                    : (seq * p.channels + gr[i].c) * p.length + int64_t(gr[i].q) * kGroup;
+    if (ok[i])
+      register_window<K, kVec>(p, seq, gr[i], win[i]);
+  }
+  if (!ok[0])
     return;
-  const int64_t c = row % p.channels;
-  float w[K], win[K];
-  for (int k = 0; k < K; ++k)
-    w[k] = p.w[c * K + k];
-  const float b = p.bias ? p.bias[c] : 0.0f;
-  const bool state = row_has_state(p, row);
-  for (int k = 0; k < K - 1; ++k)
-    win[k] = xpad<K>(p, row, state, t0 + k);
-  const int64_t t1 = t0 + kRegSeg < p.length ? t0 + kRegSeg : p.length;
-  for (int64_t t = t0; t < t1; ++t) {
-    win[K - 1] = p.x[row * p.length + t];
-    store_y<kBf16>(p, row * p.length + t, causal_cell<K, F>(w, win, b, p.silu));
-    for (int k = 0; k < K - 1; ++k)
-      win[k] = win[k + 1];
-  }
-  // The thread of the row's last segment holds xpad[L .. L + K - 2] in its window.
-  if (t1 == p.length) {
-    float *fs = final_state_row<F>(p, row, K - 1);
-    for (int k = 0; k < K - 1; ++k)
-      fs[k] = win[k];
+  // The taps of the channel being computed: reloaded only where a thread's groups change row.
+  float w[K], b;
+  auto taps = [&](uint32_t c) {
+    for (int k = 0; k < K; ++k)
+      w[k] = p.w[int64_t(c) * K + k];
+    b = p.bias ? p.bias[c] : 0.0f;
+  };
+  taps(gr[0].c);
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kRegGroups; ++i) {
+    if (!ok[i])
+      break;
+    if (i > 0 && gr[i].c != gr[i - 1].c)
+      taps(gr[i].c);
+    float out[kGroup];
+    group_cells<K, F>(w, win[i], b, p.silu, out);
+    const int64_t t = int64_t(gr[i].q) * kGroup;
+    store_group<kBf16, kVec>(p, gr[i].at, p.length - t, out);
+    // The row's last group holds xpad[L .. L + K - 2] = win[L - t ..] (L - t = 4 on the vector
+    // path) in registers: the final state, never read back from the state buffer.
+    if (gr[i].q == g.per_row.d - 1) {
+      float *fs = final_state_row<F>(p, seq * p.channels + gr[i].c, K - 1);
+      for (int j = 0; j < K - 1; ++j)
+        fs[j] = kVec ? win[i][kGroup + j] : window_at(win[i], p.length - t + j);
+    }
   }
 }
 
-// ---- the tiled kernel: a block = kTileC channels x one exact chunk of kChunk positions ----
+// ---- the tiled kernel: a block = kTileC channels x one chunk of kChunk positions ----
+// Phase 1 stages the tile -- each row's x in 16-byte vectors plus its K - 1 halo values -- in
+// shared memory; phase 2 (after the barrier) computes every group from the tile alone. Thread
+// tid's groups are column j = 4 (tid % kRowGroups) of rows tid / kRowGroups + kRowStep i: each
+// warp's accesses are 512 contiguous bytes of one row, in global and in shared memory alike.
 constexpr int kTileC = 8;
-constexpr int kChunk = 256;
+constexpr int kChunk = 512;
 constexpr int kTiledThreads = 256;
+constexpr int kHalo = 4; // slots before each tile row's x, so that x sits 16-byte aligned
+constexpr int kRowGroups = kChunk / kGroup;
+constexpr int kRowStep = kTiledThreads / kRowGroups; // rows between a thread's groups
+constexpr int kTiledGroups = kTileC / kRowStep;      // groups per thread
+static_assert(kTiledThreads % kRowGroups == 0 && kTileC % kRowStep == 0, "whole rows per pass");
 
 template <int K> struct TiledSmem {
-  float x[kTileC][kChunk + K - 1]; // xpad[t0 .. t0 + len + K - 2] of each channel of the tile
+  static_assert(K - 1 <= kHalo, "the halo fits before the row");
+  // x[r][kHalo - (K - 1) + u] = xpad[t0 + u] of tile row r (u < K - 1: the halo).
+  alignas(16) float x[kTileC][kHalo + kChunk];
   float w[kTileC][K];
   float b[kTileC];
 };
@@ -231,60 +494,110 @@ CONVBENCH_HD int64_t tiled_tiles(const CausalParams &p) {
   return (p.channels + kTileC - 1) / kTileC;
 }
 
-// Phase 1 (before the barrier): thread `tid` stages its share of the tile, coalesced along t.
-template <int K>
-CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int tid,
-                              TiledSmem<K> &sm) {
-  const int64_t t0 = blk.chunk * kChunk;
-  const int64_t len = t0 + kChunk < p.length ? kChunk : p.length - t0;
-  const int width = int(len) + K - 1;
-  for (int i = tid; i < kTileC * width; i += kTiledThreads) {
-    const int cc = i / width, j = i % width;
-    const int64_t c = blk.tile * kTileC + cc;
-    if (c >= p.channels)
-      continue;
-    const int64_t row = blk.batch * p.channels + c;
-    sm.x[cc][j] = xpad<K>(p, row, row_has_state(p, row), t0 + j);
-  }
-  for (int i = tid; i < kTileC * K; i += kTiledThreads) {
-    const int64_t c = blk.tile * kTileC + i / K;
-    if (c < p.channels)
-      sm.w[i / K][i % K] = p.w[c * K + i % K];
-  }
-  for (int i = tid; i < kTileC; i += kTiledThreads) {
-    const int64_t c = blk.tile * kTileC + i;
-    if (c < p.channels)
-      sm.b[i] = p.bias ? p.bias[c] : 0.0f;
-  }
+// Where thread tid's groups lie: first tile row r0, column j, channel c0 of row r0, position t,
+// and `at`, the offset of x[c0][t] (and y[c0][t]); row r0 + kRowStep i is `at` + i x `step`.
+struct TiledLane {
+  int r0, j;
+  int64_t c0, t, at, step;
+};
+CONVBENCH_HD TiledLane tiled_lane(const CausalParams &p, const TiledBlock &blk, int tid) {
+  TiledLane l;
+  l.r0 = int(unsigned(tid) / kRowGroups);
+  l.j = int(unsigned(tid) % kRowGroups) * kGroup;
+  l.c0 = blk.tile * kTileC + l.r0;
+  l.t = blk.chunk * kChunk + l.j;
+  l.at = (blk.batch * p.channels + l.c0) * p.length + l.t;
+  l.step = kRowStep * p.length;
+  return l;
 }
 
-// Phase 2 (after the barrier): outputs from the tile; the block of the last chunk also writes the
-// final state, from the tile it staged (never from the state buffer another block reads).
-template <int K, bool kBf16, Fault F = Fault::none>
+// Phase 1 (before the barrier): thread `tid` stages its share of the tile, coalesced along t
+// (positions past the row's end staged as zeros, so every slot the compute reads is written).
+// All of a thread's loads are issued before it waits for any (cp.async on the vector path).
+template <int K, bool kVec>
+CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int tid,
+                              TiledSmem<K> &sm) {
+  static_assert(kTileC * K <= kTiledThreads, "halo, taps and bias: one pass");
+  const int64_t t0 = blk.chunk * kChunk;
+  const TiledLane l = tiled_lane(p, blk, tid);
+  if constexpr (kVec) {
+    CONVBENCH_CAUSAL_UNROLL
+    for (int i = 0; i < kTiledGroups; ++i) {
+      const bool in = l.c0 + kRowStep * i < p.channels && l.t < p.length;
+      copy16_async(&sm.x[l.r0 + kRowStep * i][kHalo + l.j], in ? p.x + l.at + i * l.step : p.x, in);
+    }
+  } else {
+    // The same rows element by element: thread tid takes columns j + e, e < 4, of each.
+    float v[kTiledGroups][kGroup];
+    CONVBENCH_CAUSAL_UNROLL
+    for (int i = 0; i < kTiledGroups; ++i)
+      for (int e = 0; e < kGroup; ++e) {
+        const bool in = l.c0 + kRowStep * i < p.channels && l.t + e < p.length;
+        v[i][e] = in ? p.x[l.at + i * l.step + e] : 0.0f;
+      }
+    CONVBENCH_CAUSAL_UNROLL
+    for (int i = 0; i < kTiledGroups; ++i)
+      for (int e = 0; e < kGroup; ++e)
+        sm.x[l.r0 + kRowStep * i][kHalo + l.j + e] = v[i][e];
+  }
+  if (tid < kTileC * (K - 1)) { // xpad[t0 .. t0 + K - 2] of each row: the state at t0 = 0
+    const int r = tid / (K - 1), m = tid % (K - 1);
+    const int64_t c = blk.tile * kTileC + r;
+    const bool state = t0 == 0 && seq_has_state(p, blk.batch);
+    if (c < p.channels)
+      sm.x[r][kHalo - (K - 1) + m] = xpad<K>(p, blk.batch * p.channels + c, state, t0 + m);
+  }
+  if (tid < kTileC * K) {
+    const int64_t c = blk.tile * kTileC + tid / K;
+    if (c < p.channels)
+      sm.w[tid / K][tid % K] = p.w[c * K + tid % K];
+  }
+  if (tid < kTileC) {
+    const int64_t c = blk.tile * kTileC + tid;
+    if (c < p.channels)
+      sm.b[tid] = p.bias ? p.bias[c] : 0.0f;
+  }
+  copy_wait();
+}
+
+// Phase 2 (after the barrier): thread `tid` computes its groups, each window from two 16-byte
+// reads of its tile row; the block of the last chunk also writes the final state, from the tile
+// it staged (never from the state buffer another block reads).
+template <int K, bool kBf16, bool kVec, Fault F = Fault::none>
 CONVBENCH_HD void tiled_compute(const CausalParams &p, const TiledBlock &blk, int tid,
                                 const TiledSmem<K> &sm) {
   const int64_t t0 = blk.chunk * kChunk;
-  const int len = int(t0 + kChunk < p.length ? kChunk : p.length - t0);
-  for (int i = tid; i < kTileC * len; i += kTiledThreads) {
-    const int cc = i / len, tt = i % len;
-    const int64_t c = blk.tile * kTileC + cc;
-    if (c >= p.channels)
-      continue;
-    float w[K], win[K];
-    for (int k = 0; k < K; ++k) {
-      w[k] = sm.w[cc][k];
-      win[k] = sm.x[cc][tt + k];
-    }
-    const int64_t row = blk.batch * p.channels + c;
-    store_y<kBf16>(p, row * p.length + t0 + tt, causal_cell<K, F>(w, win, sm.b[cc], p.silu));
+  const TiledLane l = tiled_lane(p, blk, tid);
+  // The thread's rows r0, r0 + kRowStep, ... that are channels (none past the row's end), walked
+  // by running offsets.
+  int n = 0;
+  for (int i = 0; i < kTiledGroups; ++i)
+    if (l.t < p.length && l.c0 + kRowStep * i < p.channels)
+      n = i + 1;
+  int64_t at = l.at;
+  for (int i = 0, r = l.r0; i < n; ++i, r += kRowStep, at += l.step) {
+    // Slots j + 4 - (K - 1) .. j + 7 of the row are xpad[t .. t + K + 2].
+    float lo[kGroup], hi[kGroup], win[kWin<K>], w[K];
+    load4(&sm.x[r][l.j], lo);
+    load4(&sm.x[r][l.j + kGroup], hi);
+    for (int m = 0; m < K - 1; ++m)
+      win[m] = lo[kGroup - (K - 1) + m];
+    for (int e = 0; e < kGroup; ++e)
+      win[K - 1 + e] = hi[e];
+    for (int k = 0; k < K; ++k)
+      w[k] = sm.w[r][k];
+    float out[kGroup];
+    group_cells<K, F>(w, win, sm.b[r], p.silu, out);
+    store_group<kBf16, kVec>(p, at, p.length - l.t, out);
   }
-  if (t0 + len != p.length)
+  if (t0 + kChunk < p.length)
     return;
-  for (int i = tid; i < kTileC * (K - 1); i += kTiledThreads) {
-    const int cc = i / (K - 1), j = i % (K - 1);
-    const int64_t c = blk.tile * kTileC + cc;
+  if (tid < kTileC * (K - 1)) {
+    const int r = tid / (K - 1), j = tid % (K - 1);
+    const int64_t c = blk.tile * kTileC + r;
     if (c < p.channels)
-      final_state_row<F>(p, blk.batch * p.channels + c, K - 1)[j] = sm.x[cc][len + j];
+      final_state_row<F>(p, blk.batch * p.channels + c, K - 1)[j] =
+          sm.x[r][kHalo - (K - 1) + (p.length - t0) + j];
   }
 }
 

@@ -1,12 +1,14 @@
 // Test-local helpers for the causal depthwise conv1d: seeded problems, the host emulation of the
-// two CUDA kernels (the kernels' own per-thread bodies from causal_tile.hpp, run thread by thread
-// and, for the tiled kernel, barrier phase by barrier phase), and cell comparisons.
+// two CUDA kernels (the kernels' own per-thread bodies from causal_tile.hpp, over the launch's own
+// grid, thread by thread and, for the tiled kernel, barrier phase by barrier phase), and cell
+// comparisons.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -115,13 +117,19 @@ inline CausalParams params(const CausalProblem &p, float *state, void *y, float 
   return q;
 }
 
-template <int K, bool kBf16, Fault F> void emulate_register_k(const CausalParams &q) {
-  const int64_t n = causal_detail::register_threads(q);
-  for (int64_t gid = 0; gid < n; ++gid)
-    causal_detail::register_thread<K, kBf16, F>(q, gid);
+// The register kernel's grid, block by block (blockIdx.y the sequence), thread by thread.
+template <int K, bool kBf16, bool kVec, Fault F> void emulate_register_k(const CausalParams &q) {
+  using namespace causal_detail;
+  const RegisterPlan g = register_plan(q);
+  for (int64_t seq = 0; seq < q.batch; ++seq)
+    for (uint32_t blk = 0; blk < g.blocks; ++blk)
+      for (uint32_t t = 0; t < uint32_t(kRegThreads); ++t)
+        register_thread<K, kBf16, kVec, F>(q, g, seq, blk * kRegThreads + t);
 }
 
-template <int K, bool kBf16, Fault F> void emulate_tiled_k(const CausalParams &q) {
+// The tiled kernel's grid, block by block, each block's threads phase by phase around the
+// barrier.
+template <int K, bool kBf16, bool kVec, Fault F> void emulate_tiled_k(const CausalParams &q) {
   using namespace causal_detail;
   TiledSmem<K> sm;
   for (int64_t z = 0; z < q.batch; ++z)
@@ -130,47 +138,65 @@ template <int K, bool kBf16, Fault F> void emulate_tiled_k(const CausalParams &q
         const TiledBlock blk{x, y, z};
         std::memset(&sm, 0xff, sizeof sm); // NaN: a cell read before it was staged shows
         for (int t = 0; t < kTiledThreads; ++t)
-          tiled_stage<K>(q, blk, t, sm);
+          tiled_stage<K, kVec>(q, blk, t, sm);
         // __syncthreads()
         for (int t = 0; t < kTiledThreads; ++t)
-          tiled_compute<K, kBf16, F>(q, blk, t, sm);
+          tiled_compute<K, kBf16, kVec, F>(q, blk, t, sm);
       }
 }
 
 enum class Kernel { reg, tiled };
+// Which access path an emulated launch takes: the launch's own choice (causal_vec), the vector
+// path (an error where the launch would not take it), or element by element even where vectors
+// would do (so the element path also runs on long rows).
+enum class Access { as_launched, vectors, elements };
 
-template <bool kBf16, Fault F> void emulate_as(const CausalParams &q, int k, Kernel kernel) {
-  auto go = [&](auto kc) {
+template <bool kBf16, Fault F>
+void emulate_as(const CausalParams &q, int k, Kernel kernel, Access access) {
+  const bool can = causal_detail::causal_vec(q, kBf16);
+  if (access == Access::vectors && !can)
+    throw std::runtime_error("emulate: the launch would not take the vector path");
+  const bool vec = access != Access::elements && can;
+  auto go = [&](auto kc, auto vc) {
     constexpr int K = decltype(kc)::value;
+    constexpr bool kVec = decltype(vc)::value;
     if (kernel == Kernel::reg)
-      emulate_register_k<K, kBf16, F>(q);
+      emulate_register_k<K, kBf16, kVec, F>(q);
     else
-      emulate_tiled_k<K, kBf16, F>(q);
+      emulate_tiled_k<K, kBf16, kVec, F>(q);
+  };
+  auto with_k = [&](auto kc) {
+    if (vec)
+      go(kc, std::true_type{});
+    else
+      go(kc, std::false_type{});
   };
   if (k == 2)
-    go(std::integral_constant<int, 2>{});
+    with_k(std::integral_constant<int, 2>{});
   if (k == 3)
-    go(std::integral_constant<int, 3>{});
+    with_k(std::integral_constant<int, 3>{});
   if (k == 4)
-    go(std::integral_constant<int, 4>{});
+    with_k(std::integral_constant<int, 4>{});
 }
 
 // One emulated launch; y widened to f32 when bf16 (exact). `state` is the initial state buffer
-// the launch reads (the planted in-place fault writes into it too).
+// the launch reads (the planted in-place fault writes into it too). y and the final state start
+// as NaN, so a cell no thread writes cannot pass for a computed one.
 template <Fault F = Fault::none>
 Output emulate(const CausalProblem &p, Kernel kernel, bool bf16,
-               std::vector<float> *state_buf = nullptr) {
+               std::vector<float> *state_buf = nullptr, Access access = Access::as_launched) {
   std::vector<float> own_state = p.state;
   float *st = state_buf ? state_buf->data() : own_state.data();
-  Output o{std::vector<float>(size_t(p.s.output_elems())),
-           std::vector<float>(size_t(p.s.state_elems()))};
+  const float nan = std::nanf("");
+  Output o{std::vector<float>(size_t(p.s.output_elems()), nan),
+           std::vector<float>(size_t(p.s.state_elems()), nan)};
   if (bf16) {
-    std::vector<uint16_t> yb(o.y.size());
-    emulate_as<true, F>(params(p, st, yb.data(), o.fs.data()), int(p.s.k), kernel);
+    std::vector<uint16_t> yb(o.y.size(), 0x7fc0);
+    emulate_as<true, F>(params(p, st, yb.data(), o.fs.data()), int(p.s.k), kernel, access);
     for (size_t i = 0; i < yb.size(); ++i)
       o.y[i] = causal_detail::from_bf16(yb[i]);
   } else {
-    emulate_as<false, F>(params(p, st, o.y.data(), o.fs.data()), int(p.s.k), kernel);
+    emulate_as<false, F>(params(p, st, o.y.data(), o.fs.data()), int(p.s.k), kernel, access);
   }
   return o;
 }

@@ -1,23 +1,38 @@
-// The causal CUDA kernels' host emulation (their own per-thread bodies, causal_tile.hpp) held to
-// their contracts without a GPU: the register and the tiled kernel give the same bits (0 ulp, f32
-// output), equal cpu-f32's, sit within the stated tolerance of cpu-f64; and every one of those
-// gates has teeth. The device run of the same gates is test_causal_gpu.cpp.
+// The causal CUDA kernels' host emulation (their own per-thread bodies, causal_tile.hpp, over
+// their own grids) held to their contracts without a GPU: the register and the tiled kernel give
+// the same bits (0 ulp, f32 output), equal cpu-f32's, sit within the stated tolerance of cpu-f64;
+// the vector and the element access paths agree; the index helpers are exact; and every one of
+// those gates has teeth. The device run of the same gates is test_causal_gpu.cpp.
 //
-// Planted faults seen failing here while writing it (each also a test below, kept as a check that
-// the gate still fails on it):
+// Planted faults seen failing here (each re-checked on the current decomposition: groups of four
+// outputs, 16-byte vectors, the register kernel's warp-interleaved groups and the tiled kernel's
+// 8 x 512 tile; the first three are also tests below, kept as checks that the gate still fails):
 //  - an FMA on the last tap of the tiled kernel only: the f32 pair gate fails on most cells; the
 //    bf16 pair gate misses it (PlantedFmaCaughtByF32MissedByBf16).
 //  - taps reversed / bias added last in one kernel: caught by the f32 pair gate on random data,
 //    and the reversal on the cancellation input (OrderMutations..., CancellationSeesTapOrder).
 //  - the final state written back into the initial state (the planted race): the second of two
 //    identical launches differs from the first (InPlaceStateCaughtAcrossRepeatedRuns).
-//  - tiled_stage's window started one position late (halo off by one): the pair gate failed.
+//  - tiled_stage's halo started one position late: the pair gate failed.
 //  - the tiled kernel's final state read one column early: the final-state gates failed on every
 //    shape.
+//  - the register kernel's halo taken one element early from its 16-byte load, or the tiled
+//    kernel's window read from the wrong 16-byte slot: the pair and cpu-f32 gates failed.
+//  - the tiled kernel staging a thread's groups into the wrong tile rows, or stepping its y
+//    offset by one row instead of kRowStep: the pair gate failed.
+//  - the register kernel's groups 31 instead of 32 apart (cells skipped, others written twice):
+//    the cpu-f32 gate failed (y starts as NaN in the emulation).
+//  - the register kernel's final state one column early: the final-state gates failed.
+//  - a vector load one element off its 16-byte boundary: the emulation aborts, as the device
+//    would fault.
+//  - fast_div's multiplier one too small: FastDivIsDivision and the pair gates failed.
+//  - scale2's exponent off by one: Scale2IsLdexp and ExpWithinTwoUlp failed.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "causal_test_support.hpp"
@@ -129,8 +144,8 @@ TEST(CausalEmulation, CancellationSeesTapOrder) {
 }
 
 // The planted race's trace on a host: the launch that writes the final state into the initial
-// state's row changes what the next identical launch reads. The exact-chunk shapes (length a
-// multiple of the chunk, more than one chunk) with an initial state are the ones that race.
+// state's row changes what the next identical launch reads. Lengths of one tiled chunk (the block
+// that reads the state also overwrites it) and of two (another block does), with a state.
 TEST(CausalEmulation, InPlaceStateCaughtAcrossRepeatedRuns) {
   for (Kernel k : {Kernel::reg, Kernel::tiled})
     for (int64_t l : {512, 1024}) {
@@ -143,6 +158,76 @@ TEST(CausalEmulation, InPlaceStateCaughtAcrossRepeatedRuns) {
       const Output d = emulate<Fault::in_place_state>(p, k, false, &state);
       EXPECT_GT(cells_differ(c.y, d.y), 0) << "repeated runs must expose the in-place state";
     }
+}
+
+// The vector path (16-byte loads and stores) and the element path give the same bits, on shapes
+// the launch takes the vector path for: rows of several chunks, partial last chunks, every width.
+TEST(CausalEmulation, VectorAndElementPathsSameBits) {
+  int shapes = 0;
+  for (bool st : {false, true})
+    for (const auto &s : {shape(2, 24, 1024, st), shape(3, 13, 300, st, 3),
+                          shape(1, 9, 1540, st, 2, Activation::none), shape(2, 40, 4, st)}) {
+      const auto p = random_problem(s, uint64_t(s.length + s.k));
+      for (Kernel k : {Kernel::reg, Kernel::tiled})
+        for (bool bf16 : {false, true}) {
+          const Output v = emulate(p, k, bf16, nullptr, Access::vectors);
+          const Output e = emulate(p, k, bf16, nullptr, Access::elements);
+          EXPECT_EQ(cells_differ(v.y, e.y), 0) << name(s);
+          EXPECT_EQ(cells_differ(v.fs, e.fs), 0) << name(s);
+        }
+      EXPECT_EQ(cells_differ(emulate(p, Kernel::reg, false).y, run_host(p, false).y), 0);
+      ++shapes;
+    }
+  EXPECT_EQ(shapes, 8);
+}
+
+// The register kernel's group -> channel division: exact for every dividend below 2^31, at the
+// divisors the family produces (length / 4) and at the awkward ones.
+TEST(CausalEmulation, FastDivIsDivision) {
+  using causal_detail::fast_div;
+  using causal_detail::make_fast_div;
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (uint32_t d : {1u, 2u, 3u, 5u, 7u, 16u, 65u, 75u, 256u, 385u, 2048u, 2049u, 65535u, 65537u,
+                     1u << 20, (1u << 30) + 1, (1u << 31) - 1, 1u << 31}) {
+    const auto f = make_fast_div(d);
+    std::vector<uint32_t> ns = {0u, 1u, d - 1, d, (1u << 31) - 1, (1u << 31) - 2};
+    for (uint32_t m : {1u, 2u, 3u, 1000u, 65536u})
+      if (uint64_t(m) * d < (1u << 31))
+        for (uint32_t e : {m * d - 1, m * d, m * d + 1})
+          ns.push_back(e);
+    for (int i = 0; i < 20000; ++i)
+      ns.push_back(rng() >> 1);
+    for (uint32_t n : ns) {
+      if (n >= (1u << 31))
+        continue;
+      ASSERT_EQ(fast_div(f, n), n / d) << n << " / " << d;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 18 * 20000);
+}
+
+// scale2 (a multiply by 2^n) gives std::ldexp's bits for every n exp_f32 passes, on mantissas
+// across [0.5, 2) of both signs, subnormal (rounded) results at the low end included.
+TEST(CausalEmulation, Scale2IsLdexp) {
+  int64_t checked = 0, subnormal = 0;
+  for (int n = -126; n <= 127; ++n)
+    for (uint32_t m = 0; m < (1u << 23); m += 509)
+      for (uint32_t e : {126u, 127u})
+        for (uint32_t sign : {0u, 1u}) {
+          const uint32_t u = sign << 31 | e << 23 | m;
+          float a, want, got;
+          std::memcpy(&a, &u, 4);
+          want = std::ldexp(a, n);
+          got = causal_detail::scale2(a, n);
+          ASSERT_EQ(std::memcmp(&want, &got, 4), 0) << a << " x 2^" << n;
+          subnormal += std::fpclassify(want) == FP_SUBNORMAL;
+          ++checked;
+        }
+  EXPECT_GT(subnormal, 0) << "the rounded (subnormal) results must be among those checked";
+  std::printf("scale2: %lld products equal ldexp's, %lld of them subnormal\n", (long long)checked,
+              (long long)subnormal);
 }
 
 } // namespace

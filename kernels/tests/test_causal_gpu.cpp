@@ -80,23 +80,33 @@ TEST(CausalGpu, PairBitwiseOnTheFamily) {
   EXPECT_EQ(gates, 7 * int(family(false).size()));
 }
 
+// Both access paths (lengths a multiple of 4 take 16-byte vectors, the others go element by
+// element), one and several tiled chunks, partial last chunks and tiles, every width, both outputs.
 TEST(CausalGpu, DeviceEqualsHostEmulation) {
   REQUIRE_GPU();
   for (bool st : {false, true})
-    for (int64_t l : {1, 300, 1024}) {
-      auto s = shape(3, 40, l, st);
-      const auto p = random_problem(s, uint64_t(l));
-      for (CausalKernel k : {CausalKernel::reg, CausalKernel::tiled}) {
-        const Output d = run_device(p, k, CausalOut::f32);
-        const Output e = emulate(p, k == CausalKernel::reg ? Kernel::reg : Kernel::tiled, false);
-        EXPECT_EQ(cells_differ(d.y, e.y), 0) << name(s) << " " << cuda::to_string(k);
-        EXPECT_EQ(cells_differ(d.y, run_host(p, false).y), 0) << name(s) << " vs cpu-f32";
+    for (int64_t l : {1, 257, 300, 1024, 1030})
+      for (int64_t k : {2, 3, 4}) {
+        auto s = shape(3, 40, l, st, k);
+        const auto p = random_problem(s, uint64_t(l + k));
+        const Output host = run_host(p, false);
+        for (CausalKernel kk : {CausalKernel::reg, CausalKernel::tiled}) {
+          const Kernel ek = kk == CausalKernel::reg ? Kernel::reg : Kernel::tiled;
+          const Output d = run_device(p, kk, CausalOut::f32);
+          const Output e = emulate(p, ek, false);
+          EXPECT_EQ(cells_differ(d.y, e.y), 0) << name(s) << " " << cuda::to_string(kk);
+          EXPECT_EQ(cells_differ(d.fs, e.fs), 0) << name(s) << " " << cuda::to_string(kk);
+          EXPECT_EQ(cells_differ(d.y, host.y), 0) << name(s) << " vs cpu-f32";
+          const Output db = run_device(p, kk, CausalOut::bf16), eb = emulate(p, ek, true);
+          EXPECT_EQ(cells_differ(db.y, eb.y), 0)
+              << name(s) << " " << cuda::to_string(kk) << " bf16";
+        }
       }
-    }
 }
 
-// The exact-chunk shapes with an initial state, for racecheck (see the top of the file), each
-// launched twice: the product variant is repeatable and leaves the initial state untouched.
+// The state shapes (lengths 1024 and 8192: several tiled chunks), for racecheck (see the top of
+// the file), each launched twice: the product variant is repeatable and leaves the initial state
+// untouched.
 TEST(CausalGpu, StateShapesRepeatable) {
   REQUIRE_GPU();
   for (const auto &s : family(true))

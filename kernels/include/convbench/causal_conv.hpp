@@ -34,7 +34,7 @@ void causal_cpu_f32(const CausalConvShape &s, const CausalTensors &t, ThreadPool
 
 namespace cuda {
 
-enum class CausalKernel { reg, tiled }; // one thread per (row, segment) / a shared-memory tile
+enum class CausalKernel { reg, tiled }; // windows in registers / in a shared-memory tile
 enum class CausalOut { f32, bf16 };     // y stored as f32, or rounded to bf16
 
 std::string to_string(CausalKernel k);

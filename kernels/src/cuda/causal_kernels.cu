@@ -17,30 +17,47 @@ namespace convbench::cuda {
 namespace detail {
 using namespace causal_detail;
 
-template <int K, bool kBf16, Fault F>
-__global__ void __launch_bounds__(kRegThreads) causal_register_kernel(CausalParams p) {
-  register_thread<K, kBf16, F>(p, int64_t(blockIdx.x) * kRegThreads + threadIdx.x);
+// The vector path in at most 40 registers (it needs no more): 12 blocks, 48 warps per SM, to keep
+// the issue slots busy through the cells' long dependency chains. The element path (short or odd
+// rows) would spill under that cap.
+template <int K, bool kBf16, bool kVec, Fault F>
+__global__ void __launch_bounds__(kRegThreads, kVec ? 12 : 1)
+    causal_register_kernel(CausalParams p, RegisterPlan g) {
+  register_thread<K, kBf16, kVec, F>(p, g, int64_t(blockIdx.y),
+                                     blockIdx.x * kRegThreads + threadIdx.x);
 }
 
-template <int K, bool kBf16, Fault F>
+template <int K, bool kBf16, bool kVec, Fault F>
 __global__ void __launch_bounds__(kTiledThreads) causal_tiled_kernel(CausalParams p) {
   __shared__ TiledSmem<K> sm;
   const TiledBlock blk{int64_t(blockIdx.x), int64_t(blockIdx.y), int64_t(blockIdx.z)};
-  tiled_stage<K>(p, blk, int(threadIdx.x), sm);
+  tiled_stage<K, kVec>(p, blk, int(threadIdx.x), sm);
   __syncthreads();
-  tiled_compute<K, kBf16, F>(p, blk, int(threadIdx.x), sm);
+  tiled_compute<K, kBf16, kVec, F>(p, blk, int(threadIdx.x), sm);
 }
 
-template <int K, bool kBf16, Fault F>
-void launch_k(const CausalParams &p, CausalKernel k, cudaStream_t stream) {
+template <int K, bool kBf16, bool kVec, Fault F>
+void launch_kv(const CausalParams &p, CausalKernel k, cudaStream_t stream) {
   if (k == CausalKernel::reg) {
-    const int64_t blocks = (register_threads(p) + kRegThreads - 1) / kRegThreads;
-    causal_register_kernel<K, kBf16, F><<<unsigned(blocks), kRegThreads, 0, stream>>>(p);
+    if (!register_plan_fits(p))
+      throw CudaError("causal register kernel: channels x length / 4 must stay below 2^31");
+    const RegisterPlan g = register_plan(p);
+    const dim3 grid(g.blocks, unsigned(p.batch));
+    causal_register_kernel<K, kBf16, kVec, F><<<grid, kRegThreads, 0, stream>>>(p, g);
   } else {
     const dim3 grid(unsigned(tiled_chunks(p)), unsigned(tiled_tiles(p)), unsigned(p.batch));
-    causal_tiled_kernel<K, kBf16, F><<<grid, kTiledThreads, 0, stream>>>(p);
+    causal_tiled_kernel<K, kBf16, kVec, F><<<grid, kTiledThreads, 0, stream>>>(p);
   }
   CONVBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+// The vector path wherever rows and buffers allow it (causal_vec), else element by element.
+template <int K, bool kBf16, Fault F>
+void launch_k(const CausalParams &p, CausalKernel k, cudaStream_t stream) {
+  if (causal_vec(p, kBf16))
+    launch_kv<K, kBf16, true, F>(p, k, stream);
+  else
+    launch_kv<K, kBf16, false, F>(p, k, stream);
 }
 
 template <Fault F>
