@@ -25,8 +25,6 @@
 //     hi*lo, hi*hi) into a fresh accumulator (the MMA's f32 accumulation truncates: a long chain
 //     in one accumulator loses bits), each half's sum added to the total with FADD (round to
 //     nearest).
-// The positions-on-M kernel is persistent: a block takes tile after tile, its producer warp filling
-// the next tile's stages while the consumers store the last one (the tiles are many and short).
 // The epilogue stages the tile through shared memory and writes it in output order (bias last):
 // runs of each channel's phases x positions. With split > 1 (rows on M) the iterations are cut
 // over the blocks of a thread-block cluster; each leaves its partial tile in its shared memory and
@@ -38,7 +36,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -173,16 +170,16 @@ __device__ __forceinline__ void produce(const Pipeline &pl, int stages, int stag
 }
 
 // Stores the tile's channels [first, last) from the shared-memory tile (at tile_off(o, cell)) plus
-// the bias, warp w of `warps` taking channels first + w, first + w + warps, ...; partial tiles of
-// `ranks` cluster ranks are added in rank order when ranks > 1.
+// the bias, warp w taking channels first + w, first + w + 9, ...; partial tiles of `ranks`
+// cluster ranks are added in rank order when ranks > 1.
 template <class Off>
 __device__ __forceinline__ void
 store_channels(const Plan &P, const Tile &t, const float *tile, const float *__restrict__ bias,
-               float *__restrict__ y, int first, int last, int ranks, int warps, Off tile_off) {
+               float *__restrict__ y, int first, int last, int ranks, Off tile_off) {
   namespace cg = cooperative_groups;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int per = cells_per_channel(P, t);
-  for (int o = first + warp; o < last; o += warps) {
+  for (int o = first + warp; o < last; o += kThreads / 32) {
     const int oc = tile_oc(P, t, o);
     if (oc >= P.cout)
       break; // the channels ascend with o
@@ -338,13 +335,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto off = [](int, int, const Cell &c) { return c.row * kPitch + c.col; };
   if (P.split == 1) {
     __syncthreads();
-    store_channels(P, t, tile, bias, y, first, last, 1, kThreads / 32, off);
+    store_channels(P, t, tile, bias, y, first, last, 1, off);
     return;
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
   const int ranks = planted == int(Planted::drop_last_rank) ? P.split - 1 : P.split;
-  store_channels(P, t, tile, bias, y, first, last, ranks, kThreads / 32, off);
+  store_channels(P, t, tile, bias, y, first, last, ranks, off);
   cluster.sync(); // no rank's shared memory may go while another still reads it
 #endif
 }
@@ -360,17 +357,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kX = (kBoxPos * kBk * 4 + 1023) / 1024 * 1024; // its bytes, 1024-aligned
   constexpr int kStage = kXOff + kX;
   constexpr int kRegs = NG / 2; // accumulators per thread and group
-  constexpr int kConsumers = 256;
 
   extern __shared__ unsigned char smem_raw[];
   const int stages = P.stages;
   const Pipeline pl = pipeline(smem_raw, stages, kStage);
-  // The epilogue's tile after the stages and their barriers: the producer fills the stages of
-  // the block's next tile while the consumers store this one.
-  float *tile = reinterpret_cast<float *>(pl.smem + stages * kStage + 1024);
   const int tid = threadIdx.x;
   const int wg = tid / 128;
-  const int tiles = blocks_per_rank(P);
+  const Tile t = tile_of(P, blockIdx.x);
   const int count = P.iters;
 
   if (tid == 0) {
@@ -380,64 +373,48 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  // Persistent: the block takes tiles blockIdx.x, blockIdx.x + gridDim.x, ...; the stages run on
-  // as one sequence over them (iteration k of the block's sequence uses stage k % stages).
+  float acc[G][kRegs];
   if (wg == 2) {
     // Each group's weights' box, then the input window [channel][position] (x_pos is the first
     // group's; the second group's window starts one position further inside it). The barrier
-    // expects the window's box, not its padding to 1024 bytes. The producer warp then leaves:
-    // the consumers' barriers below count only themselves.
+    // expects the window's box, not its padding to 1024 bytes.
     constexpr int kBytes = kXOff + kBoxPos * kBk * 4;
-    int k0 = 0;
-    for (int tix = blockIdx.x; tix < tiles; tix += gridDim.x, k0 += count) {
-      const Tile t = tile_of(P, tix);
-      for (int it = 0; it < count; ++it) {
-        const int k = k0 + it, s = k % stages;
-        dev::mbar_wait(&pl.empty[s], ((k / stages) & 1) ^ 1);
-        if (tid == 256) {
-          unsigned char *st = pl.smem + s * kStage;
-          const Coords c = coords(P, t, it);
+    produce(
+        pl, stages, kStage, count, tid == 256,
+        [&](unsigned char *st, uint64_t *bar, int k) {
+          const Coords c = coords(P, t, k);
           const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
-          dev::mbar_expect_tx(&pl.full[s], kBytes);
 #pragma unroll
           for (int gi = 0; gi < G; ++gi) {
             const int w_row = skip ? P.rows + NG : P.row_off[t.g + gi] + t.r0;
-            dev::tma_load(st + gi * kW, &maps.a, &pl.full[s], c.ch, w_row, c.tap);
+            dev::tma_load(st + gi * kW, &maps.a, bar, c.ch, w_row, c.tap);
             if constexpr (X3)
-              dev::tma_load(st + (G + gi) * kW, &maps.a_lo, &pl.full[s], c.ch, w_row, c.tap);
+              dev::tma_load(st + (G + gi) * kW, &maps.a_lo, bar, c.ch, w_row, c.tap);
           }
           // A box starts 16-byte aligned (its innermost coordinate a multiple of 4 floats): the
           // window starts up to 3 positions early, and the consumers skip them.
-          dev::tma_load(st + kXOff, &maps.b, &pl.full[s], c.x_pos & ~3, c.ch, t.b);
-        }
-        __syncwarp();
-      }
-    }
-    return;
-  }
-
-  const int lane = tid % 32, warp = (tid / 32) % 4;
-  const bool warp_lane0 = lane == 0;
-  // The thread's A fragment rows (positions) within the window: warpgroup wg's 64 positions,
-  // warp's 16 of them; a0 / a2 at row g, a1 / a3 at g + 8; channels t and t + 4 of each k-step.
-  const int prow = wg * 64 + warp * 16 + lane / 4;
-  const int pch = lane % 4;
-  float acc[G][kRegs];
-  float part[G][kRegs];
-  int k0 = 0;
-  for (int tix = blockIdx.x; tix < tiles; tix += gridDim.x, k0 += count) {
-    const Tile t = tile_of(P, tix);
+          dev::tma_load(st + kXOff, &maps.b, bar, c.x_pos & ~3, c.ch, t.b);
+        },
+        kBytes);
+  } else {
+    const int lane = tid % 32, warp = (tid / 32) % 4;
+    const bool warp_lane0 = lane == 0;
+    // The thread's A fragment rows (positions) within the window: warpgroup wg's 64 positions,
+    // warp's 16 of them; a0 / a2 at row g, a1 / a3 at g + 8; channels t and t + 4 of each k-step.
+    const int prow = wg * 64 + warp * 16 + lane / 4;
+    const int pch = lane % 4;
 #pragma unroll
     for (int gi = 0; gi < G; ++gi)
 #pragma unroll
       for (int i = 0; i < kRegs; ++i)
         acc[gi][i] = 0.0f;
-    for (int it = 0; it < count; ++it) {
-      const int k = k0 + it, s = k % stages;
+    float part[G][kRegs];
+    for (int k = 0; k < count; ++k) {
+      const int s = k % stages;
       dev::mbar_wait(&pl.full[s], (k / stages) & 1);
       const unsigned char *st = pl.smem + s * kStage;
       // The window's first position is the iteration's x_pos rounded down to a multiple of 4.
-      const float *xs = reinterpret_cast<const float *>(st + kXOff) + (coords(P, t, it).x_pos & 3);
+      const float *xs = reinterpret_cast<const float *>(st + kXOff) + (coords(P, t, k).x_pos & 3);
 #pragma unroll
       for (int half = 0; half < (X3 ? 2 : 1); ++half) {
         constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group
@@ -503,14 +480,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (warp_lane0)
         dev::mbar_arrive(&pl.empty[s]);
     }
+  }
 
-    // Epilogue: the tile in output order, tile[o][position * phases + phase] (pitch 128 x phases +
-    // kRowPad) for the block's channels o, then stored channel by channel by the consumers (named
-    // barrier 1: the last tile's stores have read the tile before it is written again).
-    const int lg = P.lg[t.g];
-    const int lq = block_phases_log2(P, t);
-    const int pitch = (kPm << lq) + kRowPad;
-    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+  // Epilogue: the tile in output order, tile[o][position * phases + phase] (pitch 128 x phases +
+  // kRowPad) for the block's channels o, then stored channel by channel.
+  __syncthreads();
+  float *tile = reinterpret_cast<float *>(pl.smem);
+  const int lg = P.lg[t.g];
+  const int lq = block_phases_log2(P, t);
+  const int pitch = (kPm << lq) + kRowPad;
+  if (wg < 2) {
+    const int lane = tid % 32, warp = (tid / 32) % 4;
     const int m0 = wg * 64 + warp * 16 + lane / 4;
 #pragma unroll
     for (int gi = 0; gi < G; ++gi)
@@ -523,10 +503,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int o = n >> lg, q = (gi << lg) + (n & ((1 << lg) - 1));
           tile[o * pitch + (m << lq) + q] = acc[gi][4 * j + v];
         }
-    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
-    store_channels(P, t, tile, bias, y, 0, tile_channels(P, t), 1, kConsumers / 32,
-                   [pitch](int o, int i, const Cell &) { return o * pitch + i; });
   }
+  __syncthreads();
+  store_channels(P, t, tile, bias, y, 0, tile_channels(P, t), 1,
+                 [pitch](int o, int i, const Cell &) { return o * pitch + i; });
 #endif
 }
 
@@ -560,18 +540,8 @@ void launch_positions(const Plan &p, const Maps &m, const float *bias, float *y,
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_positions_kernel)
-  // Persistent: as many blocks as the device holds at once (asked once per shared-memory size),
-  // each taking every gridDim-th tile.
-  const int smem = smem_bytes(p);
-  static int asked_smem = -1, per_sm = 1;
-  if (smem != asked_smem) {
-    CONVBENCH_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, size_t(smem)));
-    per_sm = per_sm > 0 ? per_sm : 1;
-    asked_smem = smem;
-  }
-  const int blocks = std::min(blocks_per_rank(p), device_sms() * per_sm);
-  kernel<<<unsigned(blocks), kThreads, size_t(smem), st>>>(m, p, bias, y, planted);
+  kernel<<<unsigned(blocks_per_rank(p)), kThreads, size_t(smem_bytes(p)), st>>>(m, p, bias, y,
+                                                                                planted);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // wg_positions_kernel launch
 }
 
@@ -602,12 +572,12 @@ void launch_any(const Plan &p, const Maps &m, const float *bias, float *y, cudaS
   auto by_g = [&](auto ng) {
     constexpr int NG = decltype(ng)::value;
     if (p.gpb == 2) {
-      if constexpr (NG * 2 * (X3 ? 2 : 1) / 2 <= max_accumulators(X3 ? Math::f32x3 : Math::tf32))
+      if constexpr (NG * 2 * (X3 ? 2 : 1) / 2 <= kMaxAccumulators)
         return launch_positions<NG, 2, X3>(p, m, bias, y, st, planted);
       throw std::invalid_argument(what + ": no paired positions-on-M kernel for N " +
                                   std::to_string(NG));
     }
-    if constexpr (NG * (X3 ? 2 : 1) / 2 <= max_accumulators(X3 ? Math::f32x3 : Math::tf32))
+    if constexpr (NG * (X3 ? 2 : 1) / 2 <= kMaxAccumulators)
       return launch_positions<NG, 1, X3>(p, m, bias, y, st, planted);
     throw std::invalid_argument(what + ": no positions-on-M kernel for N " + std::to_string(NG));
   };

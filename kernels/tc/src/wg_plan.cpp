@@ -62,11 +62,6 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
 // multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
 int stages_for(const Plan &p, int iters) {
   const int sb = stage_bytes(p);
-  if (p.along == Along::positions) { // the tile has its own room; the stages run across tiles
-    const int most = std::min(8, int((kSmemBytes - 2048 - tile_floats(p) * 4) / sb));
-    const int want = std::min(most, std::max(4, std::min(8, iters)));
-    return want >= 2 ? want : 0;
-  }
   const int most = std::min(8, (kSmemBytes - 2048) / sb);
   const int tile = int(cdiv(tile_floats(p) * 4, sb));
   const int want = std::max({2, tile, std::min(most, iters)});
@@ -125,11 +120,7 @@ int stage_bytes(const Plan &p) {
   return planes * p.gpb * p.n * kBk * 4 + x;
 }
 
-int smem_bytes(const Plan &p) {
-  // Positions on M keep the epilogue's tile apart from the stages (the block is persistent).
-  const int64_t tile = p.along == Along::positions ? tile_floats(p) * 4 : 0;
-  return int(p.stages * int64_t(stage_bytes(p)) + tile + 2048);
-}
+int smem_bytes(const Plan &p) { return p.stages * stage_bytes(p) + 2048; }
 
 int64_t tile_floats(const Plan &p) {
   if (p.along == Along::rows)
@@ -162,12 +153,8 @@ double cost(const Plan &p, int sms) {
   const double waves = double(ctas) / double(resident); // blocks of a short tail overlap others
   const double tile_bytes = double(tile_floats(p)) * 4;
   const double epilogue = tile_bytes * (p.split > 1 ? 1.0 + p.split : 1.0) / kEpilogueBytesPerCycle;
-  // Positions on M are persistent: no wave quantisation, one block's fixed cost.
   const double compute =
-      p.along == Along::positions
-          ? waves / per_sm * (double(p.iters_per_rank) * iter + epilogue) + kBlockOverhead
-          : std::ceil(waves) / per_sm *
-                (double(p.iters_per_rank) * iter + epilogue + kBlockOverhead);
+      std::ceil(waves) / per_sm * (double(p.iters_per_rank) * iter + epilogue + kBlockOverhead);
   // Every byte device memory must move: the packed weights once (the blocks of one row tile run
   // side by side), the input (once as it is, or read, written and read again through xT with
   // rows on M) once per row tile of a set when it is too large to stay in L2 between them, the
@@ -264,7 +251,7 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
   }
   // Positions on M: 128 positions by ng rows of one group or of both: the input's rows must be
   // 16-byte aligned for its TMA box (l_in a multiple of 4), no split. Registers: the accumulators
-  // (gpb x ng / 2, and as many again for f32x3's partial sums) stay within max_accumulators.
+  // (gpb x ng / 2, and as many again for f32x3's partial sums) stay within kMaxAccumulators.
   if (f.along != 1 && f.split <= 1 && p.l_in % 4 == 0) {
     for (int gpb : {2, 1}) {
       if ((f.gpb > 0 && gpb != f.gpb) || (gpb == 2 && !pairable(p)))
@@ -276,7 +263,7 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
         for (int g = 0; g < p.groups; ++g)
           whole = whole && ng % p.np[g] == 0;
         const int regs = gpb * ng / 2 * (m == Math::f32x3 ? 2 : 1);
-        if (!whole || regs > max_accumulators(m))
+        if (!whole || regs > kMaxAccumulators)
           continue;
         Plan c = p;
         c.along = Along::positions;

@@ -35,8 +35,6 @@
 
 namespace convbench::tc::wg {
 
-enum class Math { tf32, f32x3 };
-
 constexpr int kBm = 128; // rows on M: tile rows, two consumer warpgroups of 64
 constexpr int kPm = 128; // positions on M: tile positions, two consumer warpgroups of 64
 constexpr int kBk = 32;  // input channels per pipeline stage: one 128-byte swizzle row
@@ -57,10 +55,10 @@ constexpr int kTileNs[] = {64, 96, 128, 192, 256};
 constexpr int kTileNsX3[] = {64, 96, 128};
 constexpr int kRowNs[] = {8, 16, 24, 32, 48, 64, 96, 128, 192};
 // Positions on M: accumulator registers per thread (groups x ng / 2, twice that for f32x3) the
-// kernels take without spilling (ptxas: 168 registers, the A fragments and addresses beside;
-// f32x3's hi and lo fragments leave room for fewer).
-constexpr int max_accumulators(Math m) { return m == Math::f32x3 ? 64 : 96; }
+// kernels take without spilling (ptxas: 168 registers, the A fragments and addresses beside).
+constexpr int kMaxAccumulators = 96;
 
+enum class Math { tf32, f32x3 };
 enum class Along { rows, positions };
 
 struct Plan {

@@ -46,7 +46,7 @@ private:
 };
 
 bool register_tile_arms() {
-  // The variants of kernels/tc/src/wg_plan.hpp (kTileNs, kRowNs, max_accumulators), with the
+  // The variants of kernels/tc/src/wg_plan.hpp (kTileNs, kRowNs, kMaxAccumulators), with the
   // tolerances of cuda-tf32 and cuda-f32x3 (their arm files).
   for (tc::Precision p : {tc::Precision::tf32, tc::Precision::f32x3}) {
     const bool x3 = p == tc::Precision::f32x3;
@@ -62,7 +62,7 @@ bool register_tile_arms() {
         }
     for (int n : {8, 16, 24, 32, 48, 64, 96, 128, 192})
       for (int gpb : {1, 2})
-        if (gpb * n / 2 * (x3 ? 2 : 1) <= (x3 ? 64 : 96)) {
+        if (gpb * n / 2 * (x3 ? 2 : 1) <= 96) {
           tc::TcOptions o;
           o.along = 2;
           o.n = n;
