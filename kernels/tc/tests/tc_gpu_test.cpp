@@ -452,7 +452,7 @@ TEST(Wgmma, RandomShapesOfBothOps) {
 }
 
 // The checks above have teeth: a cluster reduction that leaves out the last rank (rows on M, split
-// 4), and a kernel that skips the last tap of every chunk (both orientations), must each fail them
+// 3), and a kernel that skips the last tap of every chunk (both orientations), must each fail them
 // (on both arms).
 TEST(Wgmma, PlantedFaultsAreCaught) {
   SKIP_WITHOUT_WGMMA();
@@ -467,8 +467,15 @@ TEST(Wgmma, PlantedFaultsAreCaught) {
           continue; // no split with positions on M
         TcOptions o;
         o.along = along;
-        o.split = along == 1 ? 4 : 0;
+        o.split = along == 1 ? 3 : 0; // 3 chunks x 3 taps: three ranks of three
         o.planted = planted;
+        // The variant ran as forced (a forced variant the shape cannot take falls back to the
+        // plan's choice, where the fault may not apply).
+        EXPECT_NE(kernel_of(pr, p, o).find(along == 1 ? "rows-on-M" : "positions-on-M"),
+                  std::string::npos);
+        if (along == 1) {
+          EXPECT_NE(kernel_of(pr, p, o).find("split 3"), std::string::npos);
+        }
         const double e = testing::relative_l2(run_tc(pr, p, o), ref);
         EXPECT_GT(e, testing::kTf32RelL2)
             << "planted fault " << planted << " not caught by " << to_string(p) << " "
