@@ -32,8 +32,13 @@ def test_a_changed_file_fails_the_check(tmp_path):
 
 def test_every_width_has_its_registers():
     text = COMMITTED.read_text()
-    for n in (64, 96, 128, 192, 256):
-        assert f"struct Wgmma<{n}>" in text
-        assert f"float (&d)[{n // 2}]" in text
-        assert f'"+f"(d[{n // 2 - 1}])' in text
-        assert f'"+f"(d[{n // 2}])' not in text.split(f"struct Wgmma<{n}>")[1].split("};")[0]
+    for kind, widths in (("Wgmma", (64, 96, 128, 192, 256)), ("WgmmaRS", (8, 24, 96, 192))):
+        for n in widths:
+            body = text.split(f"struct {kind}<{n}> {{")[1].split("};")[0]
+            assert f"float (&d)[{n // 2}]" in body
+            assert f'"+f"(d[{n // 2 - 1}])' in body
+            assert f'"+f"(d[{n // 2}])' not in body
+            assert f"m64n{n}k8.f32.tf32.tf32" in body
+            # The register A operand: four registers after the N/2 accumulators.
+            if kind == "WgmmaRS":
+                assert f"{{%{n // 2}, %{n // 2 + 1}, %{n // 2 + 2}, %{n // 2 + 3}}}" in body
