@@ -31,6 +31,7 @@ namespace convbench {
 namespace {
 
 using cuda::Accum;
+using testing::describe;
 using testing::differing_cells;
 using testing::IcOrder;
 using testing::Problem;
@@ -80,14 +81,6 @@ std::vector<float> run_per_call(const Problem &p, Accum acc) {
   return ::testing::AssertionFailure()
          << differing_cells(got, want) << " of " << got.size() << " cells differ; first at " << i
          << ": got " << std::hexfloat << got[i] << " want " << want[i] << std::defaultfloat;
-}
-
-std::string describe(const ConvShape &s) {
-  return to_string(s.op) + " b" + std::to_string(s.batch) + " cin" + std::to_string(s.cin) +
-         " cout" + std::to_string(s.cout) + " k" + std::to_string(s.k) + " s" +
-         std::to_string(s.stride) + " d" + std::to_string(s.dilation) + " p" +
-         std::to_string(s.padding) + " op" + std::to_string(s.output_padding) + " l_in" +
-         std::to_string(s.l_in) + (s.bias ? "" : " nobias");
 }
 
 TEST(CudaDevice, AvailabilityIsExplained) {

@@ -30,6 +30,7 @@ using cuda::detail::forward_tile_ranks_nonempty;
 using cuda::detail::forward_tile_supported;
 using cuda::detail::ForwardTilePlan;
 using cuda::detail::kForwardTileShapes;
+using testing::describe;
 
 constexpr int kSms = 132; // the H200's
 
@@ -49,13 +50,6 @@ std::vector<ConvShape> shapes() {
   for (int i = 0; i < 400; ++i)
     out.push_back(testing::random_shape(rng, ConvOp::forward, 600, 5000, 16, 916));
   return out;
-}
-
-std::string describe(const ConvShape &s) {
-  return "b" + std::to_string(s.batch) + " cin" + std::to_string(s.cin) + " cout" +
-         std::to_string(s.cout) + " k" + std::to_string(s.k) + " s" + std::to_string(s.stride) +
-         " d" + std::to_string(s.dilation) + " p" + std::to_string(s.padding) + " l_in" +
-         std::to_string(s.l_in);
 }
 
 // The ranks' step ranges as the kernel computes them: per = ceil(steps / split), rank r runs

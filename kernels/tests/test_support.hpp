@@ -61,6 +61,16 @@ inline std::vector<float> reference_f64(const Problem &pr) {
   return y;
 }
 
+// A shape in one line, for test messages: op, batch, channels, K, stride, dilation, padding,
+// output_padding, length, bias.
+inline std::string describe(const ConvShape &s) {
+  return to_string(s.op) + " b" + std::to_string(s.batch) + " cin" + std::to_string(s.cin) +
+         " cout" + std::to_string(s.cout) + " k" + std::to_string(s.k) + " s" +
+         std::to_string(s.stride) + " d" + std::to_string(s.dilation) + " p" +
+         std::to_string(s.padding) + " op" + std::to_string(s.output_padding) + " l_in" +
+         std::to_string(s.l_in) + (s.bias ? "" : " nobias");
+}
+
 // A random valid shape: stride, dilation, padding, output_padding, odd lengths, batch, bias on/off,
 // and cin up to max_cin (pick values that are not a multiple of any tile a kernel may use).
 // cout in [min_cout, max_cout] (the default 1-9 keeps the gates fast; the forward tile kernel's

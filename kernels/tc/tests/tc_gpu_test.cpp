@@ -52,6 +52,7 @@ using peer_testing::Problem;
       GTEST_SKIP() << "no usable GPU, tensor-core kernels not run: " << why;                       \
   } while (0)
 
+using convbench::testing::describe;
 using convbench::testing::reference_f64;
 
 // One call of the arm's kernel with options o, output NaN-poisoned before the launch (and the
@@ -66,14 +67,6 @@ std::vector<float> run_tc(const Problem &pr, Precision p, const TcOptions &o = {
   conv.launch(x.get(), y.get());
   st.sync();
   return y.download();
-}
-
-std::string describe(const ConvShape &s) {
-  return "batch " + std::to_string(s.batch) + " cin " + std::to_string(s.cin) + " cout " +
-         std::to_string(s.cout) + " K " + std::to_string(s.k) + " stride " +
-         std::to_string(s.stride) + " pad " + std::to_string(s.padding) + " outpad " +
-         std::to_string(s.output_padding) + " l_in " + std::to_string(s.l_in) +
-         (s.bias ? " bias" : " no-bias");
 }
 
 // The runs of one problem: each arm as it runs on this device (on an H100/H200 tf32 and f32x3 run

@@ -28,6 +28,7 @@
 namespace convbench::tc::wg {
 namespace {
 
+using convbench::testing::describe;
 using convbench::testing::reference_f64;
 using peer_testing::Problem;
 
@@ -147,14 +148,6 @@ void check_shape(const ConvShape &s, uint64_t seed, const std::string &what, boo
         << "cells not written exactly once, " << where;
     EXPECT_LE(peer_testing::relative_l2(y, ref), 1e-6) << where;
   }
-}
-
-std::string describe(const ConvShape &s) {
-  return to_string(s.op) + " b" + std::to_string(s.batch) + " cin " + std::to_string(s.cin) +
-         " cout " + std::to_string(s.cout) + " K " + std::to_string(s.k) + " s " +
-         std::to_string(s.stride) + " d " + std::to_string(s.dilation) + " pad " +
-         std::to_string(s.padding) + " opad " + std::to_string(s.output_padding) + " l_in " +
-         std::to_string(s.l_in) + (s.bias ? " bias" : "");
 }
 
 TEST(Emulation, EveryVocoderStageAt1And3Frames) {
