@@ -44,7 +44,7 @@ int64_t terms(Precision p) { return p == Precision::f32x3 ? detail::kSplitTerms 
 } // namespace
 
 namespace {
-// The plan launch_tc_* runs with a workspace: block shape, tiling and split.
+// The plan launch_wmma_* runs with a workspace: block shape, tiling and split.
 detail::Plan launched_plan(const ConvShape &s, Precision p, detail::Shape *g) {
   detail::Plan P = detail::base_plan(s);
   *g = detail::choose_shape(P);

@@ -36,7 +36,7 @@ constexpr int kSms = 132;
 
 enum class Fault { none, shift, r_lo, last_iter, last_rank, column, pair_window };
 
-// The packed weights, as wg_pack_weights writes them, and the input by position (no tf32
+// The packed weights, as launch_pack writes them, and the input by position (no tf32
 // rounding here: the maps are what is under test). They depend on the row groups, not on the
 // tiling or the orientation, so one packing serves every plan of a shape.
 struct Operands {
