@@ -209,35 +209,40 @@ private:
 
 } // namespace
 
+std::unique_ptr<Lease> adopt_inherited(const Policy &policy, const Resource &used) {
+  const char *env = std::getenv(kLeaseEnv);
+  if (!env || !*env)
+    return nullptr;
+  json j;
+  try {
+    j = json::parse(env);
+  } catch (...) {
+    throw LeaseRefused(std::string(kLeaseEnv) + " is not a lease exported by convlease");
+  }
+  if (!j.is_object() || !j.contains("backend") || !j["backend"].is_string())
+    throw LeaseRefused(std::string(kLeaseEnv) + " names no backend");
+  std::string backend = j["backend"];
+  if (backend != policy.backend)
+    throw LeaseRefused("inherited lease is from the '" + backend +
+                       "' backend but this site's "
+                       "policy (" +
+                       policy.source + ") names '" + policy.backend + "'");
+  std::unique_ptr<Lease> lease = make_backend(backend, policy)->adopt(j);
+  if (lease->resource().name() != used.name() || lease->resource().machine_id != used.machine_id)
+    throw LeaseRefused("inherited lease covers " + lease->resource().name() + " on machine " +
+                       lease->resource().machine_id + ", but this run uses " + used.name() +
+                       " on machine " + used.machine_id);
+  return lease;
+}
+
 std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions &opt) {
   if (opt.no_lease)
     return std::make_unique<OutsideLease>(opt);
   Policy policy = Policy::load();
   Resource resource = Resource::this_host(opt.gpu_uuid);
   Holder me = Holder::this_process(opt.run_id);
-  std::unique_ptr<Lease> lease;
-  if (const char *env = std::getenv(kLeaseEnv); env && *env) {
-    json j;
-    try {
-      j = json::parse(env);
-    } catch (...) {
-      throw LeaseRefused(std::string(kLeaseEnv) + " is not a lease exported by convlease");
-    }
-    if (!j.is_object() || !j.contains("backend") || !j["backend"].is_string())
-      throw LeaseRefused(std::string(kLeaseEnv) + " names no backend");
-    std::string backend = j["backend"];
-    if (backend != policy.backend)
-      throw LeaseRefused("inherited lease is from the '" + backend +
-                         "' backend but this site's "
-                         "policy (" +
-                         policy.source + ") names '" + policy.backend + "'");
-    lease = make_backend(backend, policy)->adopt(j);
-    if (lease->resource().name() != resource.name() ||
-        lease->resource().machine_id != resource.machine_id)
-      throw LeaseRefused("inherited lease covers " + lease->resource().name() + " on machine " +
-                         lease->resource().machine_id + ", but this run uses " + resource.name() +
-                         " on machine " + resource.machine_id);
-  } else {
+  std::unique_ptr<Lease> lease = adopt_inherited(policy, resource);
+  if (!lease) {
     AcquireRequest req{resource, me, opt.ttl_s, opt.wait_s, opt.estimate_s};
     lease = make_backend(policy.backend, policy)->acquire(req);
   }

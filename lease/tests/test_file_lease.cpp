@@ -226,6 +226,43 @@ TEST_F(FileLeaseTest, ConvleaseStatusNamesTheHolder) {
   EXPECT_FALSE(j["leases"][0]["held"].get<bool>()) << "a dead holder holds nothing";
 }
 
+// `convlease verify`: the check a command under `convlease run` that is not bench_conv
+// (torch_peer.py) runs at its start and end; it adopts as bench_conv does.
+TEST_F(FileLeaseTest, ConvleaseVerifyChecksTheInheritedLease) {
+  Proc ok = spawn({CONVLEASE, "run", "--", CONVLEASE, "verify", "--json"}, tmp_ + "/ok");
+  ASSERT_EQ(wait_exit(ok), 0) << slurp(ok.err);
+  json j = json::parse(slurp(ok.out));
+  EXPECT_EQ(j["check"]["ok"], true) << j.dump(2);
+  EXPECT_EQ(j["holder"]["pid"], ok.pid) << "the holder is convlease run";
+  EXPECT_EQ(j["backend"], "file");
+  EXPECT_EQ(j["adopted"], true);
+  EXPECT_EQ(j["resource"]["name"], "cpu");
+  EXPECT_EQ(j["token"], j["fencing"]["generation"].dump()) << j.dump(2);
+
+  // The command rewrites the lock's generation in place (another grant's token), then verifies.
+  // Planted: cmd_verify printing the inherited lease as ok without adopting it -> exit 0: failed.
+  std::string sh = "printf '{\"generation\":999}' > '" + lock_path() + "' && exec " +
+                   std::string(CONVLEASE) + " verify --json";
+  Proc changed = spawn({CONVLEASE, "run", "--", "sh", "-c", sh}, tmp_ + "/changed");
+  EXPECT_EQ(wait_exit(changed), 3) << slurp(changed.err);
+  json c = json::parse(slurp(changed.out));
+  EXPECT_EQ(c["check"]["ok"], false) << c.dump(2);
+  EXPECT_NE(c["check"].value("detail", "").find("token changed"), std::string::npos) << c.dump(2);
+
+  // Planted: adopt_inherited without its resource comparison -> verified: failed here.
+  Proc gpu = spawn({CONVLEASE, "run", "--", CONVLEASE, "verify", "--gpu-uuid", "GPU-00000000-dead"},
+                   tmp_ + "/gpu");
+  EXPECT_EQ(wait_exit(gpu), 3) << slurp(gpu.err);
+  EXPECT_NE(slurp(gpu.err).find("inherited lease covers cpu"), std::string::npos) << slurp(gpu.err);
+
+  Proc none = spawn({CONVLEASE, "verify", "--json"}, tmp_ + "/none");
+  EXPECT_EQ(wait_exit(none), 3);
+  EXPECT_EQ(json::parse(slurp(none.out))["check"]["ok"], false);
+  EXPECT_NE(slurp(none.err).find("no inherited lease"), std::string::npos) << slurp(none.err);
+  Proc usage = spawn({CONVLEASE, "verify", "--gpu"}, tmp_ + "/usage");
+  EXPECT_EQ(wait_exit(usage), 2) << slurp(usage.err);
+}
+
 // An inherited lease is only as good as the authority's word on it.
 TEST_F(FileLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
   auto backend = make_backend("file", Policy::load());

@@ -1,9 +1,13 @@
 // convlease: run a command under a lease, or show who holds what.
 //   convlease run [--gpu N | --gpu-uuid U] [--ttl S] [--wait S] [--run-id R] -- CMD ARGS...
 //   convlease status [--json]
+//   convlease verify [--gpu-uuid U] [--json]
 // `run` acquires through the site policy's backend, exports the lease to the command in
 // CONVBENCH_LEASE (bench_conv adopts and verifies it), keeps it renewed, runs the command,
 // verifies, releases, and exits with the command's status, or 3 when the lease was refused or lost.
+// `verify`, run by a command under `run` that is not bench_conv (scripts/torch_peer.py), adopts
+// the inherited lease as bench_conv does, checks it with the authority once, and prints what a
+// record's lease block needs; exit 0 verified, 3 refused.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,7 +42,8 @@ void forward(int sig) {
 
 constexpr const char *kUsage =
     "usage: convlease run [--gpu N | --gpu-uuid U] [--ttl S] [--wait S] [--run-id R] "
-    "-- CMD ARGS...\n       convlease status [--json]\n";
+    "-- CMD ARGS...\n       convlease status [--json]\n       convlease verify [--gpu-uuid U] "
+    "[--json]\n";
 
 int usage(const std::string &msg) {
   if (!msg.empty())
@@ -155,6 +160,38 @@ int cmd_status(bool as_json) {
   return 0;
 }
 
+// One check of the inherited lease, as bench_conv's start and end checks: adopt (the backend
+// asks the authority about the token), then verify. With --json the answer is always one object
+// on stdout: the lease's description, the policy and `check` {ok, at_utc, detail}.
+int cmd_verify(const std::string &gpu_uuid, bool as_json) {
+  json out;
+  Check c;
+  try {
+    Policy policy = Policy::load();
+    std::unique_ptr<Lease> lease = adopt_inherited(policy, Resource::this_host(gpu_uuid));
+    if (!lease)
+      throw LeaseRefused(std::string("no inherited lease: ") + kLeaseEnv +
+                         " is not set (run this under convlease run)");
+    c = lease->verify();
+    out = lease->describe();
+    out["policy"] = policy.to_json();
+  } catch (const std::exception &e) { // refused, or the authority could not be asked
+    c = Check{false, utc_now(), e.what()};
+  }
+  out["check"] = c.to_json();
+  if (as_json)
+    std::cout << out.dump(2) << "\n";
+  if (!c.ok) {
+    std::cerr << "convlease: refused: " << c.detail << "\n";
+    return kExitRefused;
+  }
+  if (!as_json)
+    std::cout << "verified " << out["resource"].value("name", "?") << " via "
+              << out.value("backend", "?") << ", token " << out.value("token", "") << ": "
+              << c.detail << "\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -176,9 +213,17 @@ int main(int argc, char **argv) {
   bool as_json = false;
   CLI::App *status = app.add_subcommand("status", "every lease this host's backend knows");
   status->add_flag("--json", as_json, "as JSON");
+  std::string verify_gpu;
+  CLI::App *verify = app.add_subcommand(
+      "verify", "check the lease inherited from convlease run (CONVBENCH_LEASE) with its "
+                "authority, as bench_conv does; exit 0 verified, 3 refused");
+  verify->add_option("--gpu-uuid", verify_gpu,
+                     "the GPU the caller times (GPU-...); without it, the host alone (cpu)");
+  verify->add_flag("--json", as_json, "the lease and the check as JSON, also when refused");
   if (argc < 2)
     return usage("");
-  if (const std::string sub = argv[1]; sub != "run" && sub != "status" && sub[0] != '-')
+  if (const std::string sub = argv[1];
+      sub != "run" && sub != "status" && sub != "verify" && sub[0] != '-')
     return usage("unknown command '" + sub + "'");
   try {
     app.parse(argc, argv);
@@ -194,6 +239,8 @@ int main(int argc, char **argv) {
   try {
     if (*run)
       return cmd_run(ra);
+    if (*verify)
+      return cmd_verify(verify_gpu, as_json);
     return cmd_status(as_json);
   } catch (const std::invalid_argument &e) {
     return usage(e.what());

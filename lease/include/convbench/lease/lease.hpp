@@ -121,6 +121,11 @@ std::unique_ptr<Backend> make_backend(const std::string &name, const Policy &pol
 bool is_fleet_backend(const std::string &name);
 std::vector<std::string> backend_names();
 
+// The lease inherited from `convlease run` (kLeaseEnv), adopted through the policy's backend
+// (which checks the token with the authority) and checked to cover `used`, the resource the
+// caller times; nullptr when nothing is inherited. Throws LeaseRefused.
+std::unique_ptr<Lease> adopt_inherited(const Policy &policy, const Resource &used);
+
 // Utilities shared by backends, RunLease and convlease.
 std::string utc_now();         // ISO-8601 with milliseconds, ending in Z
 std::string random_hex(int n); // n hex digits from /dev/urandom
