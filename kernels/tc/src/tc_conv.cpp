@@ -2,6 +2,7 @@
 // multiply-adds.
 #include "convbench/tc_conv.hpp"
 
+#include "dm_plan.hpp"
 #include "tc_plan.hpp"
 #include "wg_launch.hpp"
 #include "wg_plan.hpp"
@@ -74,13 +75,12 @@ int64_t wmma_issued_macs(const ConvShape &s, Precision p) {
 }
 
 namespace {
-// Why the wgmma kernels do not run s in precision p on this device ("" when they do).
-std::string wgmma_reason(const ConvShape &s, Precision p, const TcOptions &o) {
-  if (p == Precision::f64)
-    return "the wgmma kernels have no f64 arithmetic";
+// Why the wgmma kernels (tf32, f32x3) or the DMMA kernels (f64) do not run s in precision p on
+// this device ("" when they do).
+std::string hopper_reason(const ConvShape &s, Precision p, const TcOptions &o) {
   if (o.wmma)
     return "the WMMA kernels were asked for";
-  std::string why = wg::unsupported_reason(s);
+  std::string why = p == Precision::f64 ? dm::unsupported_reason(s) : wg::unsupported_reason(s);
   if (why.empty())
     why = wg::device_reason();
   return why;
@@ -90,18 +90,29 @@ wg::Forced forced(const TcOptions &o) { return {o.along, o.n, o.split, o.gpb}; }
 wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
   return wg::plan(s, math(p), wg::device_sms(), forced(o));
 }
+dm::Plan dm_plan(const ConvShape &s, const TcOptions &o) {
+  return dm::plan(s, wg::device_sms(), {o.bm, o.n, o.split});
+}
 // Whether plan q is the variant o forces.
 bool honours(const wg::Plan &q, const TcOptions &o) {
-  return (!o.along || int(q.along) + 1 == o.along) && (!o.n || q.n == o.n) &&
+  return !o.bm && (!o.along || int(q.along) + 1 == o.along) && (!o.n || q.n == o.n) &&
          (!o.split || q.split == o.split) && (!o.gpb || q.gpb == o.gpb);
+}
+bool honours(const dm::Plan &q, const TcOptions &o) {
+  return !o.along && !o.gpb && (!o.bm || q.g.row_tile == o.bm) && (!o.n || q.g.col_tile == o.n) &&
+         (!o.split || q.g.split == o.split);
 }
 } // namespace
 
 bool tc_supported(const ConvShape &s, Precision p, std::string *why, const TcOptions &o) {
-  const std::string w = wgmma_reason(s, p, o);
-  if (o.forced()) { // a forced variant: the wgmma kernels exactly so, or nothing
-    std::string r = w;
-    if (r.empty()) {
+  const std::string h = hopper_reason(s, p, o);
+  if (o.forced()) { // a forced variant: the Hopper kernels exactly so, or nothing
+    std::string r = h;
+    if (r.empty() && p == Precision::f64) {
+      const dm::Plan q = dm_plan(s, o);
+      if (!honours(q, o))
+        r = "the shape does not take that variant (its plan: " + dm::kernel_name(q) + ")";
+    } else if (r.empty()) {
       const wg::Plan q = wg_plan(s, p, o);
       if (!honours(q, o))
         r = "the shape does not take that variant (its plan: " + wg::kernel_name(q) + ")";
@@ -110,30 +121,34 @@ bool tc_supported(const ConvShape &s, Precision p, std::string *why, const TcOpt
       *why = r;
     return r.empty();
   }
-  if (w.empty())
+  if (h.empty())
     return true;
   std::string m;
   if (wmma_supported(s, &m))
     return true;
   if (why)
-    *why = p == Precision::f64 ? m : "wgmma: " + w + "; WMMA: " + m;
+    *why = (p == Precision::f64 ? "DMMA: " : "wgmma: ") + h + "; WMMA: " + m;
   return false;
 }
 
 std::string tc_kernel_name(const ConvShape &s, Precision p, const TcOptions &o) {
-  if (wgmma_reason(s, p, o).empty())
-    return wg::kernel_name(wg_plan(s, p, o));
+  if (hopper_reason(s, p, o).empty())
+    return p == Precision::f64 ? dm::kernel_name(dm_plan(s, o)) : wg::kernel_name(wg_plan(s, p, o));
   return wmma_kernel_name(s, p);
 }
 
 int64_t tc_issued_macs(const ConvShape &s, Precision p, const TcOptions &o) {
-  if (wgmma_reason(s, p, o).empty())
-    return wg::issued_macs(wg_plan(s, p, o));
+  if (hopper_reason(s, p, o).empty())
+    return p == Precision::f64 ? dm::issued_macs(dm_plan(s, o)) : wg::issued_macs(wg_plan(s, p, o));
   return wmma_issued_macs(s, p);
 }
 
 size_t tc_extra_device_bytes(const ConvShape &s, Precision p, const TcOptions &o) {
-  if (wgmma_reason(s, p, o).empty()) {
+  if (hopper_reason(s, p, o).empty()) {
+    if (p == Precision::f64) {
+      const dm::Plan d = dm_plan(s, o);
+      return size_t(8 * (dm::packed_weight_doubles(d) + dm::workspace_doubles(d)));
+    }
     const wg::Plan w = wg_plan(s, p, o);
     const int64_t planes = p == Precision::f32x3 ? 2 : 1;
     return size_t(4 * planes * (wg::packed_weight_floats(w) + wg::transposed_input_floats(w)));

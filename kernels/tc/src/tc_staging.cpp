@@ -8,6 +8,7 @@
 
 #include "convbench/cuda_check.hpp"
 #include "convbench/tc_conv.hpp"
+#include "dm_launch.hpp"
 #include "wg_launch.hpp"
 #include "wg_plan.hpp"
 
@@ -31,6 +32,17 @@ struct Buffer {
 
 int64_t floats_of(size_t bytes) { return int64_t((bytes + sizeof(float) - 1) / sizeof(float)); }
 
+// One device buffer of doubles (at least one element).
+struct Doubles {
+  double *p = nullptr;
+  explicit Doubles(int64_t count) {
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&p, size_t(count > 0 ? count : 1) * sizeof(double)));
+  }
+  ~Doubles() { cudaFree(p); }
+  Doubles(const Doubles &) = delete;
+  Doubles &operator=(const Doubles &) = delete;
+};
+
 } // namespace
 
 struct TcConv::Impl {
@@ -45,6 +57,10 @@ struct TcConv::Impl {
   std::unique_ptr<Buffer> a_hi, a_lo, x_hi, x_lo;
   wg::Maps maps{};
   const float *x_now = nullptr; // the input the maps were made for (positions on M)
+  // The DMMA kernels (f64): the plan, the packed weights and the split-K workspace.
+  bool dmma = false;
+  dm::Plan dplan{};
+  std::unique_ptr<Doubles> a64, ws64;
   // The WMMA kernels: the split-K workspace.
   std::unique_ptr<Buffer> ws;
 };
@@ -59,12 +75,20 @@ TcConv::TcConv(const ConvShape &s, Precision p, const float *d_w, const float *d
   im->b = d_b;
   im->planted = o.planted;
   const bool x3 = p == Precision::f32x3;
-  im->wgmma = p != Precision::f64 && !o.wmma && wg::unsupported_reason(s).empty() &&
-              wg::device_reason().empty();
-  if (!im->wgmma && o.forced())
-    throw std::invalid_argument("tensor-core conv: a wgmma variant was forced but the wgmma "
+  const bool hopper =
+      !o.wmma && wg::device_reason().empty() &&
+      (p == Precision::f64 ? dm::unsupported_reason(s) : wg::unsupported_reason(s)).empty();
+  im->wgmma = hopper && p != Precision::f64;
+  im->dmma = hopper && p == Precision::f64;
+  if (!hopper && o.forced())
+    throw std::invalid_argument("tensor-core conv: a wgmma or DMMA variant was forced but those "
                                 "kernels do not run this shape here");
-  if (im->wgmma) {
+  if (im->dmma) {
+    im->dplan = dm::plan(s, wg::device_sms(), {o.bm, o.n, o.split});
+    im->a64 = std::make_unique<Doubles>(dm::packed_weight_doubles(im->dplan));
+    im->ws64 = std::make_unique<Doubles>(dm::workspace_doubles(im->dplan));
+    dm::launch_pack(im->dplan, d_w, im->a64->p, im->st);
+  } else if (im->wgmma) {
     im->plan = wg::plan(s, x3 ? wg::Math::f32x3 : wg::Math::tf32, wg::device_sms(),
                         {o.along, o.n, o.split, o.gpb});
     const wg::Plan &P = im->plan;
@@ -94,6 +118,8 @@ TcConv::~TcConv() { delete impl_; }
 
 void TcConv::launch(const float *d_x, float *d_y) {
   Impl &m = *impl_;
+  if (m.dmma)
+    return dm::launch(m.dplan, m.a64->p, d_x, m.b, d_y, m.ws64->p, m.st, m.planted);
   if (m.wgmma) {
     const bool x3 = m.p == Precision::f32x3;
     if (m.plan.along == wg::Along::rows) {
@@ -121,12 +147,17 @@ void TcConv::launch(const float *d_x, float *d_y) {
 }
 
 std::string TcConv::kernel_name() const {
-  return impl_->wgmma ? wg::kernel_name(impl_->plan) : wmma_kernel_name(impl_->s, impl_->p);
+  return impl_->dmma    ? dm::kernel_name(impl_->dplan)
+         : impl_->wgmma ? wg::kernel_name(impl_->plan)
+                        : wmma_kernel_name(impl_->s, impl_->p);
 }
 int64_t TcConv::issued_macs() const {
-  return impl_->wgmma ? wg::issued_macs(impl_->plan) : wmma_issued_macs(impl_->s, impl_->p);
+  return impl_->dmma    ? dm::issued_macs(impl_->dplan)
+         : impl_->wgmma ? wg::issued_macs(impl_->plan)
+                        : wmma_issued_macs(impl_->s, impl_->p);
 }
 bool TcConv::wgmma() const { return impl_->wgmma; }
+bool TcConv::dmma() const { return impl_->dmma; }
 
 struct ResidentTc::Impl {
   ConvShape s;

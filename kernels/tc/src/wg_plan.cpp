@@ -68,6 +68,15 @@ int stages_for(const Plan &p, int iters) {
   return want <= most ? want : 0;
 }
 
+// Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
+// phases, consecutive, one position apart.
+bool pairable(const Plan &p) {
+  return p.groups == 2 && p.np[0] == p.np[1] && p.r_lo[1] == p.r_lo[0] + p.np[0] &&
+         p.shift[1] == p.shift[0] + 1;
+}
+
+} // namespace
+
 // Fills the tiling of plan c (orientation, gpb, n set) for its sets: row tiles per set.
 void tile_sets(Plan &c) {
   c.sets = c.groups / c.gpb;
@@ -79,15 +88,6 @@ void tile_sets(Plan &c) {
   c.rt_begin[c.sets] = c.row_tiles;
   c.col_tiles = int(cdiv(c.n_cols, c.col_tile));
 }
-
-// Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
-// phases, consecutive, one position apart.
-bool pairable(const Plan &p) {
-  return p.groups == 2 && p.np[0] == p.np[1] && p.r_lo[1] == p.r_lo[0] + p.np[0] &&
-         p.shift[1] == p.shift[0] + 1;
-}
-
-} // namespace
 
 std::string unsupported_reason(const ConvShape &s) {
   try {
@@ -174,7 +174,7 @@ double cost(const Plan &p, int sms) {
          transpose / kDramBytesPerCycle + 1e-3 * double(ctas);
 }
 
-Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
+Plan geometry(const ConvShape &s) {
   Plan p{};
   p.batch = int(s.batch);
   p.cin = int(s.cin);
@@ -188,7 +188,6 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
   p.transposed = s.op == ConvOp::transposed;
   p.bias = s.bias;
   p.cin_pad = int(cdiv(s.cin, 4) * 4);
-  p.math = m;
   if (!p.transposed) {
     p.taps = p.k;
     p.tap_step = p.dilation;
@@ -211,6 +210,12 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
   }
   p.chunks = int(cdiv(p.cin, kBk));
   p.iters = p.chunks * p.taps;
+  return p;
+}
+
+Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
+  Plan p = geometry(s);
+  p.math = m;
 
   Plan best{};
   double best_cost = -1.0;

@@ -108,6 +108,14 @@ struct Forced {
 // transposed with dilation 1 and a stride of at most 64; tensors below 2^31 elements.
 std::string unsupported_reason(const ConvShape &s);
 
+// The convolution's decomposition alone: the op's fields, taps, groups, packed rows and columns,
+// chunks and iterations of kBk channels; no tiling (the DMMA kernels' plan, dm_plan.hpp, tiles
+// the same groups its own way).
+Plan geometry(const ConvShape &s);
+// Fills the row tiles of every set (rt_begin, row_tiles) and the column tiles of a plan whose
+// gpb, row_tile and col_tile are set.
+void tile_sets(Plan &c);
+
 // The plan for `s` on a device with `sms` multiprocessors: the orientation, tile and split with
 // the least modelled time (see plan.cpp). A forced variant the shape cannot take falls back to the
 // automatic choice (the caller can compare).

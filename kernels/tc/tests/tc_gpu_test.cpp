@@ -6,8 +6,11 @@
 // model families at 1 and 96 frames and on random odd shapes; each arm as it runs here (on an
 // H100/H200 tf32 and f32x3 run the wgmma kernels) and the WMMA kernels with and without their
 // workspace. The Wgmma tests hold the wgmma kernels on their own: the forward Conv1d stages,
-// every column tile and split, determinism, random shapes of both ops, and two planted faults.
-// Without a GPU each test SKIPS with the reason (the Wgmma ones also without an sm_90 device).
+// every column tile and split, determinism, random shapes of both ops, and two planted faults;
+// the Dmma tests the f64 DMMA kernels likewise (every tile and split, determinism, random shapes
+// of both ops, two planted faults).
+// Without a GPU each test SKIPS with the reason (the Wgmma and Dmma ones also without an sm_90
+// device).
 // The bounds and why they hold are in tc_support.hpp; the host twins of these gates are
 // tc_emulation_test.cpp and wg_emulation_test.cpp.
 //
@@ -70,8 +73,8 @@ std::vector<float> run_tc(const Problem &pr, Precision p, const TcOptions &o = {
 }
 
 // The runs of one problem: each arm as it runs on this device (on an H100/H200 tf32 and f32x3 run
-// the wgmma kernels, f64 the WMMA kernels with their workspace), then the WMMA kernels with the
-// workspace (tf32 and f32x3, where the arm did not already run them) and without it.
+// the wgmma kernels, f64 the DMMA kernels; elsewhere the WMMA kernels with their workspace), then
+// the WMMA kernels with the workspace (where the arm did not already run them) and without it.
 enum class Run { arm, wmma_workspace, wmma_unsplit };
 constexpr Run kRuns[] = {Run::arm, Run::wmma_workspace, Run::wmma_unsplit};
 const char *run_name(Run r) {
@@ -82,8 +85,15 @@ bool wgmma_here(const ConvShape &s) {
   return tc_supported(s, Precision::tf32, nullptr) &&
          tc_kernel_name(s, Precision::tf32).rfind("wgmma", 0) == 0;
 }
+// Whether f64 runs the DMMA kernels for s here.
+bool dmma_here(const ConvShape &s) {
+  return tc_supported(s, Precision::f64, nullptr) &&
+         tc_kernel_name(s, Precision::f64).rfind("dmma", 0) == 0;
+}
 // The checks check_all makes on a problem of shape s.
-int checks_per_problem(const ConvShape &s) { return 6 + (wgmma_here(s) ? 2 : 0); }
+int checks_per_problem(const ConvShape &s) {
+  return 6 + (wgmma_here(s) ? 2 : 0) + (dmma_here(s) ? 1 : 0);
+}
 
 int check_run(const Problem &pr, const std::vector<float> &ref, Run r, const std::string &what,
               double *worst_tf32, double *worst_f32x3, double *worst_f32, int64_t *f64_differing) {
@@ -92,7 +102,8 @@ int check_run(const Problem &pr, const std::vector<float> &ref, Run r, const std
   o.wmma = r != Run::arm;
   o.workspace = r != Run::wmma_unsplit;
   int checks = 0;
-  if (r != Run::wmma_workspace) { // the f64 arm is the WMMA kernel with its workspace
+  // Off Hopper the f64 arm is the WMMA kernel with its workspace: that run is the arm's.
+  if (r != Run::wmma_workspace || dmma_here(pr.shape)) {
     const auto y64 = run_tc(pr, Precision::f64, o);
     EXPECT_EQ(peer_testing::nan_cells(y64), 0) << "f64-dmma left cells unwritten, " << where;
     const auto c = testing::check_f64(y64, ref);
@@ -478,6 +489,114 @@ TEST(Wgmma, PlantedFaultsAreCaught) {
         EXPECT_LE(testing::relative_l2(run_tc(pr, p, o), ref), testing::kTf32RelL2);
       }
   EXPECT_EQ(caught, 6);
+}
+
+// ---- the DMMA kernels (f64, sm_90a) on their own ----
+
+#define SKIP_WITHOUT_DMMA()                                                                        \
+  do {                                                                                             \
+    SKIP_WITHOUT_GPU();                                                                            \
+    const ConvShape probe_ = peer_testing::all_stages(1)[0].shape;                                 \
+    if (!dmma_here(probe_))                                                                        \
+      GTEST_SKIP() << "the DMMA kernels do not run on this device: "                               \
+                   << tc_kernel_name(probe_, Precision::f64);                                      \
+  } while (0)
+
+// f64 through the DMMA kernels with options o against the reference (check_f64: every cell within
+// one f32 ulp, few cells off, relative L2 <= 1e-9) and every cell written. Returns whether it held.
+bool check_dmma(const Problem &pr, const std::vector<float> &ref, const TcOptions &o,
+                const std::string &where, int64_t *differing) {
+  const auto y = run_tc(pr, Precision::f64, o);
+  EXPECT_EQ(peer_testing::nan_cells(y), 0) << "f64-dmma left cells unwritten, " << where;
+  const auto c = testing::check_f64(y, ref);
+  EXPECT_TRUE(c.ok(ref.size())) << "f64-dmma " << where << ": " << c.differing << " differing, "
+                                << c.beyond_ulp << " beyond one ulp (" << c.first_bad
+                                << "), rel-L2 " << c.rel_l2;
+  *differing += c.differing;
+  return c.ok(ref.size()) && peer_testing::nan_cells(y) == 0;
+}
+
+// Every tile (128x64, 64x128, 64x64, 128x32, 32x128) at splits 1, 3 and 8 on a transposed and a
+// forward shape, each run twice: the bits must not move (the split slices are added in order).
+TEST(Dmma, EveryVariantWithinToleranceAndDeterministic) {
+  SKIP_WITHOUT_DMMA();
+  const ConvShape up1 = peer_testing::model_stages(peer_testing::model_families()[0], 8)[1].shape;
+  const ConvShape amp = convbench::testing::amp_shape(256, 7, 3, 300); // 16 chunks x 7 taps
+  int checks = 0;
+  int64_t differing = 0;
+  for (const ConvShape &s : {up1, amp}) {
+    const Problem pr = peer_testing::random_problem(s, 29);
+    const auto ref = reference_f64(pr);
+    for (const auto &[bm, bn] : {std::pair{128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}})
+      for (int split : {1, 3, 8}) {
+        TcOptions o;
+        o.bm = bm;
+        o.n = bn;
+        o.split = split;
+        const std::string k = kernel_of(pr, Precision::f64, o);
+        EXPECT_NE(k.find("tile " + std::to_string(bm) + "x" + std::to_string(bn) + "x16"),
+                  std::string::npos)
+            << k;
+        check_dmma(pr, ref, o, k + ": " + describe(s), &differing);
+        const auto a = run_tc(pr, Precision::f64, o), b = run_tc(pr, Precision::f64, o);
+        EXPECT_EQ(convbench::testing::differing_cells(a, b), 0) << "not deterministic: " << k;
+        ++checks;
+      }
+  }
+  EXPECT_EQ(checks, 2 * 5 * 3);
+  std::printf("every DMMA variant: cells one ulp off: %lld\n", (long long)differing);
+}
+
+// Random shapes of both ops the DMMA kernels take (as Wgmma.RandomShapesOfBothOps).
+TEST(Dmma, RandomShapesOfBothOps) {
+  SKIP_WITHOUT_DMMA();
+  std::mt19937_64 rng(37);
+  int drawn = 0;
+  int64_t differing = 0;
+  const int n = convbench::testing::sanitizer_small() ? 4 : 60;
+  while (drawn < n) {
+    const ConvOp op = drawn % 2 ? ConvOp::forward : ConvOp::transposed;
+    ConvShape s = convbench::testing::random_shape(rng, op, 300, 400, 1, 300);
+    if (op == ConvOp::forward) {
+      s.stride = 1;
+    } else {
+      s.dilation = 1;
+      s.stride = std::uniform_int_distribution<int64_t>(1, 9)(rng);
+      s.output_padding = std::min<int64_t>(s.output_padding, s.stride - 1);
+    }
+    if (!dmma_here(s))
+      continue;
+    ++drawn;
+    const Problem pr = peer_testing::random_problem(s, uint64_t(drawn));
+    check_dmma(pr, reference_f64(pr), {}, describe(s), &differing);
+  }
+  std::printf("random DMMA shapes: cells one ulp off: %lld\n", (long long)differing);
+}
+
+// The checks above have teeth: a kernel that drops the last iteration of every split, and one that
+// reads the input window one position late, must each fail check_f64 (split 3 and unsplit).
+TEST(Dmma, PlantedFaultsAreCaught) {
+  SKIP_WITHOUT_DMMA();
+  const ConvShape s = peer_testing::model_stages(peer_testing::model_families()[0], 4)[1].shape;
+  const Problem pr = peer_testing::random_problem(s, 6);
+  const auto ref = reference_f64(pr);
+  int caught = 0;
+  for (int planted : {1, 2})
+    for (int split : {1, 3}) {
+      TcOptions o;
+      o.bm = 64;
+      o.n = 64;
+      o.split = split;
+      o.planted = planted;
+      const auto c = testing::check_f64(run_tc(pr, Precision::f64, o), ref);
+      EXPECT_FALSE(c.ok(ref.size()))
+          << "planted fault " << planted << " not caught by " << kernel_of(pr, Precision::f64, o);
+      caught += !c.ok(ref.size());
+      o.planted = 0;
+      int64_t d = 0;
+      EXPECT_TRUE(check_dmma(pr, ref, o, "unplanted", &d));
+    }
+  EXPECT_EQ(caught, 4);
 }
 
 } // namespace

@@ -1,13 +1,16 @@
 // The wgmma kernels' tile sweep: cuda-tf32 and cuda-f32x3 with the orientation and tile fixed:
 // rows on M with wgmma N and the cluster split, "<arm>@rows-n<N>-s<split>"
 // (cuda-tf32@rows-n128-s2), positions on M with N and the groups per block,
-// "<arm>@pos-n<N>-g<groups>" (cuda-tf32@pos-n24-g2). Hidden: `--arms 'cuda-tf32@*'` names them all.
+// "<arm>@pos-n<N>-g<groups>" (cuda-tf32@pos-n24-g2); and cuda-f64-dmma's DMMA tiles, rows x
+// columns and the split, "cuda-f64-dmma@t128x64-s2". Hidden: `--arms 'cuda-tf32@*'` names them
+// all.
 // Each is its arm with the plan forced: the same gate (a variant that computes a wrong answer is
 // refused, never timed), floor and stagings; it runs the cases whose shape takes exactly that
 // variant on this device and leaves the others out of the plan with the reason. What the sweep
-// measures checks the plan's cost model (wg_plan.cpp).
+// measures checks the plans' cost models (wg_plan.cpp, dm_plan.cpp).
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "arms/tc_arm.hpp"
 
@@ -20,13 +23,18 @@ public:
   TcTileArm(tc::Precision p, const tc::TcOptions &o, double tolerance)
       : p_(p), tolerance_(tolerance), name_("cuda-" + tc::to_string(p) + "@" + variant(o)), o_(o) {}
   static std::string variant(const tc::TcOptions &o) {
+    if (o.bm)
+      return "t" + std::to_string(o.bm) + "x" + std::to_string(o.n) + "-s" +
+             std::to_string(o.split);
     return o.along == 1 ? "rows-n" + std::to_string(o.n) + "-s" + std::to_string(o.split)
                         : "pos-n" + std::to_string(o.n) + "-g" + std::to_string(o.gpb);
   }
   std::string name() const override { return name_; }
   bool hidden() const override { return true; }
   double tolerance() const override { return tolerance_; }
-  std::string floor_kind() const override { return "fp32_fma"; }
+  std::string floor_kind() const override {
+    return p_ == tc::Precision::f64 ? "fp64_fma" : "fp32_fma";
+  }
   tc::Precision precision() const override { return p_; }
   tc::TcOptions options() const override { return o_; }
   bool supports(const Problem &p, std::string *why_not) const override {
@@ -70,6 +78,15 @@ bool register_tile_arms() {
           register_arm(std::make_unique<TcTileArm>(p, o, tol));
         }
   }
+  // kernels/tc/src/dm_plan.hpp's kTiles and kMaxSplit, cuda-f64-dmma's tolerance.
+  for (const auto &[bm, bn] : {std::pair{128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}})
+    for (int split = 1; split <= 8; ++split) {
+      tc::TcOptions o;
+      o.bm = bm;
+      o.n = bn;
+      o.split = split;
+      register_arm(std::make_unique<TcTileArm>(tc::Precision::f64, o, 1e-9));
+    }
   return true;
 }
 [[maybe_unused]] const bool registered = register_tile_arms();

@@ -7,10 +7,12 @@
 //        transposed to [t][ic] and the weights packed once per stage (kernels/tc/src/wg_plan.hpp),
 //        TMA loads, an mbarrier pipeline, wgmma.mma_async, split over a thread-block cluster
 //        where the tiles alone would not fill the device.
+//  DMMA  (sm_90a, compute capability 9.0), f64, the same shapes and shifted-window GEMMs as the
+//        wgmma kernels: the weights packed once per stage in f64, mma.sync m16n8k16 with f64
+//        operands and accumulate (kernels/tc/src/dm_plan.hpp), split-K through a workspace.
 //  WMMA  (sm_80 and newer), tf32, f32x3 and f64, ConvTranspose1d whose taps split into phases of
 //        at most 4: the polyphase GEMM (kernels/tc/src/tc_tile.hpp) on WMMA fragments, split-K
-//        through a workspace. cuda-f64-dmma always runs it; tf32 and f32x3 where the device or
-//        the shape does not take the wgmma kernels.
+//        through a workspace; where the device or the shape does not take the kernels above.
 // The arithmetic of each arm is the same in both:
 //  tf32: x and w rounded to tf32 (cvt.rna, the tensor-op conversion), f32 accumulate, bias added
 //        in f32 at the end. Gate: relative L2 <= 5e-3 (as cudnn-tf32).
@@ -19,7 +21,8 @@
 //        k-steps in a fresh accumulator whose sum is added to the total with FADD (the MMA's own
 //        f32 accumulation truncates), bias added in f32 at the end. Gate: relative L2 <= 1e-4,
 //        as cuda-f32.
-//  f64:  x and w converted to double (exact), DMMA m8n8k4 with f64 accumulate, bias added in f64
+//  f64:  x and w converted to double (exact), DMMA (m16n8k16, or WMMA's m8n8k4) with f64
+//        accumulate, bias added in f64
 //        at the end, one rounding to f32. Not byte-identical to cpu-f64 (another addition order):
 //        each cell is within one f32 rounding step of the reference (see tests/tc_gpu_test.cpp
 //        for why that, and not a 1e-12 relative L2, is the bound that holds).
@@ -45,9 +48,11 @@ struct TcOptions {
   bool workspace = true; // WMMA: split-K through a workspace where the plan splits (else unsplit)
   // wgmma, each 0 for the plan's choice: the orientation (1: rows on M, 2: positions on M), wgmma
   // N, the cluster split (rows on M), the groups per block (positions on M).
-  int along = 0, n = 0, split = 0, gpb = 0;
-  int planted = 0; // wgmma: a planted fault (tests only; wg_kernel.cuh's Planted)
-  bool forced() const { return along || n || split || gpb; }
+  // DMMA (f64): the tile's rows bm and columns n, the split of the iterations.
+  int along = 0, n = 0, split = 0, gpb = 0, bm = 0;
+  // wgmma / DMMA: a planted fault (tests only; wg_kernel.cuh's Planted, dm_launch.hpp's Planted)
+  int planted = 0;
+  bool forced() const { return along || n || split || gpb || bm; }
 };
 
 // Whether an arm of precision p computes `s` here (the wgmma kernels, else the WMMA kernels);
@@ -79,7 +84,8 @@ public:
   void launch(const float *d_x, float *d_y); // enqueue one call: d_x -> d_y (device buffers)
   std::string kernel_name() const;
   int64_t issued_macs() const;
-  bool wgmma() const; // which family runs
+  bool wgmma() const; // which family runs: wgmma (tf32, f32x3), DMMA (f64), else WMMA
+  bool dmma() const;
 
 private:
   struct Impl;

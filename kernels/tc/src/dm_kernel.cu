@@ -1,0 +1,260 @@
+// cuda-f64-dmma's kernels on Hopper (sm_90a objects; mma.sync m16n8k16 with f64 operands and
+// accumulate is sm_90's): the weight packing, the tile kernel of dm_plan.hpp and the split-K
+// reduction. f32 operands are converted to f64 exactly; products and sums in f64; the bias added
+// to the f64 sum and the cell rounded once to f32.
+#include <algorithm>
+
+#include "convbench/cuda_check.hpp"
+#include "dm_launch.hpp"
+#include "tc_kernel.cuh" // tc_reduce
+
+namespace convbench::tc::dm {
+namespace {
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool fill) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(fill ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// D += A B, one m16n8k16 with f64 operands. Fragments (lane = 4 * g + q): a[v] = A[g + 8 (v & 1)]
+// [q + 4 (v >> 1)], b[v] = B[q + 4 v][g], d[v] = D[g + 8 (v >> 1)][2 q + (v & 1)].
+__device__ __forceinline__ void mma16816(double (&d)[4], const double (&a)[8],
+                                         const double (&b)[4]) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+                 "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
+}
+
+__global__ void dm_pack(const Plan P, int64_t n, const float *__restrict__ w,
+                        double *__restrict__ a) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int ic = int(i % P.kpitch);
+    const int row = int((i / P.kpitch) % P.g.rows);
+    const int j = int(i / (int64_t(P.kpitch) * P.g.rows));
+    a[i] = ic < P.g.cin ? double(wg::packed_weight(P.g, w, j, row, ic)) : 0.0;
+  }
+}
+
+// One bm x bn tile (bm = 32 FM, bn = 16 FN), four warps of FM x FN fragments of 16 x 8. Stage s
+// of the pipeline: the weight tile [bm][kApitch] then the input window [kBk][bn + kBpad].
+template <int FM, int FN>
+__global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
+    dm_kernel(const Plan P, const double *__restrict__ A, const float *__restrict__ x,
+              const float *__restrict__ bias, float *__restrict__ y, double *__restrict__ ws,
+              int planted) {
+  constexpr int BM = 32 * FM, BN = 16 * FN;
+  constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp;
+  constexpr int kAper = BM * (kBk / 2) / kThreads; // 16-byte copies per thread per stage
+  constexpr int kBper = kBk * BN / kThreads;       // input elements per thread per stage
+  extern __shared__ __align__(16) double smem[];
+
+  const wg::Tile t = wg::tile_of(P.g, int(blockIdx.x));
+  const int sp = int(blockIdx.y);
+  int it0, it1;
+  split_iters(P, sp, it0, it1);
+  if (planted == kPlantDropIter)
+    --it1;
+  const int n_it = it1 - it0;
+  const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int gq = lane / 4, tq = lane % 4;
+  const int wm = warp / 2, wn = warp % 2;
+  const float *xb = x + int64_t(t.b) * P.g.cin * P.g.l_in;
+  const int shift = planted == kPlantShift ? 1 : 0;
+
+  auto load_a = [&](int it, int s) {
+    const Step k = step(P, t, it);
+    double *as = smem + s * (kA + kB);
+    const double *src0 = A + (int64_t(k.tap) * P.g.rows + k.w_row) * P.kpitch + k.ch;
+#pragma unroll
+    for (int i = 0; i < kAper; ++i) {
+      const int e = tid + i * kThreads, row = e / (kBk / 2), seg = e % (kBk / 2);
+      const bool ok = row_in_group(P, t, row);
+      cp_async16(as + row * kApitch + seg * 2, ok ? src0 + int64_t(row) * P.kpitch + seg * 2 : A,
+                 ok);
+    }
+  };
+  float breg[kBper];
+  auto load_b = [&](int it) {
+    const Step k = step(P, t, it);
+#pragma unroll
+    for (int i = 0; i < kBper; ++i) {
+      const int e = tid + i * kThreads, icl = e / BN, n = e % BN;
+      const int ic = k.ch + icl, tp = k.x_pos + n + shift;
+      breg[i] = (ic < P.g.cin && tp >= 0 && tp < P.g.l_in) ? __ldg(xb + int64_t(ic) * P.g.l_in + tp)
+                                                           : 0.0f;
+    }
+  };
+  auto store_b = [&](int s) {
+    double *bs = smem + s * (kA + kB) + kA;
+#pragma unroll
+    for (int i = 0; i < kBper; ++i) {
+      const int e = tid + i * kThreads, icl = e / BN, n = e % BN;
+      bs[icl * kBp + n] = double(breg[i]);
+    }
+  };
+
+  double acc[FM][FN][4];
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        acc[fm][fn][v] = 0.0;
+
+  auto compute = [&](int s) {
+    const double *as = smem + s * (kA + kB) + (wm * FM * 16) * kApitch;
+    const double *bs = smem + s * (kA + kB) + kA + wn * FN * 8;
+    auto load_afrag = [&](double(&a)[8], int fm) {
+#pragma unroll
+      for (int v = 0; v < 8; ++v)
+        a[v] = as[(fm * 16 + gq + 8 * (v & 1)) * kApitch + tq + 4 * (v >> 1)];
+    };
+    auto load_bfrag = [&](double(&b)[4], int fn) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        b[v] = bs[(tq + 4 * v) * kBp + fn * 8 + gq];
+    };
+    if constexpr (FM * 8 <= FN * 4) { // the A fragments are the fewer registers: hold them
+      double a[FM][8];
+#pragma unroll
+      for (int fm = 0; fm < FM; ++fm)
+        load_afrag(a[fm], fm);
+#pragma unroll
+      for (int fn = 0; fn < FN; ++fn) {
+        double b[4];
+        load_bfrag(b, fn);
+#pragma unroll
+        for (int fm = 0; fm < FM; ++fm)
+          mma16816(acc[fm][fn], a[fm], b);
+      }
+    } else {
+      double b[FN][4];
+#pragma unroll
+      for (int fn = 0; fn < FN; ++fn)
+        load_bfrag(b[fn], fn);
+#pragma unroll
+      for (int fm = 0; fm < FM; ++fm) {
+        double a[8];
+        load_afrag(a, fm);
+#pragma unroll
+        for (int fn = 0; fn < FN; ++fn)
+          mma16816(acc[fm][fn], a, b[fn]);
+      }
+    }
+  };
+
+  // The pipeline: kStages - 1 stages in flight ahead of the one computed. The weights arrive by
+  // cp.async; the input window is loaded into registers before the compute and stored after it.
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < n_it) {
+      load_a(it0 + s, s);
+      load_b(it0 + s);
+      store_b(s);
+    }
+    cp_commit();
+  }
+  for (int i = 0; i < n_it; ++i) {
+    cp_wait<kStages - 2>();
+    __syncthreads(); // stage i is in; every warp is past the compute of stage i - 1
+    const int next = i + kStages - 1;
+    const bool ahead = next < n_it;
+    if (ahead) {
+      load_a(it0 + next, next % kStages);
+      load_b(it0 + next);
+    }
+    cp_commit();
+    compute(i % kStages);
+    if (ahead)
+      store_b(next % kStages); // the slot computed at i - 1
+  }
+
+  const int64_t cells = int64_t(P.g.batch) * P.g.cout * P.g.l_out;
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int row = wm * FM * 16 + fm * 16 + gq + 8 * (v >> 1);
+        const int col = wn * FN * 8 + fn * 8 + 2 * tq + (v & 1);
+        const int64_t yi = y_index(P, t, row, col);
+        if (yi < 0)
+          continue;
+        if (P.g.split > 1) {
+          ws[sp * cells + yi] = acc[fm][fn][v];
+        } else {
+          const int oc = (t.r0 + row) >> P.g.lg[t.g];
+          y[yi] = float(acc[fm][fn][v] + (P.g.bias ? double(bias[oc]) : 0.0));
+        }
+      }
+}
+
+template <int FM, int FN>
+void launch_tile(const Plan &p, const double *a, const float *x, const float *bias, float *y,
+                 double *ws, cudaStream_t st, int planted) {
+  auto kernel = dm_kernel<FM, FN>;
+  // Above 48 KiB a kernel must opt in, once per instantiation (the bytes depend on the tile
+  // alone); the carveout asks for all of the unified cache as shared memory, so 2-3 blocks fit.
+  static const cudaError_t attr = [&] {
+    const cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(p));
+    return e != cudaSuccess
+               ? e
+               : cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  }();
+  CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(dm_kernel)
+  const dim3 grid(unsigned(blocks(p)), unsigned(p.g.split));
+  kernel<<<grid, kThreads, size_t(smem_bytes(p)), st>>>(p, a, x, bias, y, ws, planted);
+  CONVBENCH_CUDA_CHECK(cudaGetLastError()); // dm_kernel launch
+}
+
+} // namespace
+
+void launch_pack(const Plan &p, const float *d_w, double *a, cudaStream_t st) {
+  const int64_t n = packed_weight_doubles(p);
+  const unsigned nb = unsigned(std::min<int64_t>((n + 255) / 256, 132 * 32));
+  dm_pack<<<nb, 256, 0, st>>>(p, n, d_w, a);
+  CONVBENCH_CUDA_CHECK(cudaGetLastError()); // dm_pack launch
+}
+
+void launch(const Plan &p, const double *a, const float *x, const float *bias, float *y, double *ws,
+            cudaStream_t st, int planted) {
+  const int bm = p.g.row_tile, bn = p.g.col_tile;
+  if (bm == 128 && bn == 64)
+    launch_tile<4, 4>(p, a, x, bias, y, ws, st, planted);
+  else if (bm == 64 && bn == 128)
+    launch_tile<2, 8>(p, a, x, bias, y, ws, st, planted);
+  else if (bm == 64 && bn == 64)
+    launch_tile<2, 4>(p, a, x, bias, y, ws, st, planted);
+  else if (bm == 128 && bn == 32)
+    launch_tile<4, 2>(p, a, x, bias, y, ws, st, planted);
+  else if (bm == 32 && bn == 128)
+    launch_tile<1, 8>(p, a, x, bias, y, ws, st, planted);
+  else
+    throw std::invalid_argument("dmma: no kernel for a " + std::to_string(bm) + "x" +
+                                std::to_string(bn) + " tile");
+  if (p.g.split > 1) {
+    const int64_t cells = int64_t(p.g.batch) * p.g.cout * p.g.l_out;
+    const int64_t nb = std::min<int64_t>((cells + 255) / 256, 132 * 16);
+    detail::tc_reduce<double><<<unsigned(nb), 256, 0, st>>>(cells, p.g.split, p.g.cout, p.g.l_out,
+                                                            ws, p.g.bias ? bias : nullptr, y);
+    CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_reduce launch
+  }
+}
+
+} // namespace convbench::tc::dm

@@ -1,0 +1,139 @@
+// The DMMA kernels' plan: tile, split and their cost model. Plain C++, so the host tests check
+// every plan without a GPU.
+#include "dm_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace convbench::tc::dm {
+
+namespace {
+
+constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t kInt = 2147483647LL;
+
+// The cost model's constants, in cycles of one multiprocessor (H200: 132 at ~1.98 GHz). DMMA:
+// 128 f64 multiply-adds per cycle (67 TFLOP/s); an iteration's latency that one block alone
+// does not hide (its barrier, the input window's loads and conversion): ~200 cycles; a block's
+// fixed cost (its pipeline filling, the epilogue): ~2000 cycles; device memory ~1750 bytes per
+// cycle for the whole device; inputs taken to stay in L2 between the row tiles that read them
+// below 24 MB.
+constexpr double kMacsPerCycle = 128.0;
+constexpr double kIterLatency = 200.0;
+constexpr double kBlockOverhead = 2000.0;
+constexpr double kDramBytesPerCycle = 1750.0;
+constexpr double kL2Bytes = 24e6;
+constexpr int kSmemPerSm = 228 * 1024; // per multiprocessor, 1 KiB of it reserved per block
+
+// Blocks one multiprocessor holds by registers: the kernel is compiled for 2 blocks of 128
+// threads (up to 255 registers) where a thread holds 64 accumulators (bm x bn = 8192), for 3
+// below (up to 168 registers).
+int by_registers(int bm, int bn) { return bm * bn >= 8192 ? 2 : 3; }
+
+} // namespace
+
+std::string unsupported_reason(const ConvShape &s) {
+  std::string why = wg::unsupported_reason(s);
+  const std::string wg = "the wgmma kernels";
+  if (const auto at = why.find(wg); at != std::string::npos)
+    why.replace(at, wg.size(), "the DMMA kernels");
+  if (why.empty()) {
+    const int64_t rows = s.op == ConvOp::forward ? s.cout : s.cout * s.stride;
+    const int64_t taps = s.op == ConvOp::forward ? s.k : cdiv(s.k, s.stride);
+    if (taps * rows * cdiv(s.cin, kBk) * kBk >= kInt)
+      why = "the DMMA kernels need packed weights below 2^31 elements";
+  }
+  return why;
+}
+
+int smem_bytes(const Plan &p) {
+  return kStages * (p.g.row_tile * kApitch + kBk * (p.g.col_tile + kBpad)) * 8;
+}
+
+double cost(const Plan &p, int sms) {
+  const int bm = p.g.row_tile, bn = p.g.col_tile;
+  const double mma = double(bm) * bn * kBk / kMacsPerCycle;
+  const int64_t ctas = int64_t(blocks(p)) * p.g.split;
+  // The busiest multiprocessor: nb blocks, per_sm at a time sharing its DMMA pipes.
+  const int64_t nb = cdiv(ctas, sms);
+  const int64_t rounds = cdiv(nb, p.per_sm);
+  const double compute = double(p.g.iters_per_rank) *
+                             std::max(double(nb) * mma, double(rounds) * (mma + kIterLatency)) +
+                         double(rounds) * kBlockOverhead;
+  // Device memory: the packed weights once (the column tiles of a row tile run side by side), the
+  // input once per row tile when it does not stay in L2, the output (twice where a tile holds only
+  // some of each position's phases: another block completes the sectors), and the workspace's
+  // slices written and read again.
+  const double x = 4.0 * double(p.g.batch) * p.g.cin * p.g.l_in;
+  const double x_reads = x > kL2Bytes ? double(p.g.row_tiles) : 1.0;
+  const double cells = double(p.g.batch) * p.g.cout * p.g.l_out;
+  const double y = 4.0 * cells * (p.g.np[0] < p.g.s_out ? 2.0 : 1.0);
+  const double w = 8.0 * double(packed_weight_doubles(p));
+  const double ws = p.g.split > 1 ? 8.0 * cells * p.g.split * 2.0 : 0.0;
+  // Ties: fewer blocks.
+  return std::max(compute, (w + x * x_reads + y) / kDramBytesPerCycle) + ws / kDramBytesPerCycle +
+         1e-3 * double(ctas);
+}
+
+Plan plan(const ConvShape &s, int sms, const Forced &f) {
+  Plan base{};
+  base.g = wg::geometry(s);
+  base.g.chunks = int(cdiv(base.g.cin, kBk));
+  base.g.iters = base.g.chunks * base.g.taps;
+  base.kpitch = base.g.chunks * kBk;
+
+  Plan best{};
+  double best_cost = -1.0;
+  for (const TileShape &ts : kTiles) {
+    if ((f.bm > 0 && ts.bm != f.bm) || (f.bn > 0 && ts.bn != f.bn))
+      continue;
+    Plan c = base;
+    c.g.along = wg::Along::rows;
+    c.g.gpb = 1;
+    c.g.row_tile = ts.bm;
+    c.g.n = c.g.col_tile = ts.bn;
+    wg::tile_sets(c.g);
+    c.per_sm = std::min(by_registers(ts.bm, ts.bn), kSmemPerSm / (smem_bytes(c) + 1024));
+    if (int64_t(blocks(c)) * kMaxSplit >= kInt)
+      continue;
+    for (c.g.split = 1; c.g.split <= kMaxSplit; ++c.g.split) {
+      if (!wg::ranks_nonempty(c.g.iters, c.g.split) || (f.split > 0 && c.g.split != f.split))
+        continue;
+      if (c.g.split > 1 && double(c.g.batch) * c.g.cout * c.g.l_out * c.g.split >= double(kInt))
+        continue; // the workspace's index
+      c.g.iters_per_rank = int(cdiv(c.g.iters, c.g.split));
+      c.g.stages = kStages;
+      const double k = cost(c, sms);
+      // Ties: the earlier tile, then the smaller split.
+      if (best_cost >= 0.0 && k >= best_cost)
+        continue;
+      best_cost = k;
+      best = c;
+    }
+  }
+  if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
+    return plan(s, sms);
+  return best;
+}
+
+int64_t packed_weight_doubles(const Plan &p) { return int64_t(p.g.taps) * p.g.rows * p.kpitch; }
+
+int64_t workspace_doubles(const Plan &p) {
+  return p.g.split > 1 ? int64_t(p.g.split) * p.g.batch * p.g.cout * p.g.l_out : 0;
+}
+
+int64_t issued_macs(const Plan &p) {
+  return int64_t(p.g.batch) * p.g.row_tiles * p.g.col_tiles * p.g.row_tile * p.g.col_tile *
+         int64_t(p.g.iters) * kBk;
+}
+
+std::string kernel_name(const Plan &p) {
+  std::string n = "dmma f64 m16n8k16 tile " + std::to_string(p.g.row_tile) + "x" +
+                  std::to_string(p.g.col_tile) + "x" + std::to_string(kBk) + " stages " +
+                  std::to_string(kStages);
+  if (p.g.split > 1)
+    n += " split " + std::to_string(p.g.split);
+  return n + " (weights packed)";
+}
+
+} // namespace convbench::tc::dm
