@@ -14,7 +14,8 @@
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
 #   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them, their tile
-#   sweep, ncu of their kernels;
+#   sweep, ncu of their kernels; dmma, dmma-san: the fp64 tensor-core rate (dmma_peak), the DMMA
+#   kernels' device tests and cuda-f64-dmma on every stage, memcheck and racecheck of them;
 #   main10, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
 #   cuDNN, two pinned cuDNN algorithms, cuda-f32 beside cudnn-f32 on every AMP Conv1d (AMP_FRAMES),
@@ -346,6 +347,35 @@ if has wgmma-san; then
   log "memcheck wgmma: rc=$? $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$W/logs/san-memcheck-wgmma.txt" | tr '\n' ' ')"
 fi
 
+if has dmma; then
+  # The fp64 tensor-core rate (devices.json's fp64_dmma_flops), then the DMMA kernels' device gates
+  # (every tile and split, random shapes, planted faults) and cuda-f64-dmma on every stage of
+  # DMMA_MODELS at 96/384/1536 frames beside its floor.
+  timeout $(cap 60) $B/bin/dmma_peak >"$W/results/dmma-peak.json" 2>"$W/logs/dmma-peak.err"
+  log "dmma_peak rc=$? $(cat "$W/results/dmma-peak.json" "$W/logs/dmma-peak.err")"
+  timeout $(cap "${DMMA_TIMEOUT:-240}") $B/bin/tc_gpu_tests --gtest_filter="${DMMA_FILTERS:-Dmma.*}" >"$W/logs/tc-dmma.txt" 2>&1
+  log "tc_gpu_tests ${DMMA_FILTERS:-Dmma.*} rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/tc-dmma.txt" | tr '\n' ' ')"
+  grep -E "Failure|ulp off|not caught|\[ +(OK|FAILED) +\]" "$W/logs/tc-dmma.txt" | head -40 | tee -a "$W/logs/summary.txt" >&2
+  for m in ${DMMA_MODELS:-bigvgan_v2_44khz_128band_512x}; do
+    enough 60 "dmma $m" || break
+    timeout $(cap "${DMMA_BENCH_TIMEOUT:-150}") $B/bin/bench_conv --model $m --stage all --frames 96,384,1536 --staging resident \
+      --reps 3 --no-counters --arms cuda-f64-dmma --out "$W/results/dmma-$m.json" >"$W/logs/dmma-$m.txt" 2>&1
+    log "dmma bench $m rc=$?"
+  done
+fi
+
+if has dmma-san; then
+  # The DMMA kernels under compute-sanitizer memcheck and racecheck (the shared-memory pipeline):
+  # the small sets of the random shapes and the planted faults.
+  for tool in memcheck racecheck; do
+    enough 40 "$tool dmma" || break
+    CONVBENCH_SANITIZER_SMALL=1 timeout $(cap 150) compute-sanitizer --tool $tool --error-exitcode 1 \
+      $B/bin/tc_gpu_tests --gtest_filter='Dmma.RandomShapesOfBothOps:Dmma.PlantedFaultsAreCaught' \
+      >"$W/logs/san-$tool-dmma.txt" 2>&1
+    log "$tool dmma: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$W/logs/san-$tool-dmma.txt" | tr '\n' ' ')"
+  done
+fi
+
 if has tiles; then
   # The wgmma kernels' tile sweep: every column tile and split of cuda-tf32 (and cuda-f32x3 with
   # TILE_ARMS) as a hidden arm of its own beside the arm's own choice, on a few stages; the table
@@ -364,7 +394,7 @@ if has ncu-tc; then
   for c in ${NCU_TC:-up3/1536/cuda-tf32 up5/1536/cuda-tf32 up1/1536/cuda-tf32 up0/1536/cuda-tf32}; do
     IFS=/ read -r st fr arm <<<"$c"
     enough 40 "ncu $c" || break
-    timeout $(cap 90) ncu --clock-control none -k 'regex:wg_rows_kernel|wg_positions_kernel|transpose_input' --launch-skip 2 --launch-count 2 \
+    timeout $(cap 90) ncu --clock-control none -k 'regex:wg_rows_kernel|wg_positions_kernel|transpose_input|dm_kernel' --launch-skip 2 --launch-count 2 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
       $B/bin/bench_conv --stage $st --frames $fr --arms "$arm" --staging resident --reps 2 --target-ci 0 --min-time 0.001 \
       --no-counters --no-lease --device-timing launched --out "$W/results/ncu-tc.json" >"$W/logs/ncu-tc-$st-$fr-${arm//@/_}.txt" 2>&1

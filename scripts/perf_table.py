@@ -157,6 +157,7 @@ TC_TARGETS = (
     "cuda-tf32 faster than cudnn-tf32",
     "cuda-f32x3 at least 2x faster than cudnn-f32 (1536 frames)",
     "cuda-f32x3 no less accurate than cuda-f32 (relative L2)",
+    "cuda-f64-dmma within 1.5x of the DMMA floor (floor >= 20 us)",
 )
 
 
@@ -165,7 +166,7 @@ def rel_l2(cases, arm):
     return None if not c else c["gate"].get("rel_l2_err")
 
 
-def _tc_checks(stage, frames, cases):
+def _tc_checks(stage, frames, cases, floor):
     t32, cub, n32 = (best(cases, a) for a in ("cuda-tf32", "torch-cublas-gemm-tf32", "cudnn-tf32"))
     x3, nf = best(cases, "cuda-f32x3"), best(cases, "cudnn-f32")
     e3, ef = rel_l2(cases, "cuda-f32x3"), rel_l2(cases, "cuda-f32")
@@ -184,12 +185,19 @@ def _tc_checks(stage, frames, cases):
     if e3 is not None and ef is not None and ef > 0:
         r = e3 / ef
         out.append((TC_TARGETS[3], r <= 1.0, r, False))
+    dm, fl = best(cases, "cuda-f64-dmma"), floor.get("fp64_dmma")
+    if stage != "chain" and dm is not None and fl and fl >= 20e-6:
+        r = dm / fl
+        out.append((TC_TARGETS[4], r <= 1.5, r, refused(cases, "cuda-f64-dmma")))
     return out
 
 
 def print_tensor_core(rows) -> None:
     """The tensor-core arms against their targets, per case, then met / total per target."""
-    if not any(best(c, "cuda-f32x3") or best(c, "cudnn-tf32") for *_, c, _ in rows):
+    if not any(
+        best(c, "cuda-f32x3") or best(c, "cudnn-tf32") or best(c, "cuda-f64-dmma")
+        for *_, c, _ in rows
+    ):
         return
     print(
         "Tensor-core arms: cuda-tf32 against cuBLAS TF32 on the same multiply-adds (measured "
@@ -199,12 +207,13 @@ def print_tensor_core(rows) -> None:
     print(
         "| model | stage | frames | cuda-tf32 us | cuBLAS TF32 us | tf32 / cuBLAS | cudnn-tf32 us "
         "| tf32 / cuDNN | cuda-f32x3 us | cudnn-f32 us | f32x3 / cuDNN | f32x3 rel-L2 "
-        "| cuda-f32 rel-L2 | cuda-tf32 kernel |"
+        "| cuda-f32 rel-L2 | cuda-f64-dmma us | x DMMA floor | cuda-tf32 kernel |"
     )
-    print("| --- " * 14 + "|")
+    print("| --- " * 16 + "|")
     out = {k: [0, 0, [], [], 0] for k in TC_TARGETS}
-    for model, stage, frames, cases, _ in rows:
+    for model, stage, frames, cases, floor in rows:
         t32, cub = best(cases, "cuda-tf32"), best(cases, "torch-cublas-gemm-tf32")
+        dm = best(cases, "cuda-f64-dmma")
         n32, x3, nf = best(cases, "cudnn-tf32"), best(cases, "cuda-f32x3"), best(cases, "cudnn-f32")
         e3, ef = rel_l2(cases, "cuda-f32x3"), rel_l2(cases, "cuda-f32")
         kernel = ((cases.get("cuda-tf32") or {}).get("kernel") or {}).get("name", "-")
@@ -217,9 +226,10 @@ def print_tensor_core(rows) -> None:
             f"| {fmt_us(x3)} | {fmt_us(nf)} "
             f"| {mark(ratio(x3, nf), cases, 'cuda-f32x3', 'cudnn-f32')} "
             f"| {'-' if e3 is None else f'{e3:.2e}'} | {'-' if ef is None else f'{ef:.2e}'} "
+            f"| {fmt_us(dm)} | {mark(ratio(dm, floor.get('fp64_dmma')), cases, 'cuda-f64-dmma')} "
             f"| {kernel} |"
         )
-        for name, ok, r, no in _tc_checks(stage, frames, cases):
+        for name, ok, r, no in _tc_checks(stage, frames, cases, floor):
             v = out[name]
             v[0], v[1], v[4] = v[0] + ok, v[1] + 1, v[4] + no
             v[3].append(r)

@@ -282,3 +282,32 @@ def test_tensor_core_targets_with_known_ratios(tmp_path):
     assert f"misses (ratio): {synth.MODEL} up1/1536 0.60" in body
     assert "- cuda-f32x3 no less accurate than cuda-f32 (relative L2): met in 5 of 6" in body
     assert f"{synth.MODEL} up0/96 2.00" in body
+
+
+def test_dmma_target_against_its_floor(tmp_path):
+    # cuda-f64-dmma's DMMA floor set per case at a known fraction of its best time: 1/1.25 (met)
+    # everywhere but up1/1536 (1/2: a named miss) and up0/96, whose floor is put under 20 us (not
+    # counted). Planted (seen failing): the bound written `r <= 2.5` (the miss met), and the 20 us
+    # cut left out (one case more counted).
+    run = our_run()
+    dm = {
+        (c["stage"], c["frames"]): min(s["seconds"] for s in c["samples"])
+        for c in run["cases"]
+        if c["arm"] == "cuda-f64-dmma"
+    }
+    for c in run["cases"]:
+        key = (c["stage"], c["frames"])
+        if c.get("floor_s") and key in dm:
+            f = {("up1", 1536): 2.0, ("up0", 96): 1e9}.get(key, 1.25)
+            c["floor_s"]["fp64_dmma"] = min(dm[key] / f, 19e-6) if f > 1e8 else dm[key] / f
+    r = table(_write(tmp_path, run), _write(tmp_path, ceilings_beside(run), "gemm.json"))
+    assert r.returncode == 0, r.stderr
+    rows, body = tc_rows(r.stdout)
+    counted = sum(1 for k in dm if k != ("up0", 96))
+    assert counted >= 2
+    assert (
+        f"- cuda-f64-dmma within 1.5x of the DMMA floor (floor >= 20 us): met in {counted - 1} "
+        f"of {counted}"
+    ) in body
+    assert f"{synth.MODEL} up1/1536 2.00" in body
+    assert {row[14].rstrip("†") for row in rows} >= {"1.25", "2.00"}

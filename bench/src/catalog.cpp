@@ -446,6 +446,8 @@ double DeviceFloors::rate(const std::string &kind) const {
     return fp64_fma;
   if (kind == "fp64_nofma")
     return fp64_nofma;
+  if (kind == "fp64_dmma")
+    return fp64_dmma;
   if (kind == "memory")
     return memory;
   throw DataError("unknown floor kind '" + kind + "'");
@@ -472,8 +474,9 @@ DeviceCatalog load_devices(const std::string &path) {
     d.fp32_fma = field<double>(devs[n], "fp32_fma_flops", where);
     d.fp64_fma = field<double>(devs[n], "fp64_fma_flops", where);
     d.fp64_nofma = field<double>(devs[n], "fp64_nofma_flops", where);
+    d.fp64_dmma = field<double>(devs[n], "fp64_dmma_flops", where);
     d.memory = field<double>(devs[n], "memory_bytes_per_s", where);
-    if (!(d.fp32_fma > 0 && d.fp64_fma > 0 && d.fp64_nofma > 0 && d.memory > 0))
+    if (!(d.fp32_fma > 0 && d.fp64_fma > 0 && d.fp64_nofma > 0 && d.fp64_dmma > 0 && d.memory > 0))
       throw DataError(where + ": every rate must be positive");
     cat.devices.push_back(d);
   }

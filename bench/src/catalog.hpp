@@ -84,7 +84,7 @@ ModelCatalog load_models(const std::string &path);
 // Floors of one device in FLOP/s and bytes/s.
 struct DeviceFloors {
   std::string match;
-  double fp32_fma = 0, fp64_fma = 0, fp64_nofma = 0, memory = 0;
+  double fp32_fma = 0, fp64_fma = 0, fp64_nofma = 0, fp64_dmma = 0, memory = 0;
   double rate(const std::string &kind) const; // by floor kind; throws DataError if unknown
 };
 struct DeviceCatalog {

@@ -12,6 +12,7 @@ std::optional<CaseFloor> case_floor(const Case &c, const std::optional<DeviceFlo
   f.fp32_fma = p.flops() / floors->fp32_fma;
   f.fp64_fma = p.flops() / floors->fp64_fma;
   f.fp64_nofma = p.flops() / floors->fp64_nofma;
+  f.fp64_dmma = p.flops() / floors->fp64_dmma;
   f.memory = p.min_bytes() / floors->memory;
   f.arm_kind = c.arm->floor_kind();
   const double arith =

@@ -11,7 +11,7 @@
 namespace convbench::bench {
 
 struct CaseFloor {
-  double fp32_fma = 0, fp64_fma = 0, fp64_nofma = 0, memory = 0; // seconds
+  double fp32_fma = 0, fp64_fma = 0, fp64_nofma = 0, fp64_dmma = 0, memory = 0; // seconds
   double arm = 0;
   std::string arm_kind;
 };

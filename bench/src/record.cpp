@@ -40,8 +40,9 @@ json kernel_json(json described, const json &chosen) {
 json floor_json(const std::optional<CaseFloor> &f) {
   if (!f)
     return nullptr;
-  return {{"fp32_fma", f->fp32_fma}, {"fp64_fma", f->fp64_fma}, {"fp64_nofma", f->fp64_nofma},
-          {"memory", f->memory},     {"arm", f->arm},           {"arm_kind", f->arm_kind}};
+  return {{"fp32_fma", f->fp32_fma},   {"fp64_fma", f->fp64_fma}, {"fp64_nofma", f->fp64_nofma},
+          {"fp64_dmma", f->fp64_dmma}, {"memory", f->memory},     {"arm", f->arm},
+          {"arm_kind", f->arm_kind}};
 }
 
 json stop_reason(const Case &c) {
