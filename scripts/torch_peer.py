@@ -29,8 +29,17 @@ bench/data/devices.json, every sample, stats with the one median. Before it is t
 gated against an f64 reference computed here with numpy (relative L2, the bound of its bench_conv
 counterpart); a failed arm is recorded, not timed, and the exit status is 4. The cases are timed in
 interleaved rounds (a seeded shuffle per round), one call per sample, after untimed warm-up calls
-(the first runs cuDNN's algorithm choice). No lease and no probes: run it under
-`convlease run -- ...` when the machine is shared.
+(the first runs cuDNN's algorithm choice). No probes.
+
+The lease: under `convlease run [--gpu N] -- python3 scripts/torch_peer.py ...` the inherited
+lease (CONVBENCH_LEASE) is checked with `convlease verify` (--convlease; default the one beside
+bench_conv, build/bin/convlease) before the first call on the device and after the last timed
+sample, and the record's lease block is written from those two checks, as bench_conv writes it
+for an adopted lease: verdict valid when both passed on the same token, void (exit 3) with the
+reason otherwise. A lease that does not pass the first check, or covers another resource than
+the one timed (the GPU torch times, or "cpu" for CPU arms alone), is refused at once: exit 3, no
+record. Without an inherited lease the block says "not-collected", and the analysis refuses
+every ratio formed against the record.
 """
 
 from __future__ import annotations
@@ -85,6 +94,10 @@ NO_FLOOR = {
 
 
 class UsageError(Exception):
+    pass
+
+
+class LeaseRefused(Exception):
     pass
 
 
@@ -153,7 +166,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--cudnn-benchmark", action="store_true", help="torch.backends.cudnn.benchmark")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--convlease",
+        default=str(DEFAULT_CONVLEASE),
+        metavar="PATH",
+        help="the convlease binary that checks the lease inherited from `convlease run` "
+        f"(default {DEFAULT_CONVLEASE.relative_to(ROOT)}, beside bench_conv)",
+    )
     args = p.parse_args(argv)
+    args.inherited = bool(os.environ.get(LEASE_ENV))
+    if args.inherited and not os.access(args.convlease, os.X_OK):
+        raise UsageError(
+            f"--convlease {args.convlease} is not an executable: it checks the lease inherited "
+            f"from convlease run ({LEASE_ENV} is set); build it or name it"
+        )
     args.beside_run = None
     if args.beside:
         if args.model or args.frames or args.stages:
@@ -515,6 +541,100 @@ def git_sha() -> str | None:
         return None
 
 
+# ---- the lease ---------------------------------------------------------------------------
+
+LEASE_ENV = "CONVBENCH_LEASE"  # what `convlease run` exports to the command it runs
+# The default build's, beside bench_conv: the lease's checks come from the same build as the
+# engine's; h200.sh names its build's with --convlease.
+DEFAULT_CONVLEASE = ROOT / "build" / "bin" / "convlease"
+NO_LEASE = {
+    "status": "not-collected",
+    "reason": f"torch_peer.py inherited no lease ({LEASE_ENV} unset): run it under "
+    "convlease run --",
+}
+
+
+def torch_gpu_uuid(torch) -> str | None:
+    """The timed GPU's UUID as NVML spells it (GPU-...), as torch reports it; None without one."""
+    u = getattr(torch.cuda.get_device_properties(0), "uuid", None)
+    if not u:
+        return None
+    u = str(u)
+    return u if u.startswith(("GPU-", "MIG-")) else f"GPU-{u}"
+
+
+def lease_check(convlease: str, gpu_uuid: str | None) -> dict:
+    """One check of the inherited lease with its authority (`convlease verify --json`, adopted
+    as bench_conv adopts it): the lease as convlease describes it and `check` {ok, at_utc,
+    detail}. A check that cannot be made, or whose answer cannot be read, is a failed one."""
+    cmd = [convlease, "verify", "--json", *(["--gpu-uuid", gpu_uuid] if gpu_uuid else [])]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"check": {"ok": False, "at_utc": utc_now(), "detail": f"{cmd[0]} verify: {e}"}}
+    try:
+        out = json.loads(p.stdout)
+        check = out["check"]
+        readable = isinstance(check["ok"], bool) and isinstance(check["at_utc"], str)
+    except (ValueError, KeyError, TypeError):
+        readable = False
+    if not readable:
+        said = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        why = f"{cmd[0]} verify exited {p.returncode} without a readable check: {said}"
+        return {"check": {"ok": False, "at_utc": utc_now(), "detail": why}}
+    if check["ok"] != (p.returncode == 0):  # the answer and the exit status must agree
+        check = dict(
+            check,
+            ok=False,
+            detail=f"convlease verify exited {p.returncode} with check ok={check['ok']}: "
+            + str(check.get("detail")),
+        )
+    return {**out, "check": check}
+
+
+def lease_block(start: dict, end: dict, run_id: str) -> dict:
+    """The record's lease block from the start and end checks, in bench_conv's shape for an
+    adopted lease (no keeper and no probes here: no renewals, no observation). Valid only when
+    both checks passed on one lease: the same backend, resource, holder and token."""
+    reasons = [
+        f"{which} check failed: {c['check'].get('detail')}"
+        for which, c in (("start", start), ("end", end))
+        if not c["check"]["ok"]
+    ]
+    if not reasons:
+        for what, get in (
+            ("backend", lambda c: c.get("backend")),
+            ("resource", lambda c: (c.get("resource") or {}).get("name")),
+            ("holder pid", lambda c: (c.get("holder") or {}).get("pid")),
+            ("token", lambda c: c.get("token")),
+        ):
+            if get(start) != get(end):
+                reasons.append(
+                    f"the lease changed between the start and end checks: {what} "
+                    f"{get(start)} then {get(end)}"
+                )
+    res, holder = start.get("resource") or {}, start.get("holder") or {}
+    return {
+        "status": "collected",
+        "backend": start.get("backend"),
+        "resource": {k: res.get(k) for k in ("host", "machine_id", "gpu_uuid", "name")},
+        "holder": {k: holder.get(k) for k in ("user", "host", "pid", "run_id")},
+        "adopted": start.get("adopted"),
+        "token": start.get("token"),
+        "fencing": start.get("fencing"),
+        "ttl_s": start.get("ttl_s"),
+        "acquired_utc": holder.get("acquired_utc") or None,
+        "verify_utc": [start["check"]["at_utc"], end["check"]["at_utc"]],
+        "start_check": start["check"],
+        "end_check": end["check"],
+        "observation": None,
+        "policy": start.get("policy"),
+        "adopter": {"pid": os.getpid(), "run_id": run_id},
+        "verdict": "void" if reasons else "valid",
+        "reasons": reasons,
+    }
+
+
 def new_case(
     torch, args, arm: str, shape: dict, frames: int, gpu_name, gate_result, kernel: dict
 ) -> dict:
@@ -622,7 +742,7 @@ def time_rounds(torch, args, prepared: dict) -> list[dict]:
     return order
 
 
-def gpus_block(torch, gpu_name) -> list[dict]:
+def gpus_block(torch, gpu_name, gpu_uuid) -> list[dict]:
     if not gpu_name:
         return []
     props = torch.cuda.get_device_properties(0)
@@ -630,7 +750,7 @@ def gpus_block(torch, gpu_name) -> list[dict]:
         {
             "index": 0,
             "name": gpu_name,
-            "uuid": None,
+            "uuid": gpu_uuid,
             "pci_bus_id": None,
             "driver": None,
             "cuda_runtime": torch.version.cuda,
@@ -638,23 +758,37 @@ def gpus_block(torch, gpu_name) -> list[dict]:
             "sm_clock_max_mhz": None,
             "mem_clock_max_mhz": None,
             "l2_bytes": None,
-            "unavailable": {"uuid": "not read by torch_peer.py"},
+            "unavailable": {} if gpu_uuid else {"uuid": "torch reports no UUID for it"},
         }
     ]
 
 
 def run(torch, args, argv: list[str]) -> tuple[dict, int]:
-    started = utc_now()
-    gpu_name = torch.cuda.get_device_name(0) if any(ARMS[a][0] for a in args.arms) else None
+    started, run_id = utc_now(), uuid.uuid4().hex
+    device = any(ARMS[a][0] for a in args.arms)
+    gpu_name = torch.cuda.get_device_name(0) if device else None
+    gpu_uuid = torch_gpu_uuid(torch) if device else None
+    start = None
+    if args.inherited:  # checked before the first call on the device, gates and warm-up included
+        if device and not gpu_uuid:
+            raise LeaseRefused(
+                "torch reports no UUID for its GPU 0 (get_device_properties(0).uuid): the "
+                "inherited lease cannot be matched to the GPU timed"
+            )
+        start = lease_check(args.convlease, gpu_uuid)
+        if not start["check"]["ok"]:
+            raise LeaseRefused(start["check"]["detail"])
     cases, prepared = gate_cases(torch, args, gpu_name)
     order = time_rounds(torch, args, prepared)
+    lease = lease_block(start, lease_check(args.convlease, gpu_uuid), run_id) if start else NO_LEASE
     for case in cases:
         if case["samples"]:
             case["stats"] = stats([s["seconds"] for s in case["samples"]])
-    status = 4 if any(c["gate"]["result"] == "fail" for c in cases) else 0
+    failed = any(c["gate"]["result"] == "fail" for c in cases)
+    status = 4 if failed else 3 if lease.get("verdict") == "void" else 0
     record = {
         "schema_version": 1,
-        "run_id": uuid.uuid4().hex,
+        "run_id": run_id,
         "tool": {
             "name": "convbench",
             "version": None,
@@ -670,7 +804,7 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
         "ended_utc": utc_now(),
         "exit_status": status,
         "host": host_block(),
-        "gpus": gpus_block(torch, gpu_name),
+        "gpus": gpus_block(torch, gpu_name, gpu_uuid),
         "plan": {
             "model": args.model_name,
             "stages": args.stages,
@@ -683,10 +817,7 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
             "order": order,
             "device_timing": "launched",
         },
-        "lease": {
-            "status": "not-collected",
-            "reason": "torch_peer.py takes no lease (run it under convlease run --)",
-        },
+        "lease": lease,
         "cases": cases,
         "benchmarks": [],
         "context": {},
@@ -729,8 +860,12 @@ def main(argv: list[str]) -> int:
         return 2
     torch.set_num_threads(args.threads)
     torch.backends.cudnn.benchmark = args.cudnn_benchmark
-    with torch.inference_mode():
-        record, status = run(torch, args, argv)
+    try:
+        with torch.inference_mode():
+            record, status = run(torch, args, argv)
+    except LeaseRefused as e:
+        print(f"torch_peer: lease refused: {e}", file=sys.stderr)
+        return 3
     write_atomic(args.out, record)
     for c in record["cases"]:
         st = c["stats"]
@@ -743,6 +878,11 @@ def main(argv: list[str]) -> int:
             )
         )
     print(f"wrote {args.out}")
+    if record["lease"].get("verdict") == "void":
+        print(
+            "torch_peer: the lease is void (exit 3): " + "; ".join(record["lease"]["reasons"]),
+            file=sys.stderr,
+        )
     return status
 
 

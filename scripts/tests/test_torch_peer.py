@@ -8,6 +8,10 @@ about PyTorch's own numbers (the GPU machine's runs do). The fake's torch.mm rou
 does: f32 operands to TF32 (10 mantissa bits) while torch.backends.cuda.matmul.allow_tf32 is set,
 bfloat16 to 7, so the GEMM arms' gates see the arithmetic their names promise. Planted: a fake
 conv_transpose1d that drops the bias must fail its gate, go untimed and make the exit status 4.
+
+The lease tests run torch_peer.py (the fake torch installed by child_main) as the command of a
+real `convlease run` over the file backend, locks in a temporary directory; they need the
+convlease of the default build (build/bin/convlease) and fail, saying so, without it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import contextlib
 import copy
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -26,9 +32,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis" / "src"))
-from convbench_analysis.load import load_run  # noqa: E402  (the one reader of records)
+from convbench_analysis import gates  # noqa: E402
+from convbench_analysis.load import load_run, parse_utc  # noqa: E402  (the one reader of records)
 
 BF16 = "bfloat16 (fake)"  # the fake's torch.bfloat16: values held in f32, rounded to 7 bits
+FAKE_UUID = "58ee2ea9-1f0c-4d4e-8a3b-00000000c0de"  # the fake GPU's, as torch prints it
 
 
 def round_bits(a, keep: int) -> np.ndarray:
@@ -98,7 +106,7 @@ def conv1d_loops(x, w, b, stride, padding, dilation):
     return Tensor(y[None])
 
 
-def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True) -> types.ModuleType:
+def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True, uuid=FAKE_UUID) -> types.ModuleType:
     """mm_out_dtype=False: a torch whose mm has no out_dtype (before 2.8)."""
     t = types.ModuleType("torch")
     t.__version__ = "0.0-fake"
@@ -167,7 +175,7 @@ def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True) -> types.ModuleTyp
         get_device_name=lambda i: "NVIDIA H200 (fake)",
         synchronize=lambda: None,
         Event=Event,
-        get_device_properties=lambda i: types.SimpleNamespace(multi_processor_count=132),
+        get_device_properties=lambda i: types.SimpleNamespace(multi_processor_count=132, uuid=uuid),
     )
     t.version = types.SimpleNamespace(cuda="13.0")
     return t
@@ -186,6 +194,7 @@ def schema():
 
 
 def run_peer(monkeypatch, tmp_path, argv, **fake):
+    monkeypatch.delenv("CONVBENCH_LEASE", raising=False)  # as if not under convlease run
     monkeypatch.setitem(sys.modules, "torch", fake_torch(**fake))
     out = tmp_path / "peer.json"
     rc = load_peer().main([*argv, "--out", str(out)])
@@ -433,3 +442,178 @@ def test_beside_times_the_runs_forward_convs_on_their_implicit_gemm(monkeypatch,
         "torch-cudnn-tf32",
         "torch-cudnn-f64",
     }
+
+
+# ---- the lease: torch_peer.py under a real `convlease run` (file backend) --------------------
+
+CONVLEASE = ROOT / "build" / "bin" / "convlease"
+TINY = ["--model", "bigvgan_base_22khz_80band", "--frames", "2", "--stages", "up3"]
+TINY += ["--reps", "3", "--warmup", "1"]
+
+
+def child_main(argv: list[str]) -> int:
+    """torch_peer.main with the fake torch, in a process of its own (the command convlease runs).
+    PLANT_LOCK_DIR set: once the timed rounds are done, the lock's generation in that directory
+    is rewritten in place (another grant's token, as if the lease had been lost and re-granted),
+    before the end check."""
+    sys.modules["torch"] = fake_torch()
+    peer = load_peer()
+    plant = os.environ.get("PLANT_LOCK_DIR")
+    if plant:
+        rounds = peer.time_rounds
+
+        def time_rounds(*a):
+            order = rounds(*a)
+            (lock,) = Path(plant).glob("*.lock")
+            rec = json.loads(lock.read_text())
+            rec["generation"] += 1
+            with open(lock, "r+") as f:  # in place: the same inode, a new token
+                f.write(json.dumps(rec))
+                f.truncate()
+            return order
+
+        peer.time_rounds = time_rounds
+    return peer.main(argv)
+
+
+HERE = str(Path(__file__).resolve().parent)
+CHILD = (
+    f"import sys; sys.path.insert(0, {HERE!r}); import test_torch_peer as t; "
+    "sys.exit(t.child_main(sys.argv[1:]))"
+)
+
+
+@pytest.fixture
+def lease_env(tmp_path):
+    """The environment of a run under the file backend, locks in tmp_path/locks."""
+    assert os.access(CONVLEASE, os.X_OK), f"{CONVLEASE} is not built (cmake --build build)"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CONVBENCH_LEASE", "SLURM_")) and k != "PLANT_LOCK_DIR"
+    }
+    env.update(CONVBENCH_LEASE_DIR=str(tmp_path / "locks"), CONVBENCH_LEASE_POLICY="none")
+    return env
+
+
+def peer_under_lease(env, tmp_path, argv, lease_args=(), peer_env=None):
+    """convlease run [lease_args] -- python3 torch_peer.py argv: (convlease's pid, its exit
+    status, torch_peer's stderr, the record or None)."""
+    out = tmp_path / "peer.json"
+    cmd = [str(CONVLEASE), "run", *lease_args, "--", sys.executable, "-c", CHILD, *argv]
+    cmd += ["--out", str(out), "--convlease", str(CONVLEASE)]
+    p = subprocess.Popen(
+        cmd, env={**env, **(peer_env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    _, err = p.communicate(timeout=120)
+    err = err.decode()
+    return p.pid, p.returncode, err, json.loads(out.read_text()) if out.exists() else None
+
+
+def lease_codes(path: Path) -> dict[str, str]:
+    """The analysis's lease findings on a record: code -> detail."""
+    found = gates.assess([load_run(path)]).all_findings()
+    return {f.code: f.detail for f in found if f.code.startswith("lease")}
+
+
+@pytest.mark.parametrize("resource", ["cpu", "gpu"])
+def test_a_record_made_under_a_lease_carries_its_checks_and_is_accepted(
+    lease_env, tmp_path, schema, resource
+):
+    """Planted (each seen failing here): the not-collected block written although a lease was
+    inherited; the end check taken from the start check's answer (no second convlease verify:
+    end_check.at_utc equal to start_check.at_utc); torch_peer's GPU UUID not passed to convlease
+    verify (the GPU case refused: the lease covers the GPU, the check asked about cpu)."""
+    argv, lease_args = [*TINY], []
+    if resource == "gpu":
+        argv += ["--gemm", "--no-cpu"]
+        lease_args = ["--gpu-uuid", f"GPU-{FAKE_UUID}"]
+    pid, rc, err, record = peer_under_lease(lease_env, tmp_path, argv, lease_args)
+    assert rc == 0 and record is not None, err
+    jsonschema.validate(record, schema)
+    lease = record["lease"]
+    assert lease["status"] == "collected" and lease["verdict"] == "valid", lease
+    assert lease["reasons"] == [] and lease["backend"] == "file" and lease["adopted"] is True
+    assert lease["holder"]["pid"] == pid, "the holder is convlease run; torch_peer adopts"
+    assert lease["adopter"]["pid"] != pid and lease["adopter"]["run_id"] == record["run_id"]
+    assert lease["token"] == str(lease["fencing"]["generation"])
+    start, end = lease["start_check"], lease["end_check"]
+    assert start["ok"] is True and end["ok"] is True, lease
+    # The two checks bracket every timed sample: the record's own times lie outside them.
+    times = [record["started_utc"], start["at_utc"], end["at_utc"], record["ended_utc"]]
+    t = [parse_utc(x) for x in times]
+    assert t[0] <= t[1] < t[2] <= t[3], times
+    assert lease["verify_utc"] == [start["at_utc"], end["at_utc"]]
+    if resource == "gpu":
+        assert lease["resource"]["gpu_uuid"] == record["gpus"][0]["uuid"] == f"GPU-{FAKE_UUID}"
+    else:
+        assert lease["resource"]["name"] == "cpu" and record["gpus"] == []
+    assert lease_codes(tmp_path / "peer.json") == {}
+
+
+def test_a_record_made_without_a_lease_is_refused(monkeypatch, tmp_path):
+    """Planted (seen failing): a collected block with verdict valid and a made-up token written
+    when nothing was inherited."""
+    rc, out = run_peer(monkeypatch, tmp_path, TINY)
+    assert rc == 0
+    lease = json.loads(out.read_text())["lease"]
+    assert lease["status"] == "not-collected" and "CONVBENCH_LEASE" in lease["reason"], lease
+    assert set(lease_codes(out)) == {"lease-none"}
+
+
+def test_a_lease_changed_before_the_end_check_voids_the_record(lease_env, tmp_path, schema):
+    """Planted in the run (PLANT_LOCK_DIR): the lock's generation bumped in place after the timed
+    rounds. Planted in torch_peer.py (each seen failing here): the verdict "valid" whatever the
+    checks said; the end check taken from the start check's answer."""
+    env = {**lease_env, "PLANT_LOCK_DIR": lease_env["CONVBENCH_LEASE_DIR"]}
+    _, rc, err, record = peer_under_lease(env, tmp_path, TINY)
+    assert rc == 3, err  # convlease run's own final verify sees the lease lost too
+    assert record is not None, err
+    jsonschema.validate(record, schema)
+    lease = record["lease"]
+    assert record["exit_status"] == 3, "torch_peer's own status: the lease is void"
+    assert lease["start_check"]["ok"] is True and lease["end_check"]["ok"] is False, lease
+    assert lease["verdict"] == "void", lease
+    (reason,) = lease["reasons"]
+    assert reason.startswith("end check failed:") and "token changed" in reason, reason
+    assert "the lease is void (exit 3)" in err, err
+    codes = lease_codes(tmp_path / "peer.json")
+    assert set(codes) == {"lease-void"} and "token changed" in codes["lease-void"], codes
+
+
+def test_a_lease_that_fails_its_first_check_is_refused_before_timing(
+    lease_env, tmp_path, monkeypatch, capsys
+):
+    """No record and exit 3 when the inherited lease does not pass the start check: one that
+    covers cpu while the GPU is timed, a forged one, and (in process) a GPU torch names no UUID
+    for; exit 2 when the convlease named cannot be run. Planted (each seen failing here): the
+    start check's failure recorded and the run timed anyway (a void record written, exit 3 from
+    the end); the GPU UUID left out of the check (the cpu lease accepted for the GPU timed)."""
+    _, rc, err, record = peer_under_lease(lease_env, tmp_path, [*TINY, "--gemm", "--no-cpu"])
+    lines = err.strip().splitlines()
+    assert rc == 3 and record is None, err
+    assert lines[-1].startswith("torch_peer: lease refused: inherited lease covers cpu"), lines
+
+    forged = {"CONVBENCH_LEASE": json.dumps({"backend": "file", "token": "7"})}
+    out = tmp_path / "peer.json"
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, *TINY, "--out", str(out), "--convlease", str(CONVLEASE)],
+        env={**lease_env, **forged},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 3 and not out.exists(), p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith("torch_peer: lease refused:"), p.stderr
+
+    monkeypatch.setenv("CONVBENCH_LEASE", forged["CONVBENCH_LEASE"])
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(uuid=None))
+    argv = [*TINY, "--gemm", "--no-cpu", "--out", str(out), "--convlease", str(CONVLEASE)]
+    assert load_peer().main(argv) == 3 and not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "reports no UUID" in err[0], err
+
+    argv[-1] = str(tmp_path / "no-convlease")
+    assert load_peer().main(argv) == 2 and not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("torch_peer: --convlease"), err

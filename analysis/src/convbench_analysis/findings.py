@@ -30,7 +30,8 @@ _ALL = (
     _g(
         "lease-none",
         "the run was not under a lease (not collected, no token, or --no-lease)",
-        "run bench_conv under the lease (no --no-lease; `convlease run -- bench_conv ...`)",
+        "run under the lease: bench_conv without --no-lease, torch_peer.py as "
+        "`convlease run [--gpu N] -- python3 scripts/torch_peer.py ...`",
     ),
     _g(
         "lease-void",
