@@ -35,7 +35,9 @@ for model in $models; do
   echo "compare $model: rc=$? $(( $(date +%s) - t0 )) s"
   if [ "${GEMM:-1}" != 0 ] && [ -s "$O/compare-$model.json" ]; then
     t0=$(date +%s); rm -f "$O/gemm-$model.json" # a ceiling of an earlier call is never reused
-    python3 scripts/torch_peer.py --gemm --no-cpu --beside "$O/compare-$model.json" \
+    # Under convlease run: the ceilings' record carries the lease checks torch_peer.py made.
+    "$B/bin/convlease" run --gpu 0 -- python3 scripts/torch_peer.py --gemm --no-cpu \
+      --beside "$O/compare-$model.json" --convlease "$B/bin/convlease" \
       --out "$O/gemm-$model.json" >"$O/gemm-$model.txt" 2>&1
     echo "cuBLAS ceilings beside $model: rc=$? $(( $(date +%s) - t0 )) s"
   fi

@@ -240,8 +240,10 @@ if has perf; then
       --arms cuda-f32,cuda-f64,cuda-f64-fma,cuda-tf32,cuda-f64-dmma,cudnn-f32,cudnn-tf32,cudnn-f64 --no-counters \
       --out "$W/results/perf-$m.json" >"$W/logs/perf-$m.txt" 2>&1; log "perf $m rc=$?"
   done
-  timeout 240 python3 scripts/torch_peer.py --gpu --threads 16 --frames 96 --out "$W/results/torch-peer.json" \
-    >"$W/logs/torch-peer.txt" 2>&1; log "torch peer rc=$?"
+  # torch_peer.py under convlease run: it checks the inherited lease before its first call and
+  # after its last sample (--convlease), and its record's lease block says what they found.
+  timeout 240 $B/bin/convlease run --gpu 0 -- python3 scripts/torch_peer.py --gpu --threads 16 --frames 96 \
+    --convlease $B/bin/convlease --out "$W/results/torch-peer.json" >"$W/logs/torch-peer.txt" 2>&1; log "torch peer rc=$?"
   $B/bin/bench_conv --stage up0,up1,up2,up3 --reps 5 --arms cpu-f32 --threads 16 --no-counters \
     --out "$W/results/cpu-f32.json" >"$W/logs/bench-cpu-f32.txt" 2>&1; log "cpu-f32 16 threads rc=$?"
 fi
@@ -254,8 +256,8 @@ if has cpu; then
     timeout 150 $B/bin/bench_conv --stage up0,up1,up2,up3 --frames 96 --reps 15 --threads 16 \
       --arms 'cpu-f32,cpu-f32@*' --no-counters --out "$W/results/cpu-f32-r$r.json" >"$W/logs/cpu-f32-r$r.txt" 2>&1
     log "cpu-f32 round $r rc=$?"
-    timeout 150 python3 scripts/torch_peer.py --threads 16 --frames 96 --reps 20 \
-      --out "$W/results/torch-cpu-r$r.json" >"$W/logs/torch-cpu-r$r.txt" 2>&1
+    timeout 150 $B/bin/convlease run -- python3 scripts/torch_peer.py --threads 16 --frames 96 --reps 20 \
+      --convlease $B/bin/convlease --out "$W/results/torch-cpu-r$r.json" >"$W/logs/torch-cpu-r$r.txt" 2>&1
     log "torch cpu round $r rc=$?"
   done
 fi
@@ -420,7 +422,8 @@ if has gemm; then
       >"$W/logs/gemm-ours-$m.txt" 2>&1
     log "gemm: our arms $m rc=$?"
     [ -s "$W/results/gemm-ours-$m.json" ] || continue
-    timeout $(cap 120) python3 scripts/torch_peer.py --gemm --no-cpu --beside "$W/results/gemm-ours-$m.json" \
+    timeout $(cap 120) $B/bin/convlease run --gpu 0 -- python3 scripts/torch_peer.py --gemm --no-cpu \
+      --beside "$W/results/gemm-ours-$m.json" --convlease $B/bin/convlease \
       --out "$W/results/gemm-$m.json" >"$W/logs/gemm-$m.txt" 2>&1
     log "gemm: cuBLAS ceilings beside them $m rc=$?"
   done
