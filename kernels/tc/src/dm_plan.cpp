@@ -13,13 +13,11 @@ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kInt = 2147483647LL;
 
 // The cost model's constants, in cycles of one multiprocessor (H200: 132 at ~1.98 GHz). DMMA:
-// 128 f64 multiply-adds per cycle (67 TFLOP/s); an iteration's latency that one block alone
-// does not hide (its barrier, the input window's loads and conversion): ~200 cycles; a block's
+// 128 f64 multiply-adds per cycle (67 TFLOP/s, dmma_peak), at tile_time() of that; a block's
 // fixed cost (its pipeline filling, the epilogue): ~2000 cycles; device memory ~1750 bytes per
 // cycle for the whole device; inputs taken to stay in L2 between the row tiles that read them
 // below 24 MB.
 constexpr double kMacsPerCycle = 128.0;
-constexpr double kIterLatency = 200.0;
 constexpr double kBlockOverhead = 2000.0;
 constexpr double kDramBytesPerCycle = 1750.0;
 constexpr double kL2Bytes = 24e6;
@@ -29,6 +27,19 @@ constexpr int kSmemPerSm = 228 * 1024; // per multiprocessor, 1 KiB of it reserv
 // threads (up to 255 registers) where a thread holds 64 accumulators (bm x bn = 8192), for 3
 // below (up to 168 registers).
 int by_registers(int bm, int bn) { return bm * bn >= 8192 ? 2 : 3; }
+
+// The time a tile's multiply-adds take over the DMMA rate, measured on the H200 (the tile sweep,
+// `h200.sh tiles` with TILE_ARMS='cuda-f64-dmma@*', stages whose rows fill every tile): 128x64 at
+// 1.63x the floor on up0 of the 512x model at 1536 frames, 128x32 1.65x, 64x64 1.71x, 64x128
+// 1.81x, 32x128 2.09x. The warps of the smaller tiles load more fragments and more of the input
+// window (converted as it is stored) per multiply-add.
+double tile_time(int bm, int bn) {
+  if (bm == 128)
+    return bn == 64 ? 1.63 : 1.65;
+  if (bm == 64)
+    return bn == 64 ? 1.71 : 1.81;
+  return 2.09;
+}
 
 } // namespace
 
@@ -57,8 +68,7 @@ double cost(const Plan &p, int sms) {
   // The busiest multiprocessor: nb blocks, per_sm at a time sharing its DMMA pipes.
   const int64_t nb = cdiv(ctas, sms);
   const int64_t rounds = cdiv(nb, p.per_sm);
-  const double compute = double(p.g.iters_per_rank) *
-                             std::max(double(nb) * mma, double(rounds) * (mma + kIterLatency)) +
+  const double compute = double(p.g.iters_per_rank) * double(nb) * mma * tile_time(bm, bn) +
                          double(rounds) * kBlockOverhead;
   // Device memory: the packed weights once (the column tiles of a row tile run side by side), the
   // input once per row tile when it does not stay in L2, the output (twice where a tile holds only
