@@ -17,6 +17,13 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool fi
                "r"(fill ? 16 : 0)
                : "memory");
 }
+// A 4-byte copy, zero-filled where !fill (the input window's cells outside the tensor).
+__device__ __forceinline__ void cp_async4(void *smem, const void *gmem, bool fill) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(fill ? 4 : 0)
+               : "memory");
+}
 __device__ __forceinline__ void cp_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
@@ -49,14 +56,16 @@ __global__ void dm_pack(const Plan P, int64_t n, const float *__restrict__ w,
 }
 
 // One bm x bn tile (bm = 32 FM, bn = 16 FN), four warps of FM x FN fragments of 16 x 8. Stage s
-// of the pipeline: the weight tile [bm][kApitch] then the input window [kBk][bn + kBpad].
+// of the pipeline: the weight tile [bm][kApitch] (f64) then the input window [kBk][bn + kBpad]
+// (f32, converted to f64 as the B fragments are loaded); both arrive by cp.async.
 template <int FM, int FN>
 __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
     dm_kernel(const Plan P, const double *__restrict__ A, const float *__restrict__ x,
               const float *__restrict__ bias, float *__restrict__ y, double *__restrict__ ws,
               int planted) {
   constexpr int BM = 32 * FM, BN = 16 * FN;
-  constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp;
+  // Doubles of a stage's weight tile and of its input window (f32 elements, two per double).
+  constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp / 2;
   constexpr int kAper = BM * (kBk / 2) / kThreads; // 16-byte copies per thread per stage
   constexpr int kBper = kBk * BN / kThreads;       // input elements per thread per stage
   extern __shared__ __align__(16) double smem[];
@@ -86,23 +95,15 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
                  ok);
     }
   };
-  float breg[kBper];
-  auto load_b = [&](int it) {
+  auto load_b = [&](int it, int s) {
     const Step k = step(P, t, it);
+    float *bs = reinterpret_cast<float *>(smem + s * (kA + kB) + kA);
 #pragma unroll
     for (int i = 0; i < kBper; ++i) {
       const int e = tid + i * kThreads, icl = e / BN, n = e % BN;
       const int ic = k.ch + icl, tp = k.x_pos + n + shift;
-      breg[i] = (ic < P.g.cin && tp >= 0 && tp < P.g.l_in) ? __ldg(xb + int64_t(ic) * P.g.l_in + tp)
-                                                           : 0.0f;
-    }
-  };
-  auto store_b = [&](int s) {
-    double *bs = smem + s * (kA + kB) + kA;
-#pragma unroll
-    for (int i = 0; i < kBper; ++i) {
-      const int e = tid + i * kThreads, icl = e / BN, n = e % BN;
-      bs[icl * kBp + n] = double(breg[i]);
+      const bool ok = ic < P.g.cin && tp >= 0 && tp < P.g.l_in;
+      cp_async4(bs + icl * kBp + n, ok ? xb + int64_t(ic) * P.g.l_in + tp : xb, ok);
     }
   };
 
@@ -117,7 +118,7 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
 
   auto compute = [&](int s) {
     const double *as = smem + s * (kA + kB) + (wm * FM * 16) * kApitch;
-    const double *bs = smem + s * (kA + kB) + kA + wn * FN * 8;
+    const float *bs = reinterpret_cast<const float *>(smem + s * (kA + kB) + kA) + wn * FN * 8;
     auto load_afrag = [&](double(&a)[8], int fm) {
 #pragma unroll
       for (int v = 0; v < 8; ++v)
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
     auto load_bfrag = [&](double(&b)[4], int fn) {
 #pragma unroll
       for (int v = 0; v < 4; ++v)
-        b[v] = bs[(tq + 4 * v) * kBp + fn * 8 + gq];
+        b[v] = double(bs[(tq + 4 * v) * kBp + fn * 8 + gq]);
     };
     if constexpr (FM * 8 <= FN * 4) { // the A fragments are the fewer registers: hold them
       double a[FM][8];
@@ -157,14 +158,12 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
     }
   };
 
-  // The pipeline: kStages - 1 stages in flight ahead of the one computed. The weights arrive by
-  // cp.async; the input window is loaded into registers before the compute and stored after it.
+  // The pipeline: kStages - 1 stages in flight ahead of the one computed.
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < n_it) {
       load_a(it0 + s, s);
-      load_b(it0 + s);
-      store_b(s);
+      load_b(it0 + s, s);
     }
     cp_commit();
   }
@@ -173,14 +172,12 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
     __syncthreads(); // stage i is in; every warp is past the compute of stage i - 1
     const int next = i + kStages - 1;
     const bool ahead = next < n_it;
-    if (ahead) {
+    if (ahead) { // into the slot computed at i - 1
       load_a(it0 + next, next % kStages);
-      load_b(it0 + next);
+      load_b(it0 + next, next % kStages);
     }
     cp_commit();
     compute(i % kStages);
-    if (ahead)
-      store_b(next % kStages); // the slot computed at i - 1
   }
 
   const int64_t cells = int64_t(P.g.batch) * P.g.cout * P.g.l_out;

@@ -58,7 +58,7 @@ std::string unsupported_reason(const ConvShape &s) {
 }
 
 int smem_bytes(const Plan &p) {
-  return kStages * (p.g.row_tile * kApitch + kBk * (p.g.col_tile + kBpad)) * 8;
+  return kStages * (p.g.row_tile * kApitch * 8 + kBk * (p.g.col_tile + kBpad) * 4);
 }
 
 double cost(const Plan &p, int sms) {

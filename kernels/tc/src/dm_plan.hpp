@@ -7,11 +7,11 @@
 // with A packed once per stage into f64 (exact) A[j][row][ic], ic padded to kBk with zeros. A
 // block computes a bm x bn tile (rows of one group x columns) with four warps of (bm / 2) x
 // (bn / 2), one k-step of kBk channels of one tap per pipeline stage: the weights' tile copied
-// as it is (cp.async), the input's window read from x (f32, zero outside [0, l_in) and past cin)
-// and converted to f64 as it is stored. The iterations (chunk outer, tap inner) may be split
-// over `split` blocks, each writing its f64 partial sums to a workspace slice; a second kernel
-// adds the slices in split order, then the bias (deterministic: no atomics). Unsplit, the bias is
-// added to the f64 sum and the cell rounded once to f32.
+// as it is and the input's window from x (f32, zero-filled outside [0, l_in) and past cin), both
+// by cp.async, the input converted to f64 as its fragments are loaded. The iterations (chunk outer,
+// tap inner) may be split over `split` blocks, each writing its f64 partial sums to a workspace
+// slice; a second kernel adds the slices in split order, then the bias (deterministic: no atomics).
+// Unsplit, the bias is added to the f64 sum and the cell rounded once to f32.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,11 @@ constexpr int kBk = 16;       // input channels per k-step: one m16n8k16
 constexpr int kThreads = 128; // four warps, 2 x 2 over the tile
 constexpr int kStages = 3;    // pipeline depth
 constexpr int kMaxSplit = 8;
-// Shared-memory pitches in doubles: the weight tile's rows kBk + 4 and the input window's rows
-// bn + 4 (160 and 8 * bn + 32 bytes: the fragment loads of a half-warp, four rows of four
-// doubles, fall in four different 32-byte bank groups).
+// Shared-memory pitches: the weight tile's rows kBk + 4 doubles (160 bytes) and the input
+// window's rows bn + 8 floats: the fragment loads of a half-warp (four rows of four doubles; four
+// rows of eight floats) are conflict-free.
 constexpr int kApitch = kBk + 4;
-constexpr int kBpad = 4;
+constexpr int kBpad = 8;
 
 // The tiles the kernel is built for: bm x bn, four warps of bm / 2 x bn / 2.
 struct TileShape {
