@@ -28,8 +28,10 @@ ids (stage/frames/arm/staging), shapes from bench/data/models.json, floors from
 bench/data/devices.json, every sample, stats with the one median. Before it is timed, every arm is
 gated against an f64 reference computed here with numpy (relative L2, the bound of its bench_conv
 counterpart); a failed arm is recorded, not timed, and the exit status is 4. The cases are timed in
-interleaved rounds (a seeded shuffle per round), one call per sample, after untimed warm-up calls
-(the first runs cuDNN's algorithm choice). No probes.
+interleaved rounds (a seeded shuffle per round) after untimed warm-up calls (the first runs cuDNN's
+algorithm choice); a sample is as many back-to-back calls as last --min-time (2 ms; one call of
+the case timed first says how many), its seconds their total over the count (iterations and
+total_seconds in the sample, as bench_conv's). No probes.
 
 The lease: under `convlease run [--gpu N] -- python3 scripts/torch_peer.py ...` the inherited
 lease (CONVBENCH_LEASE) is checked with `convlease verify` (--convlease; default the one beside
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -158,6 +161,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=16, help="CPU threads (torch.set_num_threads)")
     p.add_argument("--reps", type=int, default=20, help="interleaved rounds: samples per case")
     p.add_argument("--warmup", type=int, default=3, help="untimed calls per case first")
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=0.002,
+        metavar="S",
+        help="seconds a sample lasts at least: back-to-back calls, as many as one call's time "
+        "(measured once per case) says, timed together (default 0.002; 0: one call per sample)",
+    )
     p.add_argument("--cpu-f64", action="store_true", help="also torch-cpu-f64")
     p.add_argument("--no-cpu", action="store_true", help="no torch-cpu-* arms")
     p.add_argument("--gpu", action="store_true", help="also torch-cudnn-f32, -tf32, -f64")
@@ -227,6 +238,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         ]
     if args.threads < 1 or args.reps < 1 or args.warmup < 0:
         raise UsageError("--threads and --reps must be >= 1, --warmup >= 0")
+    if not (0.0 <= args.min_time <= 10.0):
+        raise UsageError(f"--min-time must be within [0, 10] seconds, got {args.min_time}")
     args.arms = (
         [] if args.no_cpu else ["torch-cpu-f32"] + (["torch-cpu-f64"] if args.cpu_f64 else [])
     )
@@ -464,18 +477,29 @@ def stats(seconds: list[float]) -> dict:
     }
 
 
-def timed(torch, call, device: bool) -> float:
-    """Seconds of one call: CUDA events around it on the GPU, the steady clock on the host."""
+def timed(torch, call, device: bool, n: int = 1) -> float:
+    """Seconds of n calls back to back: CUDA events around them on the GPU, the steady clock on
+    the host."""
     if device:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        call()
+        for _ in range(n):
+            call()
         end.record()
         end.synchronize()
         return start.elapsed_time(end) * 1e-3
     t0 = time.perf_counter_ns()
-    call()
+    for _ in range(n):
+        call()
     return (time.perf_counter_ns() - t0) * 1e-9
+
+
+def calls_per_sample(one: float, min_time: float) -> int:
+    """Back-to-back calls that last at least min_time, one call taking `one` seconds (at most
+    10000; 1 where one call is already that long)."""
+    if min_time <= 0.0 or one >= min_time:
+        return 1
+    return min(10000, max(1, math.ceil(min_time / max(one, 1e-9) * (1.0 - 1e-9))))
 
 
 def floors(gpu_name: str | None, flops: float, min_bytes: float, arm: str) -> dict | None:
@@ -725,7 +749,14 @@ def gate_cases(torch, args, gpu_name) -> tuple[list[dict], dict]:
 
 
 def time_rounds(torch, args, prepared: dict) -> list[dict]:
-    """--reps interleaved rounds, each a seeded shuffle of the cases: one sample per case."""
+    """--reps interleaved rounds, each a seeded shuffle of the cases: one sample per case, of
+    as many back-to-back calls as last --min-time (one call timed once per case to say how many:
+    a single launch of a 30 us GEMM timed with events spread by up to 2x between rounds)."""
+    calls = {}
+    for cid in sorted(prepared):
+        arm, call, case = prepared[cid]
+        math_mode(torch, arm)
+        calls[cid] = calls_per_sample(timed(torch, call, case["device"]), args.min_time)
     order = []
     for r in range(args.reps):
         seed = args.seed * 1000003 + r
@@ -735,9 +766,16 @@ def time_rounds(torch, args, prepared: dict) -> list[dict]:
         for pos, cid in enumerate(ids):
             arm, call, case = prepared[cid]
             math_mode(torch, arm)  # outside the timed span
-            s = timed(torch, call, case["device"])
+            n = calls[cid]
+            total = timed(torch, call, case["device"], n)
             case["samples"].append(
-                {"round": r, "position": pos, "seconds": s, "iterations": 1, "total_seconds": s}
+                {
+                    "round": r,
+                    "position": pos,
+                    "seconds": total / n,
+                    "iterations": n,
+                    "total_seconds": total,
+                }
             )
     return order
 
@@ -812,6 +850,7 @@ def run(torch, args, argv: list[str]) -> tuple[dict, int]:
             "arms": args.arms,
             "staging": sorted({c["staging"] for c in cases}),
             "reps": args.reps,
+            "min_time_s": args.min_time,
             "seed": args.seed,
             "threads": args.threads,
             "order": order,

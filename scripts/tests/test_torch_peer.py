@@ -122,6 +122,7 @@ def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True, uuid=FAKE_UUID) ->
 
     t.empty = empty
     t.mm_calls = []  # (operand dtype, output dtype, allow_tf32 at the call)
+    t.work_s, t.mm_work = 0.0, 0.0  # seconds a fake mm takes on the fake device clock
 
     def mm(a, b, out_dtype=None, *, out):
         if out_dtype is not None and not mm_out_dtype:
@@ -132,6 +133,7 @@ def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True, uuid=FAKE_UUID) ->
             raise RuntimeError("out_dtype: only float32 from bfloat16 operands")
         tf32 = t.backends.cuda.matmul.allow_tf32
         t.mm_calls.append((a.dtype, out.dtype, tf32))
+        t.mm_work += t.work_s
         x, y = a.a, b.a
         if a.dtype == np.float32 and tf32:
             x, y = round_bits(x, 10), round_bits(y, 10)
@@ -161,7 +163,9 @@ def fake_torch(drop_bias=False, cuda=True, mm_out_dtype=True, uuid=FAKE_UUID) ->
             self.at = 0.0
 
         def record(self):
-            Event.clock += 1e-3
+            # With work_s set (seconds per mm), the device clock is the work done: n calls between
+            # two events take n times one call's time; else each span takes 1 ms.
+            Event.clock = t.mm_work if t.work_s else Event.clock + 1e-3
             self.at = Event.clock
 
         def synchronize(self):
@@ -305,13 +309,35 @@ def test_each_gemm_call_runs_in_its_own_math_mode(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "torch", fake)
     out = tmp_path / "peer.json"
     rc = load_peer().main(
-        [*GEMM, "--gemm", "--no-cpu", "--reps", "4", "--warmup", "1", "--out", str(out)]
+        [*GEMM, "--gemm", "--no-cpu", "--reps", "4", "--warmup", "1", "--min-time", "0"]
+        + ["--out", str(out)]
     )
     assert rc == 0
     f32 = [tf32 for a, _, tf32 in fake.mm_calls if a == np.float32]
-    per_arm = 2 * (1 + 1 + 4)  # 2 stages x (gate + warm-up + 4 samples)
+    per_arm = 2 * (1 + 1 + 1 + 4)  # 2 stages x (gate + warm-up + one call timed + 4 samples)
     assert f32.count(True) == per_arm and f32.count(False) == per_arm, f32
     assert not any(tf32 for a, _, tf32 in fake.mm_calls if a != np.float32)
+
+
+def test_a_sample_is_as_many_calls_as_last_min_time(monkeypatch, tmp_path):
+    # A fake GEMM of 40 us on the device clock: --min-time 400 us makes every sample 10 calls
+    # timed together, seconds = their total / 10; --min-time 0, one call. Planted (seen failing):
+    # seconds written as the total (10x), and the count taken from --reps instead.
+    for min_time, n in (("0.0004", 10), ("0", 1)):
+        fake = fake_torch()
+        fake.work_s = 40e-6
+        monkeypatch.setitem(sys.modules, "torch", fake)
+        out = tmp_path / f"peer-{n}.json"
+        argv = [*GEMM, "--gemm", "--no-cpu", "--reps", "3", "--min-time", min_time]
+        assert load_peer().main([*argv, "--out", str(out)]) == 0
+        rec = json.loads(out.read_text())
+        assert rec["plan"]["min_time_s"] == float(min_time)
+        samples = [s for c in rec["cases"] for s in c["samples"]]
+        assert samples and all(s["iterations"] == n for s in samples)
+        for s in samples:
+            assert s["seconds"] == pytest.approx(40e-6)
+            assert s["total_seconds"] == pytest.approx(n * 40e-6)
+            assert s["total_seconds"] >= float(min_time) * (1 - 1e-9)
 
 
 def test_an_arm_that_fails_its_gate_is_not_timed(monkeypatch, tmp_path, schema):
@@ -338,6 +364,11 @@ def test_bad_input_is_one_line_and_no_record(monkeypatch, tmp_path, capsys):
     assert len(err) == 1 and "unknown model" in err[0]
     rc, out = run_peer(monkeypatch, tmp_path, ["--gpu"], cuda=False)
     assert rc == 2 and not out.exists()
+    capsys.readouterr()
+    rc, out = run_peer(monkeypatch, tmp_path, ["--min-time", "-1"])
+    assert rc == 2 and not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--min-time" in err[0]
 
 
 def _bench_record(tmp_path, peer, boot):
