@@ -226,9 +226,11 @@ TEST(GateExit, ADeviceFaultInTheGateWritesAFaultedRecord) {
   EXPECT_TRUE(r["fault"]["context_lost"].get<bool>());
   for (const auto &c : r["cases"]) {
     EXPECT_TRUE(c["samples"].empty()) << c["id"];
-    if (c["arm"] == "cpu-f64")
+    if (c["arm"] == "cpu-f64") {
       EXPECT_EQ(c["gate"]["result"], "pass"); // gated before the fault: kept
-    if (c["arm"] == "test-device-fault")
+    }
+    if (c["arm"] == "test-device-fault") {
       EXPECT_EQ(c["gate"]["result"], "not-run");
+    }
   }
 }
