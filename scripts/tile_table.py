@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""The wgmma kernels' tile sweep, per case: the plan's choice against every forced tile and split.
+"""The tensor-core kernels' tile sweep, per case: the plan's choice against every forced tile and
+split.
 
 Reads records of `bench_conv --arms 'cuda-tf32,cuda-tf32@*'` (scripts/h200.sh tiles): per
-(stage, frames) and arm family (cuda-tf32, cuda-f32x3), the arm's own case (the plan's choice,
-named by its kernel block) and each hidden variant (`<arm>@rows-n<N>-s<split>`, rows on M;
-`<arm>@pos-n<N>-g<groups>`, positions on M), by best round time
+(stage, frames) and arm family (cuda-tf32, cuda-f32x3, cuda-f64-dmma), the arm's own case (the
+plan's choice, named by its kernel block) and each hidden variant (the wgmma kernels'
+`<arm>@rows-n<N>-s<split>`, rows on M, `<arm>@pos-n<N>-g<groups>`, positions on M; the DMMA
+kernels' `cuda-f64-dmma@t<rows>x<cols>-s<split>`), by best round time
 (recomputed from the samples; a case that failed its gate has none). Prints one line per case:
 the plan's time, the best variant and its time, their ratio, and the plan's rank among the
 variants; then how many cases the plan got within 5% of the best. Exit 2 on a bad record.
@@ -19,7 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis" / "src"))
 from convbench_analysis import load  # noqa: E402
 
-VARIANT = re.compile(r"^(cuda-tf32|cuda-f32x3)@((?:rows|pos)-n\d+-[sg]\d+)$")
+FAMILIES = ("cuda-tf32", "cuda-f32x3", "cuda-f64-dmma")
+VARIANT = re.compile(
+    r"^(?:(cuda-tf32|cuda-f32x3)@((?:rows|pos)-n\d+-[sg]\d+)|(cuda-f64-dmma)@(t\d+x\d+-s\d+))$"
+)
 
 
 def best(case):
@@ -35,14 +40,14 @@ def rows(run):
         if c["staging"] != "resident":
             continue
         m = VARIANT.match(c["arm"])
-        family = m.group(1) if m else c["arm"]
-        if family not in ("cuda-tf32", "cuda-f32x3"):
+        family = (m.group(1) or m.group(3)) if m else c["arm"]
+        if family not in FAMILIES:
             continue
         r = out.setdefault((c["stage"], c["frames"], family), {"plan": None, "variants": {}})
         t = best(c)
         if m:
             if t is not None:
-                r["variants"][m.group(2)] = t
+                r["variants"][m.group(2) or m.group(4)] = t
         else:
             r["plan"] = (t, (c.get("kernel") or {}).get("name", "?"))
     return out

@@ -1,6 +1,7 @@
 """scripts/tile_table.py on a synthetic record with known times: the plan's case (cuda-tf32, its
 kernel named in the record) against hidden variants of both orientations timed at known fractions
-of it. Planted (seen failing): the best variant taken as the slowest (max instead of min)."""
+of it; likewise cuda-f64-dmma against its DMMA tiles. Planted (seen failing): the best variant
+taken as the slowest (max instead of min); the DMMA variants' pattern left out (no variant)."""
 
 import json
 import subprocess
@@ -45,6 +46,30 @@ def test_plan_against_the_best_variant(tmp_path):
         f = ln.split()
         assert f[4] == "rows-n128-s1" and f[5] == "1.250" and f[6] == "2/3", ln
         assert "[wgmma tf32 rows-on-M m64n192k8]" in ln
+    assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
+
+
+def test_the_dmma_tiles_against_their_plan(tmp_path):
+    known = {"t128x64-s1": 1.1, "t64x64-s2": 0.9, "t32x128-s1": 1.5}
+    run = synth.make_run(arms=("cuda-f64",))
+    arms = ["cuda-f64-dmma", *[f"cuda-f64-dmma@{v}" for v in known]]
+    run = relabel(run, {"cuda-f64": arms}, keep=False)
+    plan = {c["id"]: c for c in run["cases"] if c["arm"] == "cuda-f64-dmma"}
+    for c in run["cases"]:
+        if "@" in c["arm"]:
+            mine = plan[c["id"].replace(f"/{c['arm']}/", "/cuda-f64-dmma/")]
+            synth.set_seconds(
+                c, [s["seconds"] * known[c["arm"].split("@")[1]] for s in mine["samples"]]
+            )
+        else:
+            c["kernel"] = {"name": "dmma f64 m16n8k16 tile 128x32x16", "issued_macs": 1}
+    r = run_table(tmp_path, run)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if " cuda-f64-dmma " in ln]
+    assert len(lines) == 6
+    for ln in lines:
+        f = ln.split()
+        assert f[4] == "t64x64-s2" and f[5] == "1.111" and f[6] == "2/3", ln
     assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
 
 
