@@ -27,17 +27,24 @@ def run_table(tmp_path, run):
     )
 
 
-def test_plan_against_the_best_variant(tmp_path):
-    run = synth.make_run(arms=("cuda-f32",))
-    run = relabel(run, {"cuda-f32": ["cuda-tf32", *[f"cuda-tf32@{v}" for v in KNOWN]]}, keep=False)
-    plan = {c["id"]: c for c in run["cases"] if c["arm"] == "cuda-tf32"}
+def sweep(source, arm, known, kernel):
+    """A record of arm (the plan, its kernel named) beside arm@variant for each of known, timed
+    at known[variant] times the plan's samples (synth's source arm relabelled)."""
+    run = synth.make_run(arms=(source,))
+    run = relabel(run, {source: [arm, *[f"{arm}@{v}" for v in known]]}, keep=False)
+    plan = {c["id"]: c for c in run["cases"] if c["arm"] == arm}
     for c in run["cases"]:
         if "@" in c["arm"]:
-            mine = plan[c["id"].replace(f"/{c['arm']}/", "/cuda-tf32/")]
-            f = KNOWN[c["arm"].split("@")[1]]
+            mine = plan[c["id"].replace(f"/{c['arm']}/", f"/{arm}/")]
+            f = known[c["arm"].split("@")[1]]
             synth.set_seconds(c, [s["seconds"] * f for s in mine["samples"]])
         else:
-            c["kernel"] = {"name": "wgmma tf32 rows-on-M m64n192k8", "issued_macs": 1}
+            c["kernel"] = {"name": kernel, "issued_macs": 1}
+    return run
+
+
+def test_plan_against_the_best_variant(tmp_path):
+    run = sweep("cuda-f32", "cuda-tf32", KNOWN, "wgmma tf32 rows-on-M m64n192k8")
     r = run_table(tmp_path, run)
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if " cuda-tf32 " in ln]
@@ -51,18 +58,7 @@ def test_plan_against_the_best_variant(tmp_path):
 
 def test_the_dmma_tiles_against_their_plan(tmp_path):
     known = {"t128x64-s1": 1.1, "t64x64-s2": 0.9, "t32x128-s1": 1.5}
-    run = synth.make_run(arms=("cuda-f64",))
-    arms = ["cuda-f64-dmma", *[f"cuda-f64-dmma@{v}" for v in known]]
-    run = relabel(run, {"cuda-f64": arms}, keep=False)
-    plan = {c["id"]: c for c in run["cases"] if c["arm"] == "cuda-f64-dmma"}
-    for c in run["cases"]:
-        if "@" in c["arm"]:
-            mine = plan[c["id"].replace(f"/{c['arm']}/", "/cuda-f64-dmma/")]
-            synth.set_seconds(
-                c, [s["seconds"] * known[c["arm"].split("@")[1]] for s in mine["samples"]]
-            )
-        else:
-            c["kernel"] = {"name": "dmma f64 m16n8k16 tile 128x32x16", "issued_macs": 1}
+    run = sweep("cuda-f64", "cuda-f64-dmma", known, "dmma f64 m16n8k16 tile 128x32x16")
     r = run_table(tmp_path, run)
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if " cuda-f64-dmma " in ln]

@@ -15,33 +15,24 @@
 namespace convbench::tc {
 namespace {
 
-// One device buffer of floats; at least one element, so a bias-less shape still has a pointer.
-struct Buffer {
-  float *p = nullptr;
+// One device array of T; at least one element, so a bias-less shape still has a pointer.
+template <class T> struct DeviceArray {
+  T *p = nullptr;
   size_t n = 0;
-  explicit Buffer(int64_t count) : n(size_t(count > 0 ? count : 1)) {
-    CONVBENCH_CUDA_CHECK(cudaMalloc(&p, n * sizeof(float)));
+  explicit DeviceArray(int64_t count) : n(size_t(count > 0 ? count : 1)) {
+    CONVBENCH_CUDA_CHECK(cudaMalloc(&p, n * sizeof(T)));
   }
-  ~Buffer() { cudaFree(p); }
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  void upload(const float *h, int64_t count) {
-    CONVBENCH_CUDA_CHECK(cudaMemcpy(p, h, size_t(count) * sizeof(float), cudaMemcpyHostToDevice));
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(const DeviceArray &) = delete;
+  DeviceArray &operator=(const DeviceArray &) = delete;
+  void upload(const T *h, int64_t count) {
+    CONVBENCH_CUDA_CHECK(cudaMemcpy(p, h, size_t(count) * sizeof(T), cudaMemcpyHostToDevice));
   }
 };
+using Buffer = DeviceArray<float>;
+using Doubles = DeviceArray<double>; // the DMMA kernels' packed weights and workspace
 
 int64_t floats_of(size_t bytes) { return int64_t((bytes + sizeof(float) - 1) / sizeof(float)); }
-
-// One device buffer of doubles (at least one element).
-struct Doubles {
-  double *p = nullptr;
-  explicit Doubles(int64_t count) {
-    CONVBENCH_CUDA_CHECK(cudaMalloc(&p, size_t(count > 0 ? count : 1) * sizeof(double)));
-  }
-  ~Doubles() { cudaFree(p); }
-  Doubles(const Doubles &) = delete;
-  Doubles &operator=(const Doubles &) = delete;
-};
 
 } // namespace
 

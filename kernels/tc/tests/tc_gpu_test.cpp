@@ -95,6 +95,21 @@ int checks_per_problem(const ConvShape &s) {
   return 6 + (wgmma_here(s) ? 2 : 0) + (dmma_here(s) ? 1 : 0);
 }
 
+// f64 through the tensor-core arm with options o against the reference (check_f64: every cell
+// within one f32 ulp, few cells off, relative L2 <= 1e-9) and every cell written. Returns whether
+// it held.
+bool check_f64_run(const Problem &pr, const std::vector<float> &ref, const TcOptions &o,
+                   const std::string &where, int64_t *differing) {
+  const auto y = run_tc(pr, Precision::f64, o);
+  EXPECT_EQ(peer_testing::nan_cells(y), 0) << "f64-dmma left cells unwritten, " << where;
+  const auto c = testing::check_f64(y, ref);
+  EXPECT_TRUE(c.ok(ref.size())) << "f64-dmma " << where << ": " << c.differing << " differing, "
+                                << c.beyond_ulp << " beyond one ulp (" << c.first_bad
+                                << "), rel-L2 " << c.rel_l2;
+  *differing += c.differing;
+  return c.ok(ref.size()) && peer_testing::nan_cells(y) == 0;
+}
+
 int check_run(const Problem &pr, const std::vector<float> &ref, Run r, const std::string &what,
               double *worst_tf32, double *worst_f32x3, double *worst_f32, int64_t *f64_differing) {
   const std::string where = what + " (" + run_name(r) + "): " + describe(pr.shape);
@@ -104,13 +119,7 @@ int check_run(const Problem &pr, const std::vector<float> &ref, Run r, const std
   int checks = 0;
   // Off Hopper the f64 arm is the WMMA kernel with its workspace: that run is the arm's.
   if (r != Run::wmma_workspace || dmma_here(pr.shape)) {
-    const auto y64 = run_tc(pr, Precision::f64, o);
-    EXPECT_EQ(peer_testing::nan_cells(y64), 0) << "f64-dmma left cells unwritten, " << where;
-    const auto c = testing::check_f64(y64, ref);
-    EXPECT_TRUE(c.ok(ref.size())) << "f64-dmma " << where << ": " << c.differing << " differing, "
-                                  << c.beyond_ulp << " beyond one ulp (" << c.first_bad
-                                  << "), rel-L2 " << c.rel_l2;
-    *f64_differing += c.differing;
+    check_f64_run(pr, ref, o, where, f64_differing);
     ++checks;
   }
   if (r == Run::wmma_workspace && !wgmma_here(pr.shape))
@@ -233,14 +242,32 @@ TEST(TcGpu, RefusesUnsupportedShapes) {
 
 // ---- the wgmma kernels (sm_90a) on their own ----
 
-#define SKIP_WITHOUT_WGMMA()                                                                       \
+// Skips unless `here` (wgmma_here, dmma_here) holds for up0 at one frame on this device.
+#define SKIP_WITHOUT_HOPPER(here, precision, kernels)                                              \
   do {                                                                                             \
     SKIP_WITHOUT_GPU();                                                                            \
     const ConvShape probe_ = peer_testing::all_stages(1)[0].shape;                                 \
-    if (!wgmma_here(probe_))                                                                       \
-      GTEST_SKIP() << "the wgmma kernels do not run on this device: "                              \
-                   << tc_kernel_name(probe_, Precision::tf32);                                     \
+    if (!here(probe_))                                                                             \
+      GTEST_SKIP() << "the " kernels " kernels do not run on this device: "                        \
+                   << tc_kernel_name(probe_, precision);                                           \
   } while (0)
+#define SKIP_WITHOUT_WGMMA() SKIP_WITHOUT_HOPPER(wgmma_here, Precision::tf32, "wgmma")
+#define SKIP_WITHOUT_DMMA() SKIP_WITHOUT_HOPPER(dmma_here, Precision::f64, "DMMA")
+
+// A random shape of either op the Hopper kernels take: forward stride 1 (kernels 1-9, dilations
+// 1-3, any padding) or transposed (strides 1-9, dilation 1, any K, padding and output_padding),
+// batch 1-2, channel counts that are not multiples of a chunk.
+ConvShape random_hopper_shape(std::mt19937_64 &rng, ConvOp op) {
+  ConvShape s = convbench::testing::random_shape(rng, op, 300, 400, 1, 300);
+  if (op == ConvOp::forward) {
+    s.stride = 1;
+  } else {
+    s.dilation = 1;
+    s.stride = std::uniform_int_distribution<int64_t>(1, 9)(rng);
+    s.output_padding = std::min<int64_t>(s.output_padding, s.stride - 1);
+  }
+  return s;
+}
 
 // tf32 and f32x3 through the wgmma kernels with options o against the reference: the arms' bounds
 // (as check_run), every cell written, f32x3 at least 10x under tf32. Returns 2 (the checks).
@@ -426,9 +453,7 @@ TEST(Wgmma, EveryVariantWithinToleranceAndDeterministic) {
   std::printf("every variant: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
 }
 
-// Random shapes of both ops the wgmma kernels take: forward stride 1 (kernels 1-9, dilations 1-3,
-// any padding) and transposed (strides 1-9, any K, padding and output_padding), batch 1-2,
-// channel counts that are not multiples of a chunk.
+// Random shapes of both ops the wgmma kernels take (random_hopper_shape).
 TEST(Wgmma, RandomShapesOfBothOps) {
   SKIP_WITHOUT_WGMMA();
   std::mt19937_64 rng(31);
@@ -437,14 +462,7 @@ TEST(Wgmma, RandomShapesOfBothOps) {
   const int n = convbench::testing::sanitizer_small() ? 4 : 60;
   while (drawn < n) {
     const ConvOp op = drawn % 2 ? ConvOp::forward : ConvOp::transposed;
-    ConvShape s = convbench::testing::random_shape(rng, op, 300, 400, 1, 300);
-    if (op == ConvOp::forward) {
-      s.stride = 1;
-    } else {
-      s.dilation = 1;
-      s.stride = std::uniform_int_distribution<int64_t>(1, 9)(rng);
-      s.output_padding = std::min<int64_t>(s.output_padding, s.stride - 1);
-    }
+    const ConvShape s = random_hopper_shape(rng, op);
     if (!tc_supported(s, Precision::tf32, nullptr) || !wgmma_here(s))
       continue;
     ++drawn;
@@ -493,29 +511,6 @@ TEST(Wgmma, PlantedFaultsAreCaught) {
 
 // ---- the DMMA kernels (f64, sm_90a) on their own ----
 
-#define SKIP_WITHOUT_DMMA()                                                                        \
-  do {                                                                                             \
-    SKIP_WITHOUT_GPU();                                                                            \
-    const ConvShape probe_ = peer_testing::all_stages(1)[0].shape;                                 \
-    if (!dmma_here(probe_))                                                                        \
-      GTEST_SKIP() << "the DMMA kernels do not run on this device: "                               \
-                   << tc_kernel_name(probe_, Precision::f64);                                      \
-  } while (0)
-
-// f64 through the DMMA kernels with options o against the reference (check_f64: every cell within
-// one f32 ulp, few cells off, relative L2 <= 1e-9) and every cell written. Returns whether it held.
-bool check_dmma(const Problem &pr, const std::vector<float> &ref, const TcOptions &o,
-                const std::string &where, int64_t *differing) {
-  const auto y = run_tc(pr, Precision::f64, o);
-  EXPECT_EQ(peer_testing::nan_cells(y), 0) << "f64-dmma left cells unwritten, " << where;
-  const auto c = testing::check_f64(y, ref);
-  EXPECT_TRUE(c.ok(ref.size())) << "f64-dmma " << where << ": " << c.differing << " differing, "
-                                << c.beyond_ulp << " beyond one ulp (" << c.first_bad
-                                << "), rel-L2 " << c.rel_l2;
-  *differing += c.differing;
-  return c.ok(ref.size()) && peer_testing::nan_cells(y) == 0;
-}
-
 // Every tile (128x64, 64x128, 64x64, 128x32, 32x128) at splits 1, 3 and 8 on a transposed and a
 // forward shape, each run twice: the bits must not move (the split slices are added in order).
 TEST(Dmma, EveryVariantWithinToleranceAndDeterministic) {
@@ -537,7 +532,7 @@ TEST(Dmma, EveryVariantWithinToleranceAndDeterministic) {
         EXPECT_NE(k.find("tile " + std::to_string(bm) + "x" + std::to_string(bn) + "x16"),
                   std::string::npos)
             << k;
-        check_dmma(pr, ref, o, k + ": " + describe(s), &differing);
+        check_f64_run(pr, ref, o, k + ": " + describe(s), &differing);
         const auto a = run_tc(pr, Precision::f64, o), b = run_tc(pr, Precision::f64, o);
         EXPECT_EQ(convbench::testing::differing_cells(a, b), 0) << "not deterministic: " << k;
         ++checks;
@@ -556,19 +551,12 @@ TEST(Dmma, RandomShapesOfBothOps) {
   const int n = convbench::testing::sanitizer_small() ? 4 : 60;
   while (drawn < n) {
     const ConvOp op = drawn % 2 ? ConvOp::forward : ConvOp::transposed;
-    ConvShape s = convbench::testing::random_shape(rng, op, 300, 400, 1, 300);
-    if (op == ConvOp::forward) {
-      s.stride = 1;
-    } else {
-      s.dilation = 1;
-      s.stride = std::uniform_int_distribution<int64_t>(1, 9)(rng);
-      s.output_padding = std::min<int64_t>(s.output_padding, s.stride - 1);
-    }
+    const ConvShape s = random_hopper_shape(rng, op);
     if (!dmma_here(s))
       continue;
     ++drawn;
     const Problem pr = peer_testing::random_problem(s, uint64_t(drawn));
-    check_dmma(pr, reference_f64(pr), {}, describe(s), &differing);
+    check_f64_run(pr, reference_f64(pr), {}, describe(s), &differing);
   }
   std::printf("random DMMA shapes: cells one ulp off: %lld\n", (long long)differing);
 }
@@ -594,7 +582,7 @@ TEST(Dmma, PlantedFaultsAreCaught) {
       caught += !c.ok(ref.size());
       o.planted = 0;
       int64_t d = 0;
-      EXPECT_TRUE(check_dmma(pr, ref, o, "unplanted", &d));
+      EXPECT_TRUE(check_f64_run(pr, ref, o, "unplanted", &d));
     }
   EXPECT_EQ(caught, 4);
 }
