@@ -86,6 +86,29 @@ TEST(ArmVariants, PatternsExpandToEveryMatchingArm) {
 }
 
 #if CONVBENCH_HAVE_CUDA
+// Every hidden variant (the fast kernels' blocks, the wgmma and DMMA tiles) is its base arm with
+// the plan forced: the same gate, tolerance and floor, so a sweep's ratios to the floor compare
+// with the arm's own. Planted: the DMMA tiles reporting the no-FMA floor (fp64_fma) of cuda-f64
+// failed this test.
+TEST(ArmVariants, EveryVariantKeepsItsArmsGateToleranceAndFloor) {
+  int checked = 0;
+  for (const std::string &name : expand_arm_patterns({"cuda-*@*"})) {
+    const Arm *v = find_arm(name);
+    ASSERT_NE(v, nullptr) << name;
+    const Arm *base = find_arm(name.substr(0, name.find('@')));
+    ASSERT_NE(base, nullptr) << name;
+    EXPECT_EQ(v->gate(), base->gate()) << name;
+    EXPECT_EQ(v->tolerance(), base->tolerance()) << name;
+    EXPECT_EQ(v->floor_kind(), base->floor_kind()) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+#if CONVBENCH_HAVE_TC
+  EXPECT_FALSE(expand_arm_patterns({"cuda-f64-dmma@*"}).empty());
+  EXPECT_FALSE(expand_arm_patterns({"cuda-tf32@*"}).empty());
+#endif
+}
+
 // A block arm's record names its block and counts the multiply-adds that block issues; it runs
 // single stages its block can run, never the chain. Planted: a block arm that ignores its block
 // (block() returning nullopt) failed this test.

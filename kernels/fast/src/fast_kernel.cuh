@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/cluster_launch.cuh"
 #include "polyphase_tile.hpp"
 
 namespace convbench::fast::detail {
@@ -171,27 +172,12 @@ void launch_tr(const Plan &P, const float *x, const float *w, const float *b, fl
       done.fetch_or(bit, std::memory_order_relaxed);
     }
   }
-  if (P.split == 1) {
-    kernel<<<grid, C::kThreads, bytes, stream>>>(P, x, w, b, y);
-    return;
-  }
-  // A cluster of `split` blocks along z (one batch item's split ranges).
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(C::kThreads);
-  cfg.dynamicSmemBytes = bytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = static_cast<unsigned>(P.split);
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, P, x, w, b, y);
+  // Split: a cluster of `split` blocks along z (one batch item's split ranges).
+  const cudaError_t e = cuda::detail::launch_z_clusters(kernel, grid, dim3(C::kThreads), bytes,
+                                                        stream, unsigned(P.split), P, x, w, b, y);
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string("fast kernel: cluster launch (split ") +
-                             std::to_string(P.split) + "): " + cudaGetErrorString(e));
+    throw std::runtime_error(std::string("fast kernel: launch (split ") + std::to_string(P.split) +
+                             "): " + cudaGetErrorString(e));
 }
 
 template <typename T, int M, bool Fused, class C>

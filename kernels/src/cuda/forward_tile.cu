@@ -2,6 +2,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include "cluster_launch.cuh"
 #include "convbench/cuda_check.hpp"
 #include "forward_tile.hpp"
 
@@ -208,25 +209,10 @@ template <class T>
 void enqueue(const ForwardTilePlan &p, const float *d_x, const float *d_w, const float *d_b,
              float *d_y, cudaStream_t stream, int ranks_added) {
   const dim3 grid(unsigned(p.n_tiles), unsigned(p.m_tiles), unsigned(p.batch * p.split));
-  if (p.split == 1) {
-    forward_tile_kernel<T><<<grid, T::kThreads, 0, stream>>>(p, d_x, d_w, d_b, d_y, ranks_added);
-    CONVBENCH_CUDA_CHECK(cudaGetLastError());
-    return;
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(T::kThreads);
-  cfg.dynamicSmemBytes = partial_bytes<T>();
-  cfg.stream = stream;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = 1;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = unsigned(p.split);
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  CONVBENCH_CUDA_CHECK(
-      cudaLaunchKernelEx(&cfg, forward_tile_kernel<T>, p, d_x, d_w, d_b, d_y, ranks_added));
+  // Split: a cluster of `split` blocks along z, the ranks of one tile.
+  CONVBENCH_CUDA_CHECK(launch_z_clusters(forward_tile_kernel<T>, grid, dim3(T::kThreads),
+                                         p.split > 1 ? partial_bytes<T>() : 0, stream,
+                                         unsigned(p.split), p, d_x, d_w, d_b, d_y, ranks_added));
 }
 
 void enqueue_any(const ForwardTilePlan &p, const float *d_x, const float *d_w, const float *d_b,

@@ -55,15 +55,15 @@ __global__ void dm_pack(const Plan P, int64_t n, const float *__restrict__ w,
   }
 }
 
-// One bm x bn tile (bm = 32 FM, bn = 16 FN), four warps of FM x FN fragments of 16 x 8. Stage s
-// of the pipeline: the weight tile [bm][kApitch] (f64) then the input window [kBk][bn + kBpad]
-// (f32, converted to f64 as the B fragments are loaded); both arrive by cp.async.
-template <int FM, int FN>
-__global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
+// One bm x bn tile (bm = 16 FM WM, bn = 8 FN WN), WM x WN warps of FM x FN fragments of 16 x 8.
+// Stage s of the pipeline: the weight tile [bm][kApitch] (f64) then the input window
+// [kBk][bn + kBpad] (f32, converted to f64 as the B fragments are loaded); both by cp.async.
+template <int FM, int FN, int WM, int WN>
+__global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM, 8 * FN * WN))
     dm_kernel(const Plan P, const double *__restrict__ A, const float *__restrict__ x,
               const float *__restrict__ bias, float *__restrict__ y, double *__restrict__ ws,
               int planted) {
-  constexpr int BM = 32 * FM, BN = 16 * FN;
+  constexpr int BM = 16 * FM * WM, BN = 8 * FN * WN, kThreads = 32 * WM * WN;
   // Doubles of a stage's weight tile and of its input window (f32 elements, two per double).
   constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp / 2;
   constexpr int kAper = BM * (kBk / 2) / kThreads; // 16-byte copies per thread per stage
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
   const int n_it = it1 - it0;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int gq = lane / 4, tq = lane % 4;
-  const int wm = warp / 2, wn = warp % 2;
+  const int wm = warp / WN, wn = warp % WN;
   const float *xb = x + int64_t(t.b) * P.g.cin * P.g.l_in;
   const int shift = planted == kPlantShift ? 1 : 0;
 
@@ -201,10 +201,10 @@ __global__ void __launch_bounds__(kThreads, FM *FN >= 16 ? 2 : 3)
       }
 }
 
-template <int FM, int FN>
+template <int FM, int FN, int WM = 2, int WN = 2>
 void launch_tile(const Plan &p, const double *a, const float *x, const float *bias, float *y,
                  double *ws, cudaStream_t st, int planted) {
-  auto kernel = dm_kernel<FM, FN>;
+  auto kernel = dm_kernel<FM, FN, WM, WN>;
   // Above 48 KiB a kernel must opt in, once per instantiation (the bytes depend on the tile
   // alone); the carveout asks for all of the unified cache as shared memory, so 2-3 blocks fit.
   static const cudaError_t attr = [&] {
@@ -216,7 +216,7 @@ void launch_tile(const Plan &p, const double *a, const float *x, const float *bi
   }();
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(dm_kernel)
   const dim3 grid(unsigned(blocks(p)), unsigned(p.g.split));
-  kernel<<<grid, kThreads, size_t(smem_bytes(p)), st>>>(p, a, x, bias, y, ws, planted);
+  kernel<<<grid, 32 * WM * WN, size_t(smem_bytes(p)), st>>>(p, a, x, bias, y, ws, planted);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // dm_kernel launch
 }
 
@@ -232,7 +232,9 @@ void launch_pack(const Plan &p, const float *d_w, double *a, cudaStream_t st) {
 void launch(const Plan &p, const double *a, const float *x, const float *bias, float *y, double *ws,
             cudaStream_t st, int planted) {
   const int bm = p.g.row_tile, bn = p.g.col_tile;
-  if (bm == 128 && bn == 64)
+  if (bm == 128 && bn == 128)
+    launch_tile<4, 4, 2, 4>(p, a, x, bias, y, ws, st, planted);
+  else if (bm == 128 && bn == 64)
     launch_tile<4, 4>(p, a, x, bias, y, ws, st, planted);
   else if (bm == 64 && bn == 128)
     launch_tile<2, 8>(p, a, x, bias, y, ws, st, planted);

@@ -23,11 +23,6 @@ constexpr double kDramBytesPerCycle = 1750.0;
 constexpr double kL2Bytes = 24e6;
 constexpr int kSmemPerSm = 228 * 1024; // per multiprocessor, 1 KiB of it reserved per block
 
-// Blocks one multiprocessor holds by registers: the kernel is compiled for 2 blocks of 128
-// threads (up to 255 registers) where a thread holds 64 accumulators (bm x bn = 8192), for 3
-// below (up to 168 registers).
-int by_registers(int bm, int bn) { return bm * bn >= 8192 ? 2 : 3; }
-
 // The time a tile's multiply-adds take over the DMMA rate, measured on the H200 (the tile sweep,
 // `h200.sh tiles` with TILE_ARMS='cuda-f64-dmma@*', stages whose rows fill every tile): 128x64 at
 // 1.63x the floor on up0 of the 512x model at 1536 frames, 128x32 1.65x, 64x64 1.71x, 64x128
@@ -35,7 +30,7 @@ int by_registers(int bm, int bn) { return bm * bn >= 8192 ? 2 : 3; }
 // window (converted as it is stored) per multiply-add.
 double tile_time(int bm, int bn) {
   if (bm == 128)
-    return bn == 64 ? 1.63 : 1.65;
+    return bn == 64 ? 1.63 : bn == 128 ? 1.75 : 1.65;
   if (bm == 64)
     return bn == 64 ? 1.71 : 1.81;
   return 2.09;
@@ -103,7 +98,7 @@ Plan plan(const ConvShape &s, int sms, const Forced &f) {
     c.g.row_tile = ts.bm;
     c.g.n = c.g.col_tile = ts.bn;
     wg::tile_sets(c.g);
-    c.per_sm = std::min(by_registers(ts.bm, ts.bn), kSmemPerSm / (smem_bytes(c) + 1024));
+    c.per_sm = std::min(blocks_by_registers(ts.bm, ts.bn), kSmemPerSm / (smem_bytes(c) + 1024));
     if (int64_t(blocks(c)) * kMaxSplit >= kInt)
       continue;
     for (c.g.split = 1; c.g.split <= kMaxSplit; ++c.g.split) {

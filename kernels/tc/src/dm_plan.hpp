@@ -6,12 +6,13 @@
 // For each tap j and row group g:  Y_g[row][n] += A_g[j][row][ic] * x[b][ic][n + shift(g, j)]
 // with A packed once per stage into f64 (exact) A[j][row][ic], ic padded to kBk with zeros. A
 // block computes a bm x bn tile (rows of one group x columns) with four warps of (bm / 2) x
-// (bn / 2), one k-step of kBk channels of one tap per pipeline stage: the weights' tile copied
-// as it is and the input's window from x (f32, zero-filled outside [0, l_in) and past cin), both
-// by cp.async, the input converted to f64 as its fragments are loaded. The iterations (chunk outer,
-// tap inner) may be split over `split` blocks, each writing its f64 partial sums to a workspace
-// slice; a second kernel adds the slices in split order, then the bias (deterministic: no atomics).
-// Unsplit, the bias is added to the f64 sum and the cell rounded once to f32.
+// (bn / 2) (eight of 64 x 32 for 128 x 128), one k-step of kBk channels of one tap per pipeline
+// stage: the weights' tile copied as it is and the input's window from x (f32, zero-filled outside
+// [0, l_in) and past cin), both by cp.async, the input converted to f64 as its fragments are
+// loaded. The iterations (chunk outer, tap inner) may be split over `split` blocks, each writing
+// its f64 partial sums to a workspace slice; a second kernel adds the slices in split order, then
+// the bias (deterministic: no atomics). Unsplit, the bias is added to the f64 sum and the cell
+// rounded once to f32.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +24,8 @@
 
 namespace convbench::tc::dm {
 
-constexpr int kBk = 16;       // input channels per k-step: one m16n8k16
-constexpr int kThreads = 128; // four warps, 2 x 2 over the tile
-constexpr int kStages = 3;    // pipeline depth
+constexpr int kBk = 16;    // input channels per k-step: one m16n8k16
+constexpr int kStages = 3; // pipeline depth
 constexpr int kMaxSplit = 8;
 // Shared-memory pitches: the weight tile's rows kBk + 4 doubles (160 bytes) and the input
 // window's rows bn + 8 floats: the fragment loads of a half-warp (four rows of four doubles; four
@@ -33,11 +33,20 @@ constexpr int kMaxSplit = 8;
 constexpr int kApitch = kBk + 4;
 constexpr int kBpad = 8;
 
-// The tiles the kernel is built for: bm x bn, four warps of bm / 2 x bn / 2.
+// The tiles the kernel is built for: bm x bn, four warps of bm / 2 x bn / 2, but 128 x 128:
+// eight warps (2 x 4) of 64 x 32, the same warp tile as 128 x 64 with half the weight tile's
+// bytes per multiply-add.
 struct TileShape {
   int bm, bn;
 };
-constexpr TileShape kTiles[] = {{128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}};
+constexpr TileShape kTiles[] = {{128, 64}, {128, 128}, {64, 128}, {64, 64}, {128, 32}, {32, 128}};
+CONVBENCH_HD constexpr int threads_of(int bm, int bn) { return bm * bn >= 16384 ? 256 : 128; }
+// Blocks one multiprocessor holds by registers (the kernels' __launch_bounds__): a thread holding
+// 64 accumulators (a 64 x 32 warp tile) gets up to 255 registers (2 blocks of 128 threads, 1 of
+// 256), fewer accumulators up to 168 (3 blocks of 128).
+CONVBENCH_HD constexpr int blocks_by_registers(int bm, int bn) {
+  return bm * bn >= 16384 ? 1 : bm * bn >= 8192 ? 2 : 3;
+}
 
 struct Plan {
   wg::Plan g; // the groups (wg::geometry) and the tiles: gpb 1, row_tile bm, col_tile bn,

@@ -41,6 +41,7 @@
 #include <string>
 
 #include "convbench/cuda_check.hpp"
+#include "cuda/cluster_launch.cuh"
 #include "wg_launch.hpp"
 #include "wg_plan.hpp"
 
@@ -518,19 +519,9 @@ void launch_rows(const Plan &p, const Maps &m, const float *bias, float *y, cuda
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_rows_kernel)
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned(blocks_per_rank(p)), 1, unsigned(p.split));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = size_t(smem_bytes(p));
-  cfg.stream = st;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = 1;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = unsigned(p.split);
-  cfg.attrs = at;
-  cfg.numAttrs = p.split > 1 ? 1 : 0;
-  CONVBENCH_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, m, p, bias, y, planted));
+  CONVBENCH_CUDA_CHECK(cuda::detail::launch_z_clusters(
+      kernel, dim3(unsigned(blocks_per_rank(p)), 1, unsigned(p.split)), dim3(kThreads),
+      size_t(smem_bytes(p)), st, unsigned(p.split), m, p, bias, y, planted));
 }
 
 template <int NG, int G, bool X3>

@@ -32,8 +32,8 @@ public:
   std::string name() const override { return name_; }
   bool hidden() const override { return true; }
   double tolerance() const override { return tolerance_; }
-  std::string floor_kind() const override {
-    return p_ == tc::Precision::f64 ? "fp64_fma" : "fp32_fma";
+  std::string floor_kind() const override { // cuda-f64-dmma's, for its DMMA tiles
+    return p_ == tc::Precision::f64 ? "fp64_dmma" : "fp32_fma";
   }
   tc::Precision precision() const override { return p_; }
   tc::TcOptions options() const override { return o_; }
