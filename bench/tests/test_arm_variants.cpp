@@ -17,6 +17,9 @@
 #if CONVBENCH_HAVE_CUDA
 #include "convbench/fast_conv.hpp"
 #endif
+#if CONVBENCH_HAVE_TC
+#include "convbench/tc_conv.hpp"
+#endif
 
 namespace fs = std::filesystem;
 using namespace convbench;
@@ -104,7 +107,11 @@ TEST(ArmVariants, EveryVariantKeepsItsArmsGateToleranceAndFloor) {
   }
   EXPECT_GT(checked, 0);
 #if CONVBENCH_HAVE_TC
-  EXPECT_FALSE(expand_arm_patterns({"cuda-f64-dmma@*"}).empty());
+  // Every DMMA tile and split the plan tries is a variant (planted: a tile added to the plan but
+  // not to the arms failed here).
+  EXPECT_EQ(expand_arm_patterns({"cuda-f64-dmma@*"}).size(),
+            tc::dmma_tiles().size() * size_t(tc::dmma_max_split()));
+  EXPECT_NE(find_arm("cuda-f64-dmma@t128x128-s1"), nullptr);
   EXPECT_FALSE(expand_arm_patterns({"cuda-tf32@*"}).empty());
 #endif
 }

@@ -66,8 +66,12 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
   constexpr int BM = 16 * FM * WM, BN = 8 * FN * WN, kThreads = 32 * WM * WN;
   // Doubles of a stage's weight tile and of its input window (f32 elements, two per double).
   constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp / 2;
-  constexpr int kAper = BM * (kBk / 2) / kThreads; // 16-byte copies per thread per stage
-  constexpr int kBper = kBk * BN / kThreads;       // input elements per thread per stage
+  // Thread tid copies the weight tile's 16-byte segment tid % 8 of rows tid / 8 + i kArows and
+  // the input window's position tid % BN of channels tid / BN + i kBch: the same segment and
+  // position at every stage, so a copy's address is its first one plus the stage's offset.
+  constexpr int kSegs = kBk / 2, kArows = kThreads / kSegs, kBch = kThreads / BN;
+  constexpr int kAper = BM / kArows, kBper = kBk / kBch; // copies per thread per stage
+  static_assert(BM % kArows == 0 && kThreads % BN == 0 && kBk % kBch == 0, "whole copies");
   extern __shared__ __align__(16) double smem[];
 
   const wg::Tile t = wg::tile_of(P.g, int(blockIdx.x));
@@ -80,30 +84,51 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int gq = lane / 4, tq = lane % 4;
   const int wm = warp / WN, wn = warp % WN;
-  const float *xb = x + int64_t(t.b) * P.g.cin * P.g.l_in;
   const int shift = planted == kPlantShift ? 1 : 0;
 
-  auto load_a = [&](int it, int s) {
-    const Step k = step(P, t, it);
-    double *as = smem + s * (kA + kB);
-    const double *src0 = A + (int64_t(k.tap) * P.g.rows + k.w_row) * P.kpitch + k.ch;
+  // The weight tile's copies: which rows are the group's (a bit each), the first row's offset in
+  // A. Offsets are 32-bit (the packed weights and the input are below 2^31 elements, dm_plan.cpp)
+  // and unsigned: one formed for a copy that is not made may wrap, and is not used.
+  const int a_row = tid / kSegs, a_seg = tid % kSegs;
+  unsigned a_ok = 0;
 #pragma unroll
-    for (int i = 0; i < kAper; ++i) {
-      const int e = tid + i * kThreads, row = e / (kBk / 2), seg = e % (kBk / 2);
-      const bool ok = row_in_group(P, t, row);
-      cp_async16(as + row * kApitch + seg * 2, ok ? src0 + int64_t(row) * P.kpitch + seg * 2 : A,
+  for (int i = 0; i < kAper; ++i)
+    a_ok |= row_in_group(P, t, a_row + i * kArows) ? 1u << i : 0u;
+  const unsigned a_off = unsigned(P.g.row_off[t.g] + t.r0 + a_row) * P.kpitch + a_seg * 2;
+  const unsigned a_pass = unsigned(kArows) * P.kpitch, a_tap = unsigned(P.g.rows) * P.kpitch;
+  // The input window's copies: channel tid / BN + i kBch at position tid % BN of the window.
+  const int b_ch = tid / BN, b_n = tid % BN;
+  const unsigned b_off = (unsigned(t.b) * P.g.cin + b_ch) * P.g.l_in;
+  const int b_pos = t.n0 + P.g.shift[t.g] + b_n + shift;
+
+  // The next stage to load: channels from ch, tap lj; valid while ahead of the last iteration.
+  int lj = it0 % P.g.taps, ch = it0 / P.g.taps * kBk;
+  // Copies [i0, i1) of the weight tile and [j0, j1) of the input window of that stage into slot
+  // s (zero-filled where the stage is past the last: the slot is not read again).
+  auto load = [&](int s, bool valid, int i0, int i1, int j0, int j1) {
+    double *as = smem + s * (kA + kB);
+    float *bs = reinterpret_cast<float *>(as + kA);
+    const unsigned ao = a_off + unsigned(lj) * a_tap + ch;
+#pragma unroll
+    for (int i = i0; i < i1; ++i) {
+      const bool ok = valid && (a_ok >> i & 1u);
+      cp_async16(as + (a_row + i * kArows) * kApitch + a_seg * 2, A + (ok ? ao + i * a_pass : 0u),
                  ok);
     }
-  };
-  auto load_b = [&](int it, int s) {
-    const Step k = step(P, t, it);
-    float *bs = reinterpret_cast<float *>(smem + s * (kA + kB) + kA);
+    const int tp = b_pos + lj * P.g.tap_step;
+    const bool tp_ok = valid && tp >= 0 && tp < P.g.l_in;
+    const unsigned bo = b_off + unsigned(ch) * P.g.l_in + unsigned(tp);
 #pragma unroll
-    for (int i = 0; i < kBper; ++i) {
-      const int e = tid + i * kThreads, icl = e / BN, n = e % BN;
-      const int ic = k.ch + icl, tp = k.x_pos + n + shift;
-      const bool ok = ic < P.g.cin && tp >= 0 && tp < P.g.l_in;
-      cp_async4(bs + icl * kBp + n, ok ? xb + int64_t(ic) * P.g.l_in + tp : xb, ok);
+    for (int j = j0; j < j1; ++j) {
+      const bool ok = tp_ok && ch + b_ch + j * kBch < P.g.cin;
+      cp_async4(bs + (b_ch + j * kBch) * kBp + b_n,
+                x + (ok ? bo + unsigned(j * kBch) * P.g.l_in : 0u), ok);
+    }
+  };
+  auto advance = [&] {
+    if (++lj == P.g.taps) {
+      lj = 0;
+      ch += kBk;
     }
   };
 
@@ -116,7 +141,9 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
       for (int v = 0; v < 4; ++v)
         acc[fm][fn][v] = 0.0;
 
-  auto compute = [&](int s) {
+  // The multiply-adds of slot s, with the copies of the next stage into slot `ls` issued between
+  // them in P pieces (the DMMA pipe busy while the copies' addresses are formed).
+  auto compute = [&](int s, int ls, bool lvalid) {
     const double *as = smem + s * (kA + kB) + (wm * FM * 16) * kApitch;
     const float *bs = reinterpret_cast<const float *>(smem + s * (kA + kB) + kA) + wn * FN * 8;
     auto load_afrag = [&](double(&a)[8], int fm) {
@@ -128,6 +155,9 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
 #pragma unroll
       for (int v = 0; v < 4; ++v)
         b[v] = double(bs[(tq + 4 * v) * kBp + fn * 8 + gq]);
+    };
+    auto piece = [&](int p, int np) {
+      load(ls, lvalid, p * kAper / np, (p + 1) * kAper / np, p * kBper / np, (p + 1) * kBper / np);
     };
     if constexpr (FM * 8 <= FN * 4) { // the A fragments are the fewer registers: hold them
       double a[FM][8];
@@ -141,6 +171,7 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
 #pragma unroll
         for (int fm = 0; fm < FM; ++fm)
           mma16816(acc[fm][fn], a[fm], b);
+        piece(fn, FN);
       }
     } else {
       double b[FN][4];
@@ -154,6 +185,7 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
 #pragma unroll
         for (int fn = 0; fn < FN; ++fn)
           mma16816(acc[fm][fn], a, b[fn]);
+        piece(fm, FM);
       }
     }
   };
@@ -161,23 +193,18 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
   // The pipeline: kStages - 1 stages in flight ahead of the one computed.
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_it) {
-      load_a(it0 + s, s);
-      load_b(it0 + s, s);
-    }
+    load(s, s < n_it, 0, kAper, 0, kBper);
+    advance();
     cp_commit();
   }
   for (int i = 0; i < n_it; ++i) {
     cp_wait<kStages - 2>();
     __syncthreads(); // stage i is in; every warp is past the compute of stage i - 1
+    // The stage i + kStages - 1 into the slot computed at i - 1, during this stage's compute.
     const int next = i + kStages - 1;
-    const bool ahead = next < n_it;
-    if (ahead) { // into the slot computed at i - 1
-      load_a(it0 + next, next % kStages);
-      load_b(it0 + next, next % kStages);
-    }
+    compute(i % kStages, next % kStages, next < n_it);
+    advance();
     cp_commit();
-    compute(i % kStages);
   }
 
   const int64_t cells = int64_t(P.g.batch) * P.g.cout * P.g.l_out;

@@ -21,6 +21,14 @@ std::string to_string(Precision p) {
   return "f64-dmma";
 }
 
+std::vector<DmmaTile> dmma_tiles() {
+  std::vector<DmmaTile> t;
+  for (const dm::TileShape &ts : dm::kTiles)
+    t.push_back({ts.bm, ts.bn});
+  return t;
+}
+int dmma_max_split() { return dm::kMaxSplit; }
+
 bool wmma_supported(const ConvShape &s, std::string *why) {
   const std::string r = detail::unsupported_reason(s);
   if (why)

@@ -10,7 +10,6 @@
 // measures checks the plans' cost models (wg_plan.cpp, dm_plan.cpp).
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "arms/tc_arm.hpp"
 
@@ -78,12 +77,12 @@ bool register_tile_arms() {
           register_arm(std::make_unique<TcTileArm>(p, o, tol));
         }
   }
-  // kernels/tc/src/dm_plan.hpp's kTiles and kMaxSplit, cuda-f64-dmma's tolerance.
-  for (const auto &[bm, bn] : {std::pair{128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}})
-    for (int split = 1; split <= 8; ++split) {
+  // The DMMA plan's tiles and splits, cuda-f64-dmma's tolerance.
+  for (const tc::DmmaTile &t : tc::dmma_tiles())
+    for (int split = 1; split <= tc::dmma_max_split(); ++split) {
       tc::TcOptions o;
-      o.bm = bm;
-      o.n = bn;
+      o.bm = t.bm;
+      o.n = t.bn;
       o.split = split;
       register_arm(std::make_unique<TcTileArm>(tc::Precision::f64, o, 1e-9));
     }

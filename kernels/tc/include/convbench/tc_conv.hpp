@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "convbench/shape.hpp"
 
@@ -54,6 +55,14 @@ struct TcOptions {
   int planted = 0;
   bool forced() const { return along || n || split || gpb || bm; }
 };
+
+// The DMMA kernels' tiles (rows x columns) and the most splits their plan tries: the variants the
+// hidden tile arms force (cuda-f64-dmma@t128x64-s2).
+struct DmmaTile {
+  int bm, bn;
+};
+std::vector<DmmaTile> dmma_tiles();
+int dmma_max_split();
 
 // Whether an arm of precision p computes `s` here (the wgmma kernels, else the WMMA kernels);
 // otherwise false and *why says why (both families' reasons where neither takes it).
