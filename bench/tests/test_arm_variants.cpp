@@ -111,7 +111,7 @@ TEST(ArmVariants, EveryVariantKeepsItsArmsGateToleranceAndFloor) {
   // not to the arms failed here).
   EXPECT_EQ(expand_arm_patterns({"cuda-f64-dmma@*"}).size(),
             tc::dmma_tiles().size() * size_t(tc::dmma_max_split()));
-  EXPECT_NE(find_arm("cuda-f64-dmma@t128x128-s1"), nullptr);
+  EXPECT_NE(find_arm("cuda-f64-dmma@t128x32-s1"), nullptr);
   EXPECT_FALSE(expand_arm_patterns({"cuda-tf32@*"}).empty());
 #endif
 }

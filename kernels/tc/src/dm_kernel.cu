@@ -259,9 +259,7 @@ void launch_pack(const Plan &p, const float *d_w, double *a, cudaStream_t st) {
 void launch(const Plan &p, const double *a, const float *x, const float *bias, float *y, double *ws,
             cudaStream_t st, int planted) {
   const int bm = p.g.row_tile, bn = p.g.col_tile;
-  if (bm == 128 && bn == 128)
-    launch_tile<4, 4, 2, 4>(p, a, x, bias, y, ws, st, planted);
-  else if (bm == 128 && bn == 64)
+  if (bm == 128 && bn == 64)
     launch_tile<4, 4>(p, a, x, bias, y, ws, st, planted);
   else if (bm == 64 && bn == 128)
     launch_tile<2, 8>(p, a, x, bias, y, ws, st, planted);

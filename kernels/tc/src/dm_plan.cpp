@@ -24,16 +24,14 @@ constexpr double kL2Bytes = 24e6;
 constexpr int kSmemPerSm = 228 * 1024; // per multiprocessor, 1 KiB of it reserved per block
 
 // The time a tile's multiply-adds take over the DMMA rate, measured on the H200 (the tile sweep,
-// `h200.sh tiles` with TILE_ARMS='cuda-f64-dmma@*', stages whose rows fill every tile): 128x64 at
-// 1.63x the floor on up0 of the 512x model at 1536 frames, 128x32 1.65x, 64x64 1.71x, 64x128
-// 1.81x, 32x128 2.09x. The warps of the smaller tiles load more fragments and more of the input
-// window (converted as it is stored) per multiply-add.
+// `h200.sh tiles` with TILE_ARMS='cuda-f64-dmma@*', up0 and up1 of the 512x model at 1536 frames,
+// stages whose rows fill every tile): 128x32 at 1.25x the floor, 128x64, 64x64 and 32x128 1.33x,
+// 64x128 1.36x. The warps of the smaller tiles load more fragments per multiply-add; 128x32 keeps
+// three blocks (twelve warps) on a multiprocessor.
 double tile_time(int bm, int bn) {
-  if (bm == 128)
-    return bn == 64 ? 1.63 : bn == 128 ? 1.75 : 1.65;
-  if (bm == 64)
-    return bn == 64 ? 1.71 : 1.81;
-  return 2.09;
+  if (bm == 128 && bn == 32)
+    return 1.25;
+  return bm == 64 && bn == 128 ? 1.36 : 1.33;
 }
 
 } // namespace

@@ -6,7 +6,7 @@
 // For each tap j and row group g:  Y_g[row][n] += A_g[j][row][ic] * x[b][ic][n + shift(g, j)]
 // with A packed once per stage into f64 (exact) A[j][row][ic], ic padded to kBk with zeros. A
 // block computes a bm x bn tile (rows of one group x columns) with four warps of (bm / 2) x
-// (bn / 2) (eight of 64 x 32 for 128 x 128), one k-step of kBk channels of one tap per pipeline
+// (bn / 2), one k-step of kBk channels of one tap per pipeline
 // stage: the weights' tile copied as it is and the input's window from x (f32, zero-filled outside
 // [0, l_in) and past cin), both by cp.async, the input converted to f64 as its fragments are
 // loaded. The iterations (chunk outer, tap inner) may be split over `split` blocks, each writing
@@ -33,20 +33,18 @@ constexpr int kMaxSplit = 8;
 constexpr int kApitch = kBk + 4;
 constexpr int kBpad = 8;
 
-// The tiles the kernel is built for: bm x bn, four warps of bm / 2 x bn / 2, but 128 x 128:
-// eight warps (2 x 4) of 64 x 32, the same warp tile as 128 x 64 with half the weight tile's
-// bytes per multiply-add.
+// The tiles the kernel is built for: bm x bn, four warps of bm / 2 x bn / 2. (A 128 x 128 tile of
+// eight 64 x 32 warps, half the weight bytes per multiply-add of 128 x 64, measured 1.39-1.46x
+// the floor on up0 and up1 at 1536 frames against 1.24-1.35x: one block per multiprocessor by
+// registers, nothing to hide its barriers behind.)
 struct TileShape {
   int bm, bn;
 };
-constexpr TileShape kTiles[] = {{128, 64}, {128, 128}, {64, 128}, {64, 64}, {128, 32}, {32, 128}};
-CONVBENCH_HD constexpr int threads_of(int bm, int bn) { return bm * bn >= 16384 ? 256 : 128; }
-// Blocks one multiprocessor holds by registers (the kernels' __launch_bounds__): a thread holding
-// 64 accumulators (a 64 x 32 warp tile) gets up to 255 registers (2 blocks of 128 threads, 1 of
-// 256), fewer accumulators up to 168 (3 blocks of 128).
-CONVBENCH_HD constexpr int blocks_by_registers(int bm, int bn) {
-  return bm * bn >= 16384 ? 1 : bm * bn >= 8192 ? 2 : 3;
-}
+constexpr TileShape kTiles[] = {{128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}};
+// Blocks one multiprocessor holds by registers (the kernel's __launch_bounds__): a thread holding
+// 64 accumulators (a 64 x 32 warp tile) gets up to 255 registers (2 blocks of 128 threads), fewer
+// accumulators up to 168 (3 blocks).
+CONVBENCH_HD constexpr int blocks_by_registers(int bm, int bn) { return bm * bn >= 8192 ? 2 : 3; }
 
 struct Plan {
   wg::Plan g; // the groups (wg::geometry) and the tiles: gpb 1, row_tile bm, col_tile bn,
