@@ -415,10 +415,14 @@ if has gemm; then
   # ceiling is the implicit GEMM.
   # GEMM_MODELS, GEMM_FRAMES and GEMM_ARMS narrow or change the runs (the tensor-core targets:
   # GEMM_ARMS=cuda-tf32,cuda-f32x3,cudnn-tf32,cudnn-f32).
+  # Both sides time the GPU's work: our arms with --device-timing queued (the stream held while a
+  # call is enqueued), cuBLAS as back-to-back calls of at least 2 ms per sample (torch_peer.py
+  # --min-time); GEMM_TIMING=launched times ours with the host's launch latency instead.
   for m in ${GEMM_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}; do
     enough 90 "gemm $m" || break
     timeout $(cap "${GEMM_TIMEOUT:-150}") $B/bin/bench_conv --model $m --stage "${GEMM_STAGES:-all}" --frames "${GEMM_FRAMES:-96,384,1536}" --staging resident \
-      --reps 5 --no-counters --arms "${GEMM_ARMS:-cuda-tf32,cuda-f32,cuda-f64-dmma}" --out "$W/results/gemm-ours-$m.json" \
+      --reps 5 --no-counters --device-timing "${GEMM_TIMING:-queued}" \
+      --arms "${GEMM_ARMS:-cuda-tf32,cuda-f32,cuda-f64-dmma}" --out "$W/results/gemm-ours-$m.json" \
       >"$W/logs/gemm-ours-$m.txt" 2>&1
     log "gemm: our arms $m rc=$?"
     [ -s "$W/results/gemm-ours-$m.json" ] || continue
