@@ -87,8 +87,9 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
   const int shift = planted == kPlantShift ? 1 : 0;
 
   // The weight tile's copies: which rows are the group's (a bit each), the first row's offset in
-  // A. Offsets are 32-bit (the packed weights and the input are below 2^31 elements, dm_plan.cpp)
-  // and unsigned: one formed for a copy that is not made may wrap, and is not used.
+  // A. Offsets are 32-bit (the packed weights and the input are below 2^31 elements: the support
+  // checks of dm_plan.cpp and wg_plan.cpp) and unsigned: one formed for a copy that is not made
+  // may wrap, and is not used.
   const int a_row = tid / kSegs, a_seg = tid % kSegs;
   unsigned a_ok = 0;
 #pragma unroll
@@ -142,7 +143,8 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
         acc[fm][fn][v] = 0.0;
 
   // The multiply-adds of slot s, with the copies of the next stage into slot `ls` issued between
-  // them in P pieces (the DMMA pipe busy while the copies' addresses are formed).
+  // them, one piece after each row (or column) of fragments: the DMMA pipe stays busy while the
+  // copies' addresses are formed.
   auto compute = [&](int s, int ls, bool lvalid) {
     const double *as = smem + s * (kA + kB) + (wm * FM * 16) * kApitch;
     const float *bs = reinterpret_cast<const float *>(smem + s * (kA + kB) + kA) + wn * FN * 8;
