@@ -375,7 +375,8 @@ def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
             f"{d['host'].get('cores')} CPUs, lease {d['lease'].get('verdict')}, "
             f"device timing {d['plan'].get('device_timing', 'launched')}\n"
         )
-        if any(c["arm"].startswith("cudnn-") for c in run.cases):
+        # The targets: against the peer, the floors and the ceilings measured beside the run.
+        if ceiling or any(c["arm"].startswith("cudnn-") for c in run.cases):
             print("Targets against the peer and the floors:\n")
             print_table([(run, assessed, ceiling)])
             print()

@@ -198,6 +198,24 @@ def test_doc_lists_the_ceilings_under_their_run(tmp_path):
     assert ceiling_rows(r.stdout)[0][5].rstrip("†") == "2.00"
 
 
+def test_doc_of_our_arms_alone_still_has_the_targets_and_the_ceilings(tmp_path):
+    # `h200.sh gemm` times our arms alone (no cuDNN) beside cuBLAS: the section holds the
+    # targets, the floors and the ceilings' ratios all the same. Planted (seen failing): the
+    # targets printed only for a record with a cuDNN arm (the section had the verdicts alone).
+    run = synth.make_run(arms=("cuda-f32", "cuda-f64"), seed=1, token="1041")
+    run = relabel(run, {"cuda-f32": ["cuda-tf32"], "cuda-f64": ["cuda-f64-dmma"]})
+    g = _write(tmp_path, ceilings_beside(run), "gemm.json")
+    r = table(_write(tmp_path, run), g, doc=True)
+    assert r.returncode == 0, r.stderr
+    assert "Targets against the peer and the floors" in r.stdout
+    assert "- cuda-tf32 within 1.2x of cuBLAS TF32 (same call): met in 0 of 6" in r.stdout
+    assert [row[5].rstrip("†") for row in ceiling_rows(r.stdout)] == ["2.00"] * 6
+    # Without ceilings or a peer there is nothing to hold our arms against: verdicts alone.
+    r = table(_write(tmp_path, synth.make_run(arms=("cuda-f32",)), "alone.json"), doc=True)
+    assert r.returncode == 0, r.stderr
+    assert "Targets against" not in r.stdout and "| up0/96/cuda-f32/resident |" in r.stdout
+
+
 def test_perf_table_refuses_an_unreadable_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
