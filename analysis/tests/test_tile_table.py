@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import synth
 from test_perf_table import relabel
 
@@ -43,39 +44,29 @@ def sweep(source, arm, known, kernel):
     return run
 
 
-def test_plan_against_the_best_variant(tmp_path):
-    run = sweep("cuda-f32", "cuda-tf32", KNOWN, "wgmma tf32 rows-on-M m64n192k8")
-    r = run_table(tmp_path, run)
+@pytest.mark.parametrize(
+    "source, arm, known, kernel, best, ratio",
+    [
+        ("cuda-f32", "cuda-tf32", KNOWN, "wgmma tf32 rows-on-M m64n192k8", "rows-n128-s1", "1.250"),
+        (
+            "cuda-f64",
+            "cuda-f64-dmma",
+            {"t128x64-s1": 1.1, "t64x64-s2": 0.9, "t32x128-s1": 1.5},
+            "dmma f64 m16n8k16 tile 128x32x16",
+            "t64x64-s2",
+            "1.111",
+        ),
+    ],
+)
+def test_plan_against_the_best_variant(tmp_path, source, arm, known, kernel, best, ratio):
+    # The plan (its kernel named) against its variants: the best one, the plan's time over it,
+    # the plan's rank among the three variants and itself.
+    r = run_table(tmp_path, sweep(source, arm, known, kernel))
     assert r.returncode == 0, r.stderr
-    lines = [ln for ln in r.stdout.splitlines() if " cuda-tf32 " in ln]
+    lines = [ln for ln in r.stdout.splitlines() if f" {arm} " in ln]
     assert len(lines) == 6
     for ln in lines:
         f = ln.split()
-        assert f[4] == "rows-n128-s1" and f[5] == "1.250" and f[6] == "2/3", ln
-        assert "[wgmma tf32 rows-on-M m64n192k8]" in ln
+        assert f[4] == best and f[5] == ratio and f[6] == "2/3", ln
+        assert f"[{kernel}]" in ln
     assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
-
-
-def test_the_dmma_tiles_against_their_plan(tmp_path):
-    known = {"t128x64-s1": 1.1, "t64x64-s2": 0.9, "t32x128-s1": 1.5}
-    run = sweep("cuda-f64", "cuda-f64-dmma", known, "dmma f64 m16n8k16 tile 128x32x16")
-    r = run_table(tmp_path, run)
-    assert r.returncode == 0, r.stderr
-    lines = [ln for ln in r.stdout.splitlines() if " cuda-f64-dmma " in ln]
-    assert len(lines) == 6
-    for ln in lines:
-        f = ln.split()
-        assert f[4] == "t64x64-s2" and f[5] == "1.111" and f[6] == "2/3", ln
-    assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
-
-
-def test_a_bad_record_is_one_line_and_exit_2(tmp_path):
-    p = tmp_path / "bad.json"
-    p.write_text("{")
-    r = subprocess.run(
-        [sys.executable, str(REPO / "scripts/tile_table.py"), str(p)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 2 and r.stderr.count("\n") == 1

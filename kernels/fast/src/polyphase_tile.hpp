@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "async_copy.hpp"
 #include "polyphase.hpp"
 
 #ifdef __CUDA_ARCH__
@@ -210,30 +211,6 @@ template <typename T> CONVBENCH_HD void load2(const T *p, T (&v)[2]) {
 #else
   v[0] = p[0];
   v[1] = p[1];
-#endif
-}
-
-// cp.async staging (Config::kStages > 0, f32): one 4-byte global -> shared copy per element,
-// zero-filled when `ok` is false (src-size 0: nothing is read; src is then any valid address).
-// On the host (emulation) the copy happens at once; commit and wait have nothing to do there.
-CONVBENCH_HD void copy4_async(float *dst, const float *src, bool ok) {
-#ifdef __CUDA_ARCH__
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0)
-               : "memory");
-#else
-  *dst = ok ? *src : 0.0f;
-#endif
-}
-CONVBENCH_HD void async_commit() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most N of this thread's committed copy groups are still in flight.
-template <int N> CONVBENCH_HD void async_wait() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 

@@ -4,32 +4,13 @@
 // to the f64 sum and the cell rounded once to f32.
 #include <algorithm>
 
+#include "async_copy.hpp"
 #include "convbench/cuda_check.hpp"
 #include "dm_launch.hpp"
 #include "tc_kernel.cuh" // tc_reduce
 
 namespace convbench::tc::dm {
 namespace {
-
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool fill) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(fill ? 16 : 0)
-               : "memory");
-}
-// A 4-byte copy, zero-filled where !fill (the input window's cells outside the tensor).
-__device__ __forceinline__ void cp_async4(void *smem, const void *gmem, bool fill) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(fill ? 4 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N> __device__ __forceinline__ void cp_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 // D += A B, one m16n8k16 with f64 operands. Fragments (lane = 4 * g + q): a[v] = A[g + 8 (v & 1)]
 // [q + 4 (v >> 1)], b[v] = B[q + 4 v][g], d[v] = D[g + 8 (v >> 1)][2 q + (v & 1)].
@@ -113,8 +94,8 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
 #pragma unroll
     for (int i = i0; i < i1; ++i) {
       const bool ok = valid && (a_ok >> i & 1u);
-      cp_async16(as + (a_row + i * kArows) * kApitch + a_seg * 2, A + (ok ? ao + i * a_pass : 0u),
-                 ok);
+      copy16_async(as + (a_row + i * kArows) * kApitch + a_seg * 2, A + (ok ? ao + i * a_pass : 0u),
+                   ok);
     }
     const int tp = b_pos + lj * P.g.tap_step;
     const bool tp_ok = valid && tp >= 0 && tp < P.g.l_in;
@@ -122,8 +103,8 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
 #pragma unroll
     for (int j = j0; j < j1; ++j) {
       const bool ok = tp_ok && ch + b_ch + j * kBch < P.g.cin;
-      cp_async4(bs + (b_ch + j * kBch) * kBp + b_n,
-                x + (ok ? bo + unsigned(j * kBch) * P.g.l_in : 0u), ok);
+      copy4_async(bs + (b_ch + j * kBch) * kBp + b_n,
+                  x + (ok ? bo + unsigned(j * kBch) * P.g.l_in : 0u), ok);
     }
   };
   auto advance = [&] {
@@ -197,16 +178,16 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
   for (int s = 0; s < kStages - 1; ++s) {
     load(s, s < n_it, 0, kAper, 0, kBper);
     advance();
-    cp_commit();
+    async_commit();
   }
   for (int i = 0; i < n_it; ++i) {
-    cp_wait<kStages - 2>();
+    async_wait<kStages - 2>();
     __syncthreads(); // stage i is in; every warp is past the compute of stage i - 1
     // The stage i + kStages - 1 into the slot computed at i - 1, during this stage's compute.
     const int next = i + kStages - 1;
     compute(i % kStages, next % kStages, next < n_it);
     advance();
-    cp_commit();
+    async_commit();
   }
 
   const int64_t cells = int64_t(P.g.batch) * P.g.cout * P.g.l_out;

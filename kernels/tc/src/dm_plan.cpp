@@ -9,8 +9,8 @@ namespace convbench::tc::dm {
 
 namespace {
 
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t kInt = 2147483647LL;
+using wg::cdiv;
+using wg::kInt;
 
 // The cost model's constants, in cycles of one multiprocessor (H200: 132 at ~1.98 GHz). DMMA:
 // 128 f64 multiply-adds per cycle (67 TFLOP/s, dmma_peak), at tile_time() of that; a block's

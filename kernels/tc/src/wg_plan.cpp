@@ -10,9 +10,6 @@ namespace convbench::tc::wg {
 
 namespace {
 
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t kInt = 2147483647LL;
-
 // The cost model's constants, in cycles of one multiprocessor (H200: 132 of them at ~1.9 GHz).
 // tf32 wgmma: 1024 multiply-adds per cycle; L2 -> shared memory through TMA: ~48 bytes per
 // cycle; device memory: ~1750 bytes per cycle for the whole device (3.3 TB/s sustained); each

@@ -57,6 +57,10 @@ constexpr int kRowNs[] = {8, 16, 24, 32, 48, 64, 96, 128, 192};
 // Positions on M: accumulator registers per thread (groups x ng / 2, twice that for f32x3) the
 // kernels take without spilling (ptxas: 168 registers, the A fragments and addresses beside).
 constexpr int kMaxAccumulators = 96;
+// The plans' host arithmetic, shared with the DMMA plan (dm_plan.cpp): a / b rounded up, and
+// the bound every tensor, packed operand and 32-bit index stays below.
+constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t kInt = 2147483647LL;
 
 enum class Math { tf32, f32x3 };
 enum class Along { rows, positions };
