@@ -36,15 +36,15 @@ __global__ void dm_pack(const Plan P, int64_t n, const float *__restrict__ w,
   }
 }
 
-// One bm x bn tile (bm = 16 FM WM, bn = 8 FN WN), WM x WN warps of FM x FN fragments of 16 x 8.
+// One bm x bn tile (bm = 32 FM, bn = 16 FN), four warps (2 x 2) of FM x FN fragments of 16 x 8.
 // Stage s of the pipeline: the weight tile [bm][kApitch] (f64) then the input window
 // [kBk][bn + kBpad] (f32, converted to f64 as the B fragments are loaded); both by cp.async.
-template <int FM, int FN, int WM, int WN>
-__global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM, 8 * FN * WN))
+template <int FM, int FN>
+__global__ void __launch_bounds__(kThreads, blocks_by_registers(32 * FM, 16 * FN))
     dm_kernel(const Plan P, const double *__restrict__ A, const float *__restrict__ x,
               const float *__restrict__ bias, float *__restrict__ y, double *__restrict__ ws,
               int planted) {
-  constexpr int BM = 16 * FM * WM, BN = 8 * FN * WN, kThreads = 32 * WM * WN;
+  constexpr int BM = 32 * FM, BN = 16 * FN;
   // Doubles of a stage's weight tile and of its input window (f32 elements, two per double).
   constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp / 2;
   // Thread tid copies the weight tile's 16-byte segment tid % 8 of rows tid / 8 + i kArows and
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
   const int n_it = it1 - it0;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int gq = lane / 4, tq = lane % 4;
-  const int wm = warp / WN, wn = warp % WN;
+  const int wm = warp / 2, wn = warp % 2;
   const int shift = planted == kPlantShift ? 1 : 0;
 
   // The weight tile's copies: which rows are the group's (a bit each), the first row's offset in
@@ -211,10 +211,10 @@ __global__ void __launch_bounds__(32 * WM * WN, blocks_by_registers(16 * FM * WM
       }
 }
 
-template <int FM, int FN, int WM = 2, int WN = 2>
+template <int FM, int FN>
 void launch_tile(const Plan &p, const double *a, const float *x, const float *bias, float *y,
                  double *ws, cudaStream_t st, int planted) {
-  auto kernel = dm_kernel<FM, FN, WM, WN>;
+  auto kernel = dm_kernel<FM, FN>;
   // Above 48 KiB a kernel must opt in, once per instantiation (the bytes depend on the tile
   // alone); the carveout asks for all of the unified cache as shared memory, so 2-3 blocks fit.
   static const cudaError_t attr = [&] {
@@ -226,7 +226,7 @@ void launch_tile(const Plan &p, const double *a, const float *x, const float *bi
   }();
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(dm_kernel)
   const dim3 grid(unsigned(blocks(p)), unsigned(p.g.split));
-  kernel<<<grid, 32 * WM * WN, size_t(smem_bytes(p)), st>>>(p, a, x, bias, y, ws, planted);
+  kernel<<<grid, kThreads, size_t(smem_bytes(p)), st>>>(p, a, x, bias, y, ws, planted);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // dm_kernel launch
 }
 

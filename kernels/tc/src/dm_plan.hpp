@@ -24,8 +24,9 @@
 
 namespace convbench::tc::dm {
 
-constexpr int kBk = 16;    // input channels per k-step: one m16n8k16
-constexpr int kStages = 3; // pipeline depth
+constexpr int kBk = 16;       // input channels per k-step: one m16n8k16
+constexpr int kThreads = 128; // four warps, 2 x 2 over the tile
+constexpr int kStages = 3;    // pipeline depth
 constexpr int kMaxSplit = 8;
 // Shared-memory pitches: the weight tile's rows kBk + 4 doubles (160 bytes) and the input
 // window's rows bn + 8 floats: the fragment loads of a half-warp (four rows of four doubles; four
