@@ -70,3 +70,15 @@ def test_plan_against_the_best_variant(tmp_path, source, arm, known, kernel, bes
         assert f[4] == best and f[5] == ratio and f[6] == "2/3", ln
         assert f"[{kernel}]" in ln
     assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
+
+
+def test_a_bad_record_is_one_line_and_exit_2(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text("{")
+    r = subprocess.run(
+        [sys.executable, str(REPO / "scripts/tile_table.py"), str(p)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
