@@ -58,6 +58,7 @@ struct Case {
   Problem *problem = nullptr;
   const Arm *arm = nullptr;
   std::string staging;
+  std::string twin_of; // an A/A twin: the id of the case it repeats; "" for every other case
   std::unique_ptr<PreparedArm> prepared; // released when the gate fails
   nlohmann::json chosen;                 // prepared->chosen(), kept after `prepared` is released
   GateResult gate;

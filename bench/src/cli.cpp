@@ -48,6 +48,12 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     available on this machine. A device arm without a GPU is an error. An arm
                     named twice runs again as its A/A twin (cuda-f32#2): the instrument's noise.
   --staging MODE    device arms: per-call, resident or both. Default: both
+  --twins MODE      A/A twins the run adds, so that it measures its own error: kinds (one per
+                    kind of case it times: host, per-call and resident, each on the cheapest
+                    case of its kind), all (every case timed twice), none. A twin is the same
+                    arm prepared and timed again as <arm>#2, interleaved like any case; the
+                    analysis widens every interval by what the twins of its kind disagree.
+                    Default: kinds
   --reps N          the fewest interleaved rounds (samples per case; best = min over rounds);
                     with --target-ci 0, exactly N. Default: 3
   --target-ci P     keep adding interleaved rounds until the 95% interval of each case's median
@@ -198,7 +204,7 @@ namespace {
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
       out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume, cudnn_algo,
-      gpus;
+      gpus, twins;
   std::vector<std::string> plugins;
   bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };
@@ -232,7 +238,8 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--cpus", &r.cpus},
            {"--resume", &r.resume},
            {"--cudnn-algo", &r.cudnn_algo},
-           {"--gpus", &r.gpus}})
+           {"--gpus", &r.gpus},
+           {"--twins", &r.twins}})
     app.add_option(name, *field);
   app.add_option("--plugin", r.plugins)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -290,6 +297,11 @@ Options convert(const CLI::App &app, const RawOptions &r) {
     if (r.staging != "per-call" && r.staging != "resident" && r.staging != "both")
       throw UsageError("--staging: expected per-call, resident or both, got '" + r.staging + "'");
     o.staging = r.staging;
+  });
+  given(app, "--twins", [&] {
+    if (r.twins != "kinds" && r.twins != "all" && r.twins != "none")
+      throw UsageError("--twins: expected kinds, all or none, got '" + r.twins + "'");
+    o.twins = r.twins;
   });
   given(app, "--reps", [&] { o.reps = int(parse_int("--reps", r.reps, 1, 10000)); });
   given(app, "--seed", [&] { o.seed = parse_u64("--seed", r.seed); });

@@ -23,7 +23,11 @@ struct Options {
   std::vector<int64_t> frames{96};
   std::vector<std::string> arms; // empty: every arm available here
   std::string staging = "both";  // per-call | resident | both
-  int reps = 3;                  // the fewest rounds; exactly this many with target_ci_percent 0
+  // A/A twins the run adds by itself: "kinds" (one per kind of case it times: host, per-call,
+  // resident, on the cheapest case of the kind), "all" (every case), "none". Twins named in
+  // --arms (an arm listed twice) run whatever this says.
+  std::string twins = "kinds";
+  int reps = 3; // the fewest rounds; exactly this many with target_ci_percent 0
   // Relative half-width asked of each case's 95% interval, in percent; unset: 0.5 for resident
   // device cases, 1 for host and per-call cases; 0: the fixed count of --reps.
   std::optional<double> target_ci_percent;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "atomic_write.hpp"
 #include "convbench/cuda_conv.hpp"
@@ -77,6 +79,10 @@ void plan_counters(Plan &p) {
   }
 }
 
+std::string case_id(const Problem &pr, const std::string &arm, const std::string &staging) {
+  return pr.stage + "/" + std::to_string(pr.frames) + "/" + arm + "/" + staging;
+}
+
 // Problems (shapes only: no data yet), then one case per (problem, arm, staging) it supports.
 void plan_cases(Plan &p) {
   for (const auto &stage : p.stages)
@@ -107,9 +113,70 @@ void plan_cases(Plan &p) {
         c.problem = pr.get();
         c.arm = a;
         c.staging = staging;
-        c.id = pr->stage + "/" + std::to_string(pr->frames) + "/" + a->name() + "/" + staging;
+        c.id = case_id(*pr, a->name(), staging);
+        if (const auto hash = a->name().find('#'); hash != std::string::npos)
+          c.twin_of = case_id(*pr, a->name().substr(0, hash), staging);
         p.cases.push_back(std::move(c));
       }
+}
+
+// What one more sample of a case roughly costs, to choose the cheapest case of a kind as its
+// twin: the FLOPs at the arm's precision (f64 at half the rate); the run's own arms before a
+// peer or a plugin (cuDNN's Find may pick another algorithm for a second instance, which then
+// measures cuDNN's choice, not the instrument).
+std::tuple<int, double, std::string> twin_cost(const Case &c) {
+  const std::string n = c.arm->name();
+  const bool own = n.rfind("cpu-", 0) == 0 || n.rfind("cuda-", 0) == 0;
+  const bool f64 = n.find("f64") != std::string::npos;
+  return {own ? 0 : 1, c.problem->flops() * (f64 ? 2.0 : 1.0), c.id};
+}
+
+// --twins: the run's own A/A twins. "kinds": one for each kind of case timed (host, per-call,
+// resident) that has none yet, on its cheapest case; "all": every case that has none.
+void plan_twins(Plan &p) {
+  if (p.opt.twins == "none")
+    return;
+  std::set<std::string> twinned, kinds_twinned, taken;
+  for (const auto &c : p.cases) {
+    taken.insert(c.id);
+    if (!c.twin_of.empty()) {
+      twinned.insert(c.twin_of);
+      kinds_twinned.insert(c.staging);
+    }
+  }
+  std::vector<const Case *> chosen;
+  if (p.opt.twins == "all") {
+    for (const auto &c : p.cases)
+      if (c.twin_of.empty() && !twinned.count(c.id))
+        chosen.push_back(&c);
+  } else {
+    std::map<std::string, const Case *> cheapest; // by staging: host, per-call, resident
+    for (const auto &c : p.cases) {
+      if (!c.twin_of.empty() || kinds_twinned.count(c.staging))
+        continue;
+      const Case *&best = cheapest[c.staging];
+      if (!best || twin_cost(c) < twin_cost(*best))
+        best = &c;
+    }
+    for (const auto &[staging, c] : cheapest)
+      chosen.push_back(c);
+  }
+  std::vector<Case> added;
+  for (const Case *c : chosen) {
+    int n = 2;
+    while (taken.count(case_id(*c->problem, c->arm->name() + "#" + std::to_string(n), c->staging)))
+      ++n;
+    Case t;
+    t.problem = c->problem;
+    t.arm = twin_arm(*c->arm, n);
+    t.staging = c->staging;
+    t.id = case_id(*c->problem, t.arm->name(), c->staging);
+    t.twin_of = c->id;
+    taken.insert(t.id);
+    added.push_back(std::move(t));
+  }
+  for (auto &t : added)
+    p.cases.push_back(std::move(t));
 }
 
 // --cudnn-algo against the planned cuDNN cases: every pin that cannot apply refuses the plan.
@@ -248,6 +315,7 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
   plan_counters(p);
   plan_threads(p);
   plan_cases(p);
+  plan_twins(p);
   plan_cudnn_algos(p);
   check_memory(p);
   if (p.gpu.present)

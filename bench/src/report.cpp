@@ -41,7 +41,7 @@ std::string render(const std::vector<std::string> &head, const std::vector<Row> 
     for (size_t i = 0; i < cells.size(); ++i) {
       std::string c = cells[i];
       // Text left, numbers right.
-      bool right = i >= 4;
+      bool right = i >= 4 && head[i] != "precision";
       std::string pad(w[i] > c.size() ? w[i] - c.size() : 0, ' ');
       s += right ? pad + c : c + pad;
       if (i + 1 < cells.size())
@@ -66,8 +66,11 @@ std::string fmt(const char *f, double v) {
 
 std::string format_table(const std::vector<Case> &cases,
                          const std::optional<DeviceFloors> &floors) {
-  std::vector<std::string> head{"stage",  "frames",   "arm",     "staging",   "best",
-                                "median", "spread %", "GFLOP/s", "% of floor"};
+  // "+-95% median": the half-width of the median's order-statistic interval (the stopping
+  // rule's); "precision": whether it reached the case's target, and if not, by how much it is
+  // short. Spread is not a verdict: the analysis states every ratio with its interval.
+  std::vector<std::string> head{"stage",  "frames",    "arm",     "staging", "best",
+                                "median", "+-95% med", "GFLOP/s", "% floor", "precision"};
   std::vector<Row> rows;
   std::map<std::string, double> best; // per stage/frames/arm/staging, for the chain sums
   auto key = [](const std::string &stage, const Case &c) {
@@ -93,10 +96,18 @@ std::string format_table(const std::vector<Case> &cases,
     best[key(c.problem->stage, c)] = st.best;
     r.cells.push_back(format_seconds(st.best));
     r.cells.push_back(format_seconds(st.median));
-    r.cells.push_back(fmt("%.1f", (st.spread - 1.0) * 100.0));
+    const auto &hw = c.stop.half_width;
+    r.cells.push_back(hw ? fmt("%.2f%%", *hw * 100.0) : "-");
     r.cells.push_back(fmt("%.1f", c.problem->flops() / st.best / 1e9));
     const auto floor = case_floor(c, floors);
     r.cells.push_back(floor ? fmt("%.1f", floor->arm / st.best * 100.0) : "-");
+    const double target = c.stop.target;
+    if (target <= 0)
+      r.cells.push_back(hw ? "fixed count" : "fixed count, no interval");
+    else if (hw && *hw <= target)
+      r.cells.push_back("ok");
+    else
+      r.cells.push_back("imprecise (target " + fmt("%.2g%%", target * 100.0) + ")");
     rows.push_back(r);
   }
   std::string out = render(head, rows);

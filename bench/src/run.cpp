@@ -204,7 +204,10 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
   out.lease = lease.to_json();
   write_atomically(plan.out_path, build_record(plan, out).dump(1) + "\n");
   std::filesystem::remove(plan.journal_path);
-  std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n";
+  std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n"
+            << "verdicts (each case and ratio with its interval, or refused with the cause): "
+               "convbench-analyze report "
+            << plan.out_path << "\n";
   if (out.signal)
     std::cerr << "bench_conv: interrupted by " << signal_text(out.signal) << " in round "
               << out.order.size() << ": the samples taken are in " << plan.out_path

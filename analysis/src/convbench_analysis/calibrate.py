@@ -1,55 +1,110 @@
-"""`calibrate`: the instrument's own error, from runs with A/A twins (an arm listed twice runs
-as `arm#2`). Per arm: its noise floor (the median CV of its cases over the runs), its A/A ratios,
-and how often the gates would have refused a comparison of an arm with itself. A clean machine
-refuses few (the test suite holds a synthetic clean corpus to <= 5%)."""
+"""`calibrate`: the instrument's own error, from runs with A/A twins (bench_conv adds one per kind
+of case by default, `--twins all` one per case; an arm listed twice runs as `arm#2`).
+
+Over every twin pair of the runs: how often its interval holds 1 (the coverage the report's
+intervals claim), how often it is called FASTER or SLOWER (a false verdict), how often the gates
+refuse it (a false refusal: the runs were clean), and per kind of case (host, per-call,
+resident) the smallest widening floor that would give the stated coverage over these runs (to
+set aa_floor_<kind> from one batch of runs and check it on another)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 
-from . import record
+from . import record, verdicts
 from .findings import Assessment
 from .gates import pair_findings, seconds, spread_of
-from .pairs import TWIN
-from .stats import DEFAULT_SEED, best_ratio
+from .stats import DEFAULT_SEED
 
 
-def build(a: Assessment, seed: int = DEFAULT_SEED) -> dict:
+def _pairs(a: Assessment):
+    """(run index, twin, its statement, the gates' reasons) for every twin pair of the runs."""
     th = a.thresholds
-    arms = defaultdict(lambda: {"cvs": [], "aa": [], "refused": 0, "outside": 0, "codes": {}})
     for i, run in enumerate(a.runs):
+        ts = verdicts.twins(run.cases, th.ci_level)
+        for t in ts:
+            st = verdicts.twin_statement(t, ts, th)
+            if st is None:
+                continue
+            reasons = a.for_case(i, t.twin["id"]) + [
+                f for f in a.for_case(i, t.arm["id"]) if f not in a.for_case(i, t.twin["id"])
+            ]
+            reasons += [f for f in pair_findings(run, t.twin, run, t.arm, th) if f.refuses]
+            yield i, t, ts, st, reasons
+
+
+def _needed_floor(items: list, th, kind: str) -> float | None:
+    """The smallest floor for `kind` at which >= ci_level of its twins' intervals hold 1."""
+    if not items:
+        return None
+    lo, hi = 0.0, 0.2
+    attr = {"host": "aa_floor_host", "per-call": "aa_floor_per_call"}.get(kind, "aa_floor_resident")
+
+    def coverage(floor: float) -> float:
+        t2 = replace(th, **{attr: floor})
+        got = [verdicts.twin_statement(t, ts, t2) for t, ts in items]
+        return float(np.mean([s.lo is not None and s.lo <= 1.0 <= s.hi for s in got]))
+
+    if coverage(hi) < th.ci_level:
+        return None
+    if coverage(lo) >= th.ci_level:
+        return 0.0
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if coverage(mid) >= th.ci_level:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def build(a: Assessment, seed: int = DEFAULT_SEED) -> dict:  # noqa: ARG001 (the CLI's seed)
+    th = a.thresholds
+    arms = defaultdict(
+        lambda: {"cvs": [], "aa": [], "refused": 0, "covered": 0, "called": 0, "codes": {}}
+    )
+    for run in a.runs:
         for c in run.cases:
             x = seconds(c)
-            if len(x) >= 2:
-                arms[TWIN.sub("", c["arm"]) + "/" + c["staging"]]["cvs"].append(spread_of(x)[0])
-        by_label = {(c["stage"], c["frames"], record.label(c)): c for c in run.cases}
-        for (stage, frames, lb), twin in by_label.items():
-            arm, _, staging = lb.rpartition("/")
-            if not TWIN.search(arm):
-                continue
-            first = by_label.get((stage, frames, f"{TWIN.sub('', arm)}/{staging}"))
-            if first is None:
-                continue
-            key = record.label(first)
-            entry = arms[key]
-            reasons = a.for_case(i, twin["id"]) + a.for_case(i, first["id"])
-            reasons += [f for f in pair_findings(run, twin, run, first, th) if f.refuses]
-            if reasons:
-                entry["refused"] += 1
-                for f in reasons:
-                    entry["codes"][f.code] = entry["codes"].get(f.code, 0) + 1
-            x, bx = seconds(twin), seconds(first)
-            if len(x) and len(bx):
-                r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
-                entry["aa"].append(r.value)
-                entry["outside"] += abs(r.value - 1.0) > th.aa_tolerance
-    rows, total, refused = [], 0, 0
+            if len(x) >= 2 and not verdicts.is_twin(c):
+                arms[record.label(c)]["cvs"].append(spread_of(x)[0])
+    kinds = defaultdict(list)
+    pairs = []
+    for _i, t, ts, st, reasons in _pairs(a):
+        e = arms[record.label(t.arm)]
+        covered = st.lo is not None and st.lo <= 1.0 <= st.hi
+        called = st.verdict in ("FASTER", "SLOWER")
+        e["aa"].append(st.value)
+        e["covered"] += covered
+        e["called"] += called
+        if reasons:
+            e["refused"] += 1
+            for f in reasons:
+                e["codes"][f.code] = e["codes"].get(f.code, 0) + 1
+        if not t.kernels_differ:
+            kinds[t.kind].append((t, ts))
+        pairs.append(
+            {
+                "twin": record.label(t.twin),
+                "arm": record.label(t.arm),
+                "case": t.twin["id"],
+                "kind": t.kind,
+                "ratio": st.value,
+                "ci": [st.lo, st.hi] if st.lo is not None else None,
+                "verdict": st.verdict,
+                "covers_one": covered,
+                "refused": bool(reasons),
+                "kernels_differ": list(t.kernels_differ) if t.kernels_differ else None,
+            }
+        )
+    rows = []
     for key in sorted(arms):
         e = arms[key]
         n = len(e["aa"])
-        total, refused = total + n, refused + e["refused"]
         rows.append(
             {
                 "arm": key,
@@ -57,19 +112,48 @@ def build(a: Assessment, seed: int = DEFAULT_SEED) -> dict:
                 "noise_floor_cv": float(np.median(e["cvs"])) if e["cvs"] else None,
                 "aa_pairs": n,
                 "aa_max_dev": float(max(abs(v - 1.0) for v in e["aa"])) if n else None,
+                "aa_covered": int(e["covered"]),
+                "aa_called": int(e["called"]),
                 "aa_refused": e["refused"],
-                "aa_outside": int(e["outside"]),
                 "refusal_codes": dict(sorted(e["codes"].items())),
             }
         )
+    total = len(pairs)
+    per_kind = {}
+    for kind in verdicts.KINDS:
+        ps = [p for p in pairs if p["kind"] == kind]
+        if not ps:
+            continue
+        per_kind[kind] = {
+            "pairs": len(ps),
+            "coverage": sum(p["covers_one"] for p in ps) / len(ps),
+            "called": sum(p["verdict"] in ("FASTER", "SLOWER") for p in ps),
+            "floor": verdicts.floor_of(kind, th),
+            "floor_needed": _needed_floor(kinds[kind], th, kind),
+        }
+
+    def rate(key) -> float | None:
+        return sum(bool(p[key]) for p in pairs) / total if total else None
+
     return {
         "runs": [r.path for r in a.runs],
-        "aa_tolerance": th.aa_tolerance,
+        "level": th.ci_level,
+        "band": th.equivalence_band,
         "arms": rows,
+        "kinds": per_kind,
+        "pairs": pairs,
         "aa_pairs": total,
-        "aa_refused": refused,
-        "false_refusal_rate": refused / total if total else None,
+        "aa_refused": sum(p["refused"] for p in pairs),
+        "false_refusal_rate": rate("refused"),
+        "coverage": rate("covers_one"),
+        "false_verdict_rate": (
+            sum(p["verdict"] in ("FASTER", "SLOWER") for p in pairs) / total if total else None
+        ),
     }
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
 
 
 def render(rep: dict) -> str:
@@ -77,7 +161,7 @@ def render(rep: dict) -> str:
         f"calibration over {len(rep['runs'])} run(s): per arm, the noise floor (median CV of its "
         "cases) and its A/A twins",
         f"  {'arm':<26}{'cases':>6}{'CV floor':>10}{'A/A':>5}{'max |r-1|':>11}"
-        f"{'refused':>9}{'outside':>9}  codes",
+        f"{'hold 1':>8}{'called':>8}{'refused':>9}  codes",
     ]
     for r in rep["arms"]:
         cv = f"{r['noise_floor_cv']:.2%}" if r["noise_floor_cv"] is not None else "-"
@@ -85,14 +169,23 @@ def render(rep: dict) -> str:
         codes = ", ".join(f"{k} x{v}" for k, v in r["refusal_codes"].items()) or "-"
         lines.append(
             f"  {r['arm']:<26}{r['cases']:>6}{cv:>10}{r['aa_pairs']:>5}{dev:>11}"
-            f"{r['aa_refused']:>9}{r['aa_outside']:>9}  {codes}"
+            f"{r['aa_covered']:>8}{r['aa_called']:>8}{r['aa_refused']:>9}  {codes}"
         )
-    if rep["aa_pairs"]:
+    if not rep["aa_pairs"]:
+        lines.append("no A/A twins in these runs: bench_conv --twins kinds (the default) or all")
+        return "\n".join(lines)
+    lines.append("per kind of case (the interval's widening floor, and the least that would do):")
+    for kind, k in rep["kinds"].items():
+        need = f"{k['floor_needed']:.2%}" if k["floor_needed"] is not None else "none reaches it"
         lines.append(
-            f"the gates would refuse {rep['aa_refused']} of {rep['aa_pairs']} clean A/A "
-            f"comparisons ({rep['false_refusal_rate']:.1%}); outside 1 +- "
-            f"{rep['aa_tolerance']:g}: {sum(r['aa_outside'] for r in rep['arms'])}"
+            f"  {kind:<9} {k['pairs']:>4} pairs, {_pct(k['coverage'])} of intervals hold 1, "
+            f"{k['called']} called FASTER/SLOWER; floor {k['floor']:.2%}, needed for "
+            f"{rep['level']:.0%} over these runs: {need}"
         )
-    else:
-        lines.append("no A/A twins in these runs: list an arm twice (--arms cuda-f32,cuda-f32)")
+    lines.append(
+        f"over {rep['aa_pairs']} clean A/A pairs: {_pct(rep['coverage'])} of the "
+        f"{rep['level']:.0%} intervals hold 1; {_pct(rep['false_verdict_rate'])} called FASTER "
+        f"or SLOWER (band {rep['band']:.0%}); the gates would refuse {rep['aa_refused']} "
+        f"({_pct(rep['false_refusal_rate'])})"
+    )
     return "\n".join(lines)

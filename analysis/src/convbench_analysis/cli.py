@@ -1,7 +1,8 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gates.
 
-Exit codes: 0 everything accepted (or nothing to judge), 2 bad input (one line on stderr, no
-traceback), 3 at least one case, ratio or comparison REFUSED.
+Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
+traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
+--strict, for CI gates) nothing refused but a case imprecise or a ratio AMBIGUOUS.
 
 A subcommand is one entry in COMMANDS: a function that adds its arguments to its parser and a
 function that runs it (args -> exit code). `add_command` is how another module adds one."""
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_REFUSED = 0, 2, 3
+EXIT_OK, EXIT_BAD_INPUT, EXIT_REFUSED, EXIT_STRICT = 0, 2, 3, 4
 PROG = "convbench-analyze"
 
 
@@ -119,7 +120,20 @@ def _report_args(p) -> None:
     p.add_argument("--baseline", default=None, help="set every arm against this one")
     p.add_argument("--pairs", default=None, metavar="A:B,...", help="the ratios to show")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 4 when nothing is refused but a case is imprecise or a ratio AMBIGUOUS",
+    )
     _history_args(p)
+
+
+def report_exit(rep: dict, strict: bool) -> int:
+    if rep["refused"] or rep["refused_cases"]:
+        return EXIT_REFUSED
+    if strict and (rep["imprecise_cases"] or rep["ambiguous"]):
+        return EXIT_STRICT
+    return EXIT_OK
 
 
 def _report(args) -> int:
@@ -137,7 +151,7 @@ def _report(args) -> int:
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
     print(json.dumps(rep, indent=1) if args.json else report.render(rep))
-    return EXIT_REFUSED if rep["refused"] or rep["refused_cases"] else EXIT_OK
+    return report_exit(rep, args.strict)
 
 
 def _plot_args(p) -> None:

@@ -51,6 +51,15 @@ _ALL = (
         "site's one authority and re-run both",
     ),
     _g(
+        "aa-unstable",
+        "the run's A/A twins of this kind of case (one arm prepared and timed twice) disagree "
+        "beyond the equivalence band, interval included: the instrument was unstable in this "
+        "run, and no ratio of this kind is trusted",
+        "re-run; if it repeats, look for what differs between two instances of the arm (its "
+        "buffers, its algorithm choice, its position in the rounds)",
+        ("equivalence_band", "aa_unstable_level"),
+    ),
+    _g(
         "run-incomplete",
         "the run was interrupted or recovered from its journal: some cases have fewer rounds",
         "nothing to fix if every case kept enough rounds; else re-run",
@@ -71,15 +80,19 @@ _ALL = (
     ),
     _g(
         "too-few-rounds",
-        "too few timed rounds to judge the spread",
-        "re-run with --reps at least the threshold",
+        "too few timed rounds for an interval: the case and its ratios are imprecise",
+        "re-run with --reps at least the threshold (6 rounds give a 95% interval)",
         ("min_rounds",),
+        refuses=False,
     ),
     _g(
         "spread",
-        "the rounds disagree: max/min or CV above the threshold",
-        "re-run with more iterations per sample or more rounds, on a quiet machine",
+        "the rounds scatter (max/min or CV above the threshold): the intervals are wider, "
+        "which is said, not refused (spread alone names no cause)",
+        "to narrow the interval: more rounds (the report says how many), or --staging "
+        "resident where per-call staging (uploads from pageable memory) is the spread",
         ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
+        refuses=False,
     ),
     _g(
         "spread-noted",

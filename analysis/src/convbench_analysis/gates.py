@@ -678,7 +678,7 @@ def assess(
     """Every finding of the named runs. `history`: earlier runs to set each case against for
     drift (they are references only: nothing is reported on them). `compared`: the runs' cases
     are set against each other (compare A B), so their timing modes must agree."""
-    from . import drift
+    from . import drift, verdicts
 
     a = Assessment(runs, th or Thresholds())
     for i, run in enumerate(runs):
@@ -687,6 +687,8 @@ def assess(
         for c in run.cases:
             for f in case_findings(run, c, a.thresholds):
                 a.add(f, i)
+        for f in verdicts.aa_findings(run, a.thresholds):
+            a.add(f, i)
     overlap_findings(a)
     drift.timing_mode_findings(a, compared)
     drift.drift_findings(a, history or [])

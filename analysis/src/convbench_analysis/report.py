@@ -1,6 +1,9 @@
-"""`report`: per run and (stage, frames), every case's own verdict, then the ratios a user asks
-for (pairs.py), each gated on its own two cases only, with a bootstrap interval or REFUSED with
-every reason; then the fits, the signatures and the A/A twins."""
+"""`report`: per run and (stage, frames), every case's own verdict (ok, imprecise with the rounds
+that would make it precise, or REFUSED for a named cause), then the ratios a user asks for
+(pairs.py): each with its paired estimate and an interval widened by the run's own A/A twins
+(verdicts.py), FASTER / SLOWER / SAME / AMBIGUOUS, or not admissible for a cause of its own two
+cases (the value and interval still shown); then the fits, the size signatures (one layer at
+three or more sizes only) and the A/A twins with their coverage."""
 
 from __future__ import annotations
 
@@ -8,11 +11,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import record
-from .fit import fit_line, signature
+from . import record, verdicts
+from .fit import fit_line
 from .gates import Assessment, pair_findings, seconds, spread_of
-from .pairs import TWIN, choose, pick_baseline
-from .stats import DEFAULT_SEED, best_ratio, median_half_width
+from .pairs import choose, pick_baseline
+from .stats import DEFAULT_SEED, median_half_width, median_interval
 
 
 def round_drift(cases: list[dict]) -> dict | None:
@@ -48,6 +51,9 @@ def round_drift(cases: list[dict]) -> dict | None:
 def _case_row(a: Assessment, i: int, c: dict, drift: dict | None) -> dict:
     own = a.for_case(i, c["id"])
     x = seconds(c)
+    hw = median_half_width(x)
+    prec = verdicts.precision(c, a.thresholds, hw)
+    iv = median_interval(x, a.thresholds.ci_level) if len(x) else None
     return {
         "arm": record.label(c),
         "case": c["id"],
@@ -61,12 +67,22 @@ def _case_row(a: Assessment, i: int, c: dict, drift: dict | None) -> dict:
         "notes": [f.as_dict() for f in a.notes_for_case(i, c["id"])],
         "cv": spread_of(x)[0] if len(x) else None,
         "cv_without_drift": (drift or {}).get("cv_without_drift", {}).get(c["id"]),
-        "ci_half_width": median_half_width(x),
+        "ci_half_width": hw,
+        "median_ci": list(iv) if iv else None,
+        "twin_of": c.get("twin_of"),
+        "precision": {
+            "target": prec.target,
+            "half_width": prec.half_width,
+            "more_rounds": prec.more_rounds,
+        },
+        "imprecise": bool(len(x)) and not own and prec.imprecise,
+        "verdict": "REFUSED" if own or not len(x) else ("imprecise" if prec.imprecise else "ok"),
     }
 
 
-def _ratio_row(a: Assessment, i: int, num: dict, den: dict, seed: int) -> dict:
-    """A ratio is gated on its own two cases (and their run) and on what only the pair shows."""
+def _ratio_row(a: Assessment, i: int, num: dict, den: dict, errors: dict) -> dict:
+    """A ratio is gated on its own two cases (and their run) and on what only the pair shows;
+    refused or not, it carries its value and interval (a refused one is not admissible)."""
     th, run = a.thresholds, a.runs[i]
     reasons = a.for_case(i, num["id"])
     reasons += [f for f in a.for_case(i, den["id"]) if f not in reasons]
@@ -80,16 +96,22 @@ def _ratio_row(a: Assessment, i: int, num: dict, den: dict, seed: int) -> dict:
         "den_case": den["id"],
         "n": int(len(x)),
         "ratio": None,
+        "best_ratio": None,
         "ci": None,
+        "paired_rounds": 0,
+        "widened_by": None,
+        "verdict": None,
         "status": "ok",
+        "admissible": True,
         "reasons": [f.as_dict() for f in reasons],
         "notes": [f.as_dict() for f in both if not f.refuses],
     }
-    if reasons or not len(x) or not len(bx):
-        row["status"] = "REFUSED"
-    else:
-        r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
-        row["ratio"], row["ci"] = r.value, [r.lo, r.hi]
+    st = verdicts.state(num, den, errors, th) if len(x) and len(bx) else None
+    if st is not None:
+        row.update(st.as_dict())
+    if reasons or st is None:
+        row["status"], row["admissible"] = "REFUSED", False
+        row["verdict"] = "REFUSED"
     return row
 
 
@@ -132,6 +154,9 @@ def build(
     for i, run in enumerate(a.runs):
         s, drift = _run_summary(a, i)
         out["runs"].append(s)
+        ts = verdicts.twins(run.cases, th.ci_level)
+        errors = verdicts.kind_errors(ts, th)
+        s["twin_widening"] = errors
         groups = defaultdict(list)
         for c in run.cases:
             groups[(c["stage"], c["frames"])].append(c)
@@ -145,7 +170,7 @@ def build(
                 "baseline": pick_baseline(list(by_label), baseline) if baseline else None,
                 "note": note,
                 "cases": [_case_row(a, i, by_label[lb], drift) for lb in sorted(by_label)],
-                "rows": [_ratio_row(a, i, by_label[n], by_label[d], seed) for n, d in chosen],
+                "rows": [_ratio_row(a, i, by_label[n], by_label[d], errors) for n, d in chosen],
             }
             for row in g["cases"]:
                 if row["status"] == "ok":
@@ -156,25 +181,35 @@ def build(
                     )
             out["refused_cases"] += sum(r["status"] == "REFUSED" for r in g["cases"])
             out["refused"] += sum(r["status"] == "REFUSED" for r in g["rows"])
-            out["aa"] += _aa_twins(run.path, stage, frames, by_label, th, seed)
             out["groups"].append(g)
-    _fits(out, accepted_points, baseline, th)
+        out["aa"] += _aa_twins(run.path, ts, th)
+    out["imprecise_cases"] = sum(r["imprecise"] for g in out["groups"] for r in g["cases"])
+    out["ambiguous"] = sum(r["verdict"] == "AMBIGUOUS" for g in out["groups"] for r in g["rows"])
+    _fits(out, accepted_points, th)
+    out["signatures"] = _signatures(out, th)
     return out
 
 
-def _fits(out: dict, accepted_points: dict, baseline: str | None, th) -> None:
-    fits = {}
-    for (model, lb), pts in sorted(accepted_points.items()):
+def _fits(out: dict, accepted_points: dict, th) -> None:
+    """time = a + b x FLOPs per arm over one layer at several sizes (a fit across layers would
+    set different shapes on one line)."""
+    by_stage = defaultdict(dict)
+    for (model, lb), pts in accepted_points.items():
+        for (stage, frames), v in pts.items():
+            by_stage[(model, stage, lb)][frames] = v
+    for (model, stage, lb), pts in sorted(by_stage.items()):
+        if len(pts) < 3:
+            continue  # two points fit any line exactly: nothing to learn from a
         xs, ys = zip(*pts.values(), strict=True)
         try:
             f = fit_line(xs, ys)
         except ValueError as e:
-            out["fits"].append({"model": model, "arm": lb, "error": str(e)})
+            out["fits"].append({"model": model, "stage": stage, "arm": lb, "error": str(e)})
             continue
-        fits[(model, lb)] = (f, pts)
         out["fits"].append(
             {
                 "model": model,
+                "stage": stage,
                 "arm": lb,
                 "a_s": f.a,
                 "b_s_per_flop": f.b,
@@ -183,73 +218,79 @@ def _fits(out: dict, accepted_points: dict, baseline: str | None, th) -> None:
                 "n": f.n,
             }
         )
-    for (model, lb), (f, pts) in fits.items():
-        base = pick_baseline([k[1] for k in fits if k[0] == model], baseline)
-        if not base or base == lb or (model, base) not in fits:
-            continue
-        fb, bpts = fits[(model, base)]
-        common = sorted(set(pts) & set(bpts))
-        xs = [pts[k][0] for k in common]
-        if len(set(xs)) < 2:
-            continue
-        sig = signature(
-            xs,
-            [pts[k][1] for k in common],
-            [bpts[k][1] for k in common],
-            f,
-            fb,
-            th.signature_flat_tol,
-        )
-        out["signatures"].append(
-            {
-                "model": model,
-                "arm": lb,
-                "baseline": base,
-                "kind": sig.kind,
-                "ratio_small": sig.ratio_small,
-                "ratio_large": sig.ratio_large,
-                "text": sig.text(),
-            }
-        )
 
 
-def _aa_twins(path, stage, frames, by_label, th, seed) -> list[dict]:
-    """Each A/A twin (an arm listed twice: cuda-f32#2 next to cuda-f32) against its arm: best
-    time ratio with its bootstrap interval. The instrument's own error: a ratio of the two runs
-    of one arm beyond aa_tolerance means no ratio finer than that can be told from noise."""
-    rows = []
-    for lb, c in sorted(by_label.items()):
-        arm, staging = lb.rsplit("/", 1)
-        if not TWIN.search(arm):
+def _signatures(out: dict, th) -> list[dict]:
+    """The size signature of each ratio measured on one layer at three or more sizes: falling
+    (the numerator's fixed per-call cost dominates small sizes) or rising only when the ratios at
+    the smallest and the largest size have disjoint intervals; otherwise flat within the
+    intervals (a rate difference: a fixed cost large enough to matter would move the ratio)."""
+    series = defaultdict(list)
+    for g in out["groups"]:
+        for r in g["rows"]:
+            if r["status"] == "ok" and r["ci"]:
+                series[(g["file"], g["stage"], r["arm"], r["den"])].append((g["frames"], r))
+    sigs = []
+    for (path, stage, num, den), pts in sorted(series.items()):
+        pts = sorted(pts, key=lambda p: p[0])
+        if len({p[0] for p in pts}) < 3:
             continue
-        first = by_label.get(f"{TWIN.sub('', arm)}/{staging}")
-        x, bx = seconds(c), (seconds(first) if first else np.array([]))
-        if not len(x) or not len(bx):
-            continue
-        r = best_ratio(x, bx, int(th.bootstrap_resamples), th.ci_level, seed)
-        # What each instance chose when prepared (cuDNN: its Find's algorithm): twins that ran
-        # different kernels are not an A/A pair of one kernel, whatever their ratio says.
-        chose = [_chosen(c), _chosen(first)]
-        rows.append(
+        small, large = pts[0][1], pts[-1][1]
+        if large["ci"][1] < small["ci"][0]:
+            kind, what = "falling", "falling with size beyond the intervals: a fixed per-call "
+            what += "cost in the numerator arm dominates the small sizes"
+        elif large["ci"][0] > small["ci"][1]:
+            kind, what = "rising", "rising with size beyond the intervals: a fixed cost in the "
+            what += "denominator arm, or the numerator's rate worsens at scale"
+        else:
+            kind = "flat"
+            what = (
+                "no size effect within the intervals: a rate difference (a fixed per-call cost "
+                "that mattered would move the ratio)"
+            )
+        sizes = ", ".join(f"{p[0]}: {p[1]['ratio']:.4g}" for p in pts)
+        sigs.append(
             {
                 "file": path,
                 "stage": stage,
-                "frames": frames,
-                "twin": lb,
-                "arm": record.label(first),
-                "ratio": r.value,
-                "ci": [r.lo, r.hi],
-                "within": abs(r.value - 1.0) <= th.aa_tolerance,
-                "kernels_differ": chose if chose[0] != chose[1] else None,
+                "arm": num,
+                "baseline": den,
+                "kind": kind,
+                "ratio_small": small["ratio"],
+                "ratio_large": large["ratio"],
+                "ci_small": small["ci"],
+                "ci_large": large["ci"],
+                "text": f"{what} ({stage} at frames {sizes})",
+            }
+        )
+    return sigs
+
+
+def _aa_twins(path: str, ts: list, th) -> list[dict]:
+    """Each A/A twin (an arm timed twice: cuda-f32#2 beside cuda-f32) against its arm, with the
+    interval every other ratio gets, widened by the other twins of its kind (not its own): the
+    instrument's own error. Its interval should hold 1 (at the stated level), its verdict SAME
+    or AMBIGUOUS; twins that ran different kernels are no A/A pair of one kernel."""
+    rows = []
+    for t in ts:
+        st = verdicts.twin_statement(t, ts, th)
+        if st is None:
+            continue
+        rows.append(
+            {
+                "file": path,
+                "stage": t.twin["stage"],
+                "frames": t.twin["frames"],
+                "kind": t.kind,
+                "twin": record.label(t.twin),
+                "arm": record.label(t.arm),
+                **st.as_dict(),
+                "covers_one": st.lo is not None and st.lo <= 1.0 <= st.hi,
+                "within": abs(st.value - 1.0) <= th.aa_tolerance,
+                "kernels_differ": list(t.kernels_differ) if t.kernels_differ else None,
             }
         )
     return rows
-
-
-def _chosen(case: dict) -> str | None:
-    """The algorithm a prepared case recorded it chose (kernel.algorithm), else None."""
-    k = case.get("kernel")
-    return k.get("algorithm") if isinstance(k, dict) else None
 
 
 def _t(s: float | None) -> str:
@@ -314,32 +355,57 @@ def _render_runs(rep: dict) -> list[str]:
     return lines
 
 
+def _ci_text(ci) -> str:
+    return f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "[no interval]"
+
+
+def _imprecise_line(r: dict) -> str:
+    p = r["precision"]
+    hw = f"+-{p['half_width']:.2%}" if p["half_width"] is not None else "no interval yet"
+    more = (
+        f"; about {p['more_rounds']} more round(s) at this run's spread would reach it "
+        f"(bench_conv --reps {r['n'] + p['more_rounds']} --target-ci 0, or a longer --max-time)"
+        if p["more_rounds"]
+        else ""
+    )
+    return f"      imprecise: median {hw} against its {p['target']:.2%} target{more}"
+
+
 def _render_group(g: dict) -> list[str]:
     lines = [
         "",
         f"{g['stage']} / {g['frames']} frames  [{g['file']}]"
         + (f"  baseline {g['baseline']}" if g["baseline"] else "")
         + (f"  ({g['note']})" if g["note"] else ""),
-        f"  {'case':<24}{'best':>12}{'n':>4}{'CV':>8}{'median CI':>11}  {'verdict':<9}"
-        f"{'TFLOP/s':>9}  counters",
+        f"  {'case':<24}{'best':>11}{'median':>11}{'+-95%':>8}{'n':>4}{'CV':>8}  {'verdict':<10}"
+        f"{'TFLOP/s':>8}  counters",
     ]
     for r in g["cases"]:
         nom = f"{r['nominal_tflops']:.3g}" if r["nominal_tflops"] is not None else "-"
         cv = f"{r['cv']:.2%}" if r["cv"] is not None else "-"
         hw = r.get("ci_half_width")
-        ci = f"+-{hw:.2%}" if hw is not None else "-"
+        ci = f"{hw:.2%}" if hw is not None else "-"
         lines.append(
-            f"  {r['arm']:<24}{_t(r['best_s']):>12}{r['n']:>4}{cv:>8}{ci:>11}  {r['status']:<9}"
-            f"{nom:>9}  {_ctr_text(r['counters'])}"
+            f"  {r['arm']:<24}{_t(r['best_s']):>11}{_t(r['median_s']):>11}{ci:>8}{r['n']:>4}"
+            f"{cv:>8}  {r['verdict']:<10}{nom:>8}  {_ctr_text(r['counters'])}"
         )
         lines += _finding_lines(r["reasons"], r["case"], "      ")
+        if r["verdict"] == "imprecise":
+            lines.append(_imprecise_line(r))
         lines += _finding_lines(r["notes"], r["case"], "      ")
     if g["rows"]:
-        lines.append(f"  {'ratio':<44}{'value':>9}  95% CI")
+        lines.append(
+            f"  {'ratio (time; < 1: faster)':<44}{'value':>8}  {'95% CI':<20}{'best/best':>10}"
+            "  verdict"
+        )
     for r in g["rows"]:
-        val = "REFUSED" if r["status"] == "REFUSED" else f"{r['ratio']:.4g}"
-        ci = f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]" if r["ci"] else ""
-        lines.append(f"  {r['arm'] + ' / ' + r['den']:<44}{val:>9}  {ci}")
+        val = f"{r['ratio']:.4g}" if r["ratio"] is not None else "-"
+        best = f"{r['best_ratio']:.4g}" if r["best_ratio"] is not None else "-"
+        verdict = r["verdict"] if r["admissible"] else "not admissible"
+        lines.append(
+            f"  {r['arm'] + ' / ' + r['den']:<44}{val:>8}  {_ci_text(r['ci']):<20}{best:>10}"
+            f"  {verdict}"
+        )
         for f in r["reasons"]:
             lines.append(f"      {f['code']} [{f['case'] or 'run'}]: {f['detail']}")
         lines += _finding_lines(r["notes"], r["case"], "      ")
@@ -350,39 +416,59 @@ def render(rep: dict) -> str:
     lines = _render_runs(rep)
     for g in rep["groups"]:
         lines += _render_group(g)
-    fits = [f for f in rep["fits"] if "distinct sizes" not in f.get("error", "")]
-    if fits:  # a run at one size has nothing to fit: no line for it
+    fits = rep["fits"]
+    if fits:  # one layer at three or more sizes: nothing to fit otherwise
         lines.append("")
-        lines.append("fit over the sweep (accepted cases): time = a + b x FLOPs")
+        lines.append("fit over the sweep (accepted cases, one layer): time = a + b x FLOPs")
         for f in fits:
             if "error" in f:
-                lines.append(f"  {f['model']} {f['arm']}: no fit ({f['error']})")
+                lines.append(f"  {f['model']} {f['stage']} {f['arm']}: no fit ({f['error']})")
             else:
                 lines.append(
-                    f"  {f['model']} {f['arm']}: a = {_t(f['a_s'])}, rate 1/b = "
+                    f"  {f['model']} {f['stage']} {f['arm']}: a = {_t(f['a_s'])}, rate 1/b = "
                     f"{f['rate_tflops']:.4g} TFLOP/s, R^2 = {f['r2']:.4f}, n = {f['n']}"
                 )
+    if rep["signatures"]:
+        lines.append("")
+        lines.append("size signatures (one layer at three or more sizes):")
     for s in rep["signatures"]:
         lines.append(f"  {s['arm']} / {s['baseline']}: {s['text']}")
     lines += _render_aa(rep)
     lines.append("")
-    lines.append(
-        f"{rep['refused']} ratio(s) refused, {rep['refused_cases']} case(s) refused"
-        if rep["refused"] or rep["refused_cases"]
-        else "all cases and ratios accepted"
-    )
+    lines.append(summary_line(rep))
     return "\n".join(lines)
+
+
+def summary_line(rep: dict) -> str:
+    rows = [r for g in rep["groups"] for r in g["rows"]]
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("FASTER", "SLOWER", "SAME")}
+    said = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    parts = [
+        f"{len(rows)} ratio(s)" + (f": {said}" if said else ""),
+        f"{rep['ambiguous']} ambiguous" if rep["ambiguous"] else "",
+        f"{rep['imprecise_cases']} case(s) imprecise" if rep["imprecise_cases"] else "",
+        f"{rep['refused']} ratio(s) and {rep['refused_cases']} case(s) refused for a cause"
+        if rep["refused"] or rep["refused_cases"]
+        else "nothing refused",
+    ]
+    return "; ".join(p for p in parts if p)
 
 
 def _render_aa(rep: dict) -> list[str]:
     if not rep["aa"]:
         return []
-    tol = rep["thresholds"]["aa_tolerance"]
-    lines = ["", f"A/A twins (best of the twin / best of its arm; limit 1 +- {tol:g}):"]
+    n = len(rep["aa"])
+    cover = sum(r["covers_one"] for r in rep["aa"])
+    lines = [
+        "",
+        f"A/A twins (an arm timed twice; the interval widened by the other twins of its kind "
+        f"only): {cover} of {n} intervals hold 1",
+    ]
     for r in rep["aa"]:
         lines.append(
-            f"  {r['stage']}/{r['frames']} {r['twin']:<24} {r['ratio']:.4f}  "
-            f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]  {'within' if r['within'] else 'OUTSIDE'}"
+            f"  {r['stage']}/{r['frames']} {r['twin']:<26} {r['ratio']:.4f}  "
+            f"{_ci_text(r['ci']):<20}  {r['verdict']}"
+            + ("" if r["covers_one"] or r["ci"] is None else "  (1 outside the interval)")
             + (
                 f"  (not one kernel: the twin ran {r['kernels_differ'][0]}, its arm "
                 f"{r['kernels_differ'][1]})"

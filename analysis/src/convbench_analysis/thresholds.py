@@ -96,7 +96,7 @@ class Thresholds:
         "this -> throttle-differs",
     )
     min_rounds: float = _t(
-        3, "fewer timed rounds than this -> too-few-rounds (a spread needs 3 points)"
+        3, "fewer timed rounds than this -> too-few-rounds (said: the interval shows it)"
     )
     drift_k: float = _t(
         3.0, "drift: allowed disagreement = max(drift_k x combined CV of both runs, drift_floor)"
@@ -128,7 +128,35 @@ class Thresholds:
         "report: an A/A twin (an arm listed twice, cuda-f32#2) whose best time differs from its "
         "arm's by more than this is flagged OUTSIDE (the ratio within [0.99, 1.01])",
     )
-    ci_level: float = _t(0.95, "bootstrap confidence level of a ratio")
+    ci_level: float = _t(0.95, "confidence level of every interval (a ratio's, a median's)")
+    equivalence_band: float = _t(
+        0.01,
+        "ratio verdict: SAME when its interval lies within 1 -+ this, FASTER / SLOWER when it "
+        "lies wholly beyond it, AMBIGUOUS when it straddles an edge (nvbench's robust compare)",
+    )
+    aa_floor_resident: float = _t(
+        0.0025,
+        "the least a resident device case's interval is widened by (log half-width, in "
+        "quadrature): two instances of one arm differ by this much even when the run's twins "
+        "agree better (buffers at other addresses)",
+    )
+    aa_floor_per_call: float = _t(
+        0.005, "the same for a per-call device case (its twins' disagreement widens it further)"
+    )
+    aa_floor_host: float = _t(
+        0.005, "the same for a host case (its twins' disagreement widens it further)"
+    )
+    aa_unstable_level: float = _t(
+        0.999,
+        "a twin pair whose interval at this confidence (widened by the floor and the other "
+        "twins of its kind) lies wholly beyond 1 -+ equivalence_band refuses every ratio of its "
+        "kind of case in the run: the instrument was unstable (1 in 1000 clean pairs would)",
+    )
+    precision_target: float = _t(
+        0.0,
+        "a case's median interval half-width above this is imprecise (0: the case's own "
+        "--target-ci, and none for a fixed count of rounds)",
+    )
     bootstrap_resamples: float = _t(2000, "bootstrap resamples per ratio (seeded)")
     alpha: float = _t(0.05, "compare: Mann-Whitney U significance level (Google Benchmark's)")
 
