@@ -16,8 +16,8 @@
 #   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them, their tile
 #   sweep, ncu of their kernels; dmma, dmma-san: the fp64 tensor-core rate (dmma_peak), the DMMA
 #   kernels' device tests and cuda-f64-dmma on every stage, memcheck and racecheck of them;
-#   main10, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
-#   main-job runs, the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
+#   main10, aa, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
+#   main-job runs, A/A runs with every case twinned (calibrate's coverage), the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
 #   cuDNN, two pinned cuDNN algorithms, cuda-f32 beside cudnn-f32 on every AMP Conv1d (AMP_FRAMES),
 #   the forward tile kernel under the sanitizers, racecheck of the causal state shapes, the forward
 #   Conv1d stages and the torch dump check (OPS_FRAMES), the causal family, cuda-f32x3's accuracy and time, fwd-fma:
@@ -459,13 +459,30 @@ export PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}"
 report() { $A report --no-history "$@" >"$W/logs/report-$(basename "${1%.json}").txt" 2>&1; echo $?; }
 
 if has main10; then
-  # Ten clean runs of the main job, back to back, each judged alone.
-  for i in $(seq "${MAIN_RUNS:-10}"); do
-    enough 40 "main run $i" || break
-    timeout $(cap 60) $B/bin/bench_conv --stage up0 --reps 3 --no-counters --out "$W/results/main-$i.json" \
+  # Clean runs of the README's main job exactly as written (its twins, counters and lease
+  # included), back to back, each judged alone; MAIN_RUNS (10) and MAIN_FIRST (1) number them.
+  first=${MAIN_FIRST:-1}
+  for i in $(seq "$first" $(( first + ${MAIN_RUNS:-10} - 1 ))); do
+    enough 45 "main run $i" || break
+    t0=$(date +%s)
+    timeout $(cap 70) $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/main-$i.json" \
       >"$W/logs/main-$i.txt" 2>&1
-    log "main run $i: rc=$? report rc=$(report "$W/results/main-$i.json") $(tail -1 "$W/logs/report-main-$i.txt")"
+    rc=$?
+    log "main run $i: rc=$rc wall $(( $(date +%s) - t0 )) s report rc=$(report "$W/results/main-$i.json") $(tail -1 "$W/logs/report-main-$i.txt")"
   done
+fi
+
+if has aa; then
+  # A/A coverage: every case timed twice (--twins all) on a large and a small stage, host,
+  # per-call and resident; AA_RUNS (5) runs, judged together by `calibrate`.
+  for i in $(seq "${AA_RUNS:-5}"); do
+    enough 45 "aa run $i" || break
+    timeout $(cap 70) $B/bin/bench_conv --stage up0,up2 --reps 3 --twins all --no-counters \
+      --out "$W/results/aa-$i.json" >"$W/logs/aa-$i.txt" 2>&1
+    log "aa run $i (--twins all): rc=$? report rc=$(report "$W/results/aa-$i.json") $(tail -1 "$W/logs/report-aa-$i.txt")"
+  done
+  $A calibrate "$W"/results/aa-*.json "$W"/results/main-*.json >"$W/logs/calibrate.txt" 2>&1
+  tail -8 "$W/logs/calibrate.txt" | tee -a "$W/logs/summary.txt" >&2
 fi
 
 if has faults; then
