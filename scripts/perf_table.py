@@ -400,24 +400,26 @@ def print_cases(assessed) -> None:
             cv = "-" if r["cv"] is None else f"{r['cv']:.2%}"
             print(
                 f"| {r['case']} | {report._t(r['best_s'])} | {r['n']} | {cv} "
-                f"| {r['status']} | {why} |"
+                f"| {r['verdict']} | {why} |"
             )
     ratios = [r for g in rep["groups"] for r in g["rows"]]
     if ratios:
-        print("\n| ratio | value | 95% CI |")
-        print("| --- | --- | --- |")
+        print("\n| ratio | value | 95% CI | verdict |")
+        print("| --- | --- | --- | --- |")
         for r in ratios:
-            v = "REFUSED" if r["ratio"] is None else f"{r['ratio']:.4g}"
+            v = "-" if r["ratio"] is None else f"{r['ratio']:.4g}"
             ci = "" if r["ci"] is None else f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]"
-            print(f"| {r['case']} / {r['den']} | {v} | {ci} |")
+            verdict = r["verdict"] if r["admissible"] else "not admissible"
+            print(f"| {r['case']} / {r['den']} | {v} | {ci} | {verdict} |")
     if rep["aa"]:
-        print("\n| A/A twin | ratio | 95% CI | within 1% |")
+        print("\n| A/A twin | ratio | 95% CI | holds 1 |")
         print("| --- | --- | --- | --- |")
         for r in rep["aa"]:
-            within = "yes" if r["within"] else "no"
+            held = "yes" if r["covers_one"] else "no"
+            ci = "[no interval]" if r["ci"] is None else f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]"
             print(
                 f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} "
-                f"| [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}] | {within} |"
+                f"| {ci} | {held} |"
             )
 
 

@@ -68,7 +68,12 @@ def test_slowed_rounds_refuse_only_when_they_set_the_estimate(tmp_path, monkeypa
 
 
 def test_a_tightened_gate_fails_the_clean_corpus(tmp_path, monkeypatch):
-    # the old host spread limit of a device arm's (2% CV) on host arms: most host rows refused
+    # spread refusing again, with the old host limit of a device arm's (2% CV): host rows refused
+    from dataclasses import replace
+
+    from convbench_analysis import findings
+
+    monkeypatch.setitem(findings.GATES, "spread", replace(findings.GATES["spread"], refuses=True))
     _weaker_thresholds(monkeypatch, host_cv_max=0.02, host_spread_max=1.05)
     refused, total = corpus.false_refusals(tmp_path, n=4)
     assert refused / total > 0.05

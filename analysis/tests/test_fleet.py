@@ -88,9 +88,21 @@ def test_slow_host_is_slow_not_noisy(tmp_path):
 
 def test_noisy_host(tmp_path):
     # Its device arm is 30% off while its twin (the same arm again) is not: the instrument on
-    # that host disagrees with itself.
+    # that host disagrees with itself. Far beyond the band, its run refuses its device cases
+    # (aa-unstable) and the host is no estimate of the arm; a twin outside the A/A tolerance
+    # but not surely beyond the band makes the host NOISY.
     rep, _ = fleet_of(tmp_path, noisy=(1.3, 1 / 1.3))
-    o = outlier(rep, "noisy")
+    assert outlier(rep, "noisy") is None and "noisy" not in device_row(rep)["hosts"]
+    bad = [r for r in rep["hosts"]["noisy"]["ratios"] if r["arm"] == "cuda-f32/resident"]
+    assert bad and all("aa-unstable" in r["reasons"] for r in bad)
+    runs = [host_run(k, f"n0{k}", 1.0, 1.0) for k in range(1, 5)]
+    noisy = host_run(20, "noisy", 1.3, 1.0)
+    for cid in (DEV, TWIN):  # rounds scattered 4%: the twin 1.5% off is within its interval
+        c = synth.case(noisy, cid)
+        f = (1.0, 1.04, 0.97, 1.03, 0.98, 1.02, 1.0) if cid == DEV else (1.015,) * 7
+        synth.set_seconds(c, [s["seconds"] * x for s, x in zip(c["samples"], f, strict=True)])
+    a, _ = assess(tmp_path, [*runs, noisy])
+    o = outlier(fleet.build(a), "noisy")
     assert o and o["kind"] == "noisy", o
     assert "NOISY host" in o["text"]
 
@@ -122,7 +134,7 @@ def test_threshold_comes_from_the_fleet(tmp_path):
     broad = [host_run(k, f"b{k}", s, s) for k, s in enumerate((0.88, 0.94, 1.0, 1.06, 1.12), 1)]
     a, _ = assess(tmp_path, broad)
     assert not device_row(fleet.build(a))["outliers"]
-    rep, _ = fleet_of(tmp_path, far=(1.12, 1.12))
+    rep, _ = fleet_of(tmp_path, far=(1.12, 1.0))
     assert outlier(rep, "far") is not None
 
 
@@ -196,9 +208,10 @@ def test_identical_hosts_and_one_off(tmp_path):
         r["host"]["machine_id"], r["run_id"] = f"{k:032x}", f"{k:032x}"
         r["lease"]["token"] = str(k)
         r["lease"]["resource"]["gpu_uuid"] = r["gpus"][0]["uuid"] = f"GPU-{k}"
-        if k == 5:
-            dev = synth.case(r, DEV)
-            synth.set_seconds(dev, [s["seconds"] * 1.05 for s in dev["samples"]])
+        if k == 5:  # the host is 5% off, its twin with it (a twin apart would be aa-unstable)
+            for cid in (DEV, TWIN):
+                dev = synth.case(r, cid)
+                synth.set_seconds(dev, [s["seconds"] * 1.05 for s in dev["samples"]])
         runs.append(r)
     a, _ = assess(tmp_path, runs)
     rep = fleet.build(a)

@@ -18,6 +18,7 @@
 #include "gate.hpp"
 #include "gpu_probe.hpp"
 #include "npy.hpp"
+#include "plan.hpp"
 #include "record.hpp"
 #include "shuffle.hpp"
 #include "stats.hpp"
@@ -413,3 +414,66 @@ TEST(QueueHold, GivesUpAfterItsTimeoutAndSaysSo) {
   EXPECT_FALSE(hold.timed_out()) << "a released hold is not a timeout";
 }
 #endif
+
+// ---- the run's own A/A twins (--twins) ----
+
+namespace {
+std::vector<const Case *> twin_cases(const Plan &p) {
+  std::vector<const Case *> out;
+  for (const auto &c : p.cases)
+    if (!c.twin_of.empty())
+      out.push_back(&c);
+  return out;
+}
+Plan twin_plan(const std::string &mode, std::vector<std::string> arms) {
+  static const fs::path dir = fresh_dir("twins");
+  Options o;
+  o.stages = {"up0", "up2"};
+  o.arms = std::move(arms);
+  o.twins = mode;
+  o.no_counters = true;
+  o.out = (dir / ("r-" + mode + ".json")).string();
+  return make_plan(o, {"bench_conv"}, "2026-12-04T00:00:00Z");
+}
+} // namespace
+
+// Planted, seen failing: twin_cost without the FLOPs (cpu-f64 chosen, on up0).
+TEST(Twins, KindsAddsOneTwinPerKindOnItsCheapestCase) {
+  const Plan p = twin_plan("kinds", {"cpu-f64", "cpu-f32"});
+  const auto twins = twin_cases(p);
+  ASSERT_EQ(twins.size(), 1u);
+  EXPECT_EQ(twins[0]->arm->name(), "cpu-f32#2");
+  EXPECT_EQ(twins[0]->id, "up2/96/cpu-f32#2/host");
+  EXPECT_EQ(twins[0]->twin_of, "up2/96/cpu-f32/host");
+  EXPECT_EQ(twins[0]->problem->stage, "up2");
+}
+
+TEST(Twins, AllTwinsEveryCaseAndNoneTwinsNothing) {
+  const Plan all = twin_plan("all", {"cpu-f64", "cpu-f32"});
+  std::set<std::string> ids;
+  for (const auto &c : all.cases)
+    ids.insert(c.id);
+  const auto twins = twin_cases(all);
+  EXPECT_EQ(twins.size(), 4u);
+  for (const Case *t : twins)
+    EXPECT_TRUE(ids.count(t->twin_of)) << t->id << " repeats " << t->twin_of;
+  EXPECT_TRUE(twin_cases(twin_plan("none", {"cpu-f64", "cpu-f32"})).empty());
+}
+
+TEST(Twins, AnArmListedTwiceIsTheKindsTwin) {
+  const Plan p = twin_plan("kinds", {"cpu-f64", "cpu-f32", "cpu-f32"});
+  const auto twins = twin_cases(p);
+  ASSERT_EQ(twins.size(), 2u); // the user's twin on both stages, none added
+  for (const Case *t : twins)
+    EXPECT_EQ(t->arm->name(), "cpu-f32#2");
+  EXPECT_EQ(twins[0]->twin_of, "up0/96/cpu-f32/host");
+}
+
+TEST(Twins, TheFlagTakesItsThreeModes) {
+  const char *ok[] = {"bench_conv", "--twins", "all"};
+  EXPECT_EQ(parse_cli(3, ok).twins, "all");
+  const char *def[] = {"bench_conv"};
+  EXPECT_EQ(parse_cli(1, def).twins, "kinds");
+  const char *bad[] = {"bench_conv", "--twins", "some"};
+  EXPECT_THROW(parse_cli(3, bad), UsageError);
+}

@@ -112,6 +112,14 @@ def cause(rx: Run, cx: dict, ry: Run, cy: dict, th) -> tuple[str, str]:
     return "drift", "nothing recorded differs"
 
 
+def drift_floor_of(case: dict, th) -> float:
+    """The least disagreement between two clean runs' best times that is drift, by kind of case:
+    what clean runs of that kind move between runs minutes apart on the fleet's machines."""
+    return {"host": th.drift_floor_host, "per-call": th.drift_floor_per_call}.get(
+        case.get("staging"), th.drift_floor
+    )
+
+
 def _disagree(cx: dict, cy: dict, th) -> tuple[float, float, float, float] | None:
     sx, sy = seconds(cx), seconds(cy)
     if not len(sx) or not len(sy):
@@ -120,7 +128,7 @@ def _disagree(cx: dict, cy: dict, th) -> tuple[float, float, float, float] | Non
     if min(bx, by) <= 0:
         return None
     noise = math.hypot(spread_of(sx)[0], spread_of(sy)[0])
-    allowed = max(th.drift_k * noise, th.drift_floor)
+    allowed = max(th.drift_k * noise, drift_floor_of(cx, th))
     ratio = max(bx, by) / min(bx, by)
     return (bx, by, ratio, allowed) if ratio > 1.0 + allowed else None
 

@@ -223,8 +223,9 @@ def _fits(out: dict, accepted_points: dict, th) -> None:
 def _signatures(out: dict, th) -> list[dict]:
     """The size signature of each ratio measured on one layer at three or more sizes: falling
     (the numerator's fixed per-call cost dominates small sizes) or rising only when the ratios at
-    the smallest and the largest size have disjoint intervals; otherwise flat within the
-    intervals (a rate difference: a fixed cost large enough to matter would move the ratio)."""
+    the smallest and the largest size have disjoint intervals and differ by more than
+    signature_flat_tol; otherwise flat (a rate difference: a fixed cost large enough to matter
+    would move the ratio)."""
     series = defaultdict(list)
     for g in out["groups"]:
         for r in g["rows"]:
@@ -236,17 +237,25 @@ def _signatures(out: dict, th) -> list[dict]:
         if len({p[0] for p in pts}) < 3:
             continue
         small, large = pts[0][1], pts[-1][1]
-        if large["ci"][1] < small["ci"][0]:
+        moved = large["ratio"] / small["ratio"] - 1.0
+        beyond = large["ci"][1] < small["ci"][0] or large["ci"][0] > small["ci"][1]
+        if beyond and abs(moved) > th.signature_flat_tol and moved < 0:
             kind, what = "falling", "falling with size beyond the intervals: a fixed per-call "
             what += "cost in the numerator arm dominates the small sizes"
-        elif large["ci"][0] > small["ci"][1]:
+        elif beyond and abs(moved) > th.signature_flat_tol:
             kind, what = "rising", "rising with size beyond the intervals: a fixed cost in the "
             what += "denominator arm, or the numerator's rate worsens at scale"
+        elif beyond:
+            kind = "flat"
+            what = (
+                f"flat within {th.signature_flat_tol:.0%} ({moved:+.1%} over the sizes, beyond "
+                "the intervals): a rate difference"
+            )
         else:
             kind = "flat"
             what = (
-                "no size effect within the intervals: a rate difference (a fixed per-call cost "
-                "that mattered would move the ratio)"
+                "no size effect within the intervals: a rate difference (an overhead per call "
+                "large enough to matter would move the ratio)"
             )
         sizes = ", ".join(f"{p[0]}: {p[1]['ratio']:.4g}" for p in pts)
         sigs.append(
