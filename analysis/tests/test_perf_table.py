@@ -48,9 +48,8 @@ def test_a_slower_case_is_a_named_miss_and_a_refused_one_is_marked(tmp_path):
     run = synth.make_run(arms=ARMS)
     c = synth.case(run, "up1/384/cuda-f32/resident")
     synth.set_seconds(c, [s["seconds"] * 2.0 for s in c["samples"]])
-    d = synth.case(run, "up0/96/cuda-f64/resident")  # a cause: another process on the GPU
-    d["samples"][1]["gpu_after"]["foreign_processes"] = 1
-    run["lease"]["observation"]["foreign_gpu_processes_max"] = 1
+    d = synth.case(run, "up0/96/cuda-f64/resident")  # a cause: the SM clock fell in a sample
+    d["samples"][1]["measured_sm_clock_mhz"] = 900.0
     out = table(_write(tmp_path, run)).stdout
     assert "- cuda-f32 faster than cudnn-f32: met in 5 of 6" in out
     assert f"misses (ratio): {synth.MODEL} up1/384 " in out
