@@ -68,7 +68,8 @@ def trace_of(path):
 def device_after_lease(trace):
     """True when the trace has a device entry and none before 'lease-verified'."""
     devices = [i for i, t in enumerate(trace) if t.startswith("device ")]
-    return bool(devices) and "lease-verified" in trace and devices[0] > trace.index("lease-verified")
+    verified = trace.index("lease-verified") if "lease-verified" in trace else None
+    return bool(devices) and verified is not None and devices[0] > verified
 
 
 def lease_of(path):
