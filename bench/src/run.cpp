@@ -335,10 +335,12 @@ int run_bench_conv(int argc, const char *const *argv) {
   }
   device_gate::lease_step("lease-acquired");
   LeaseRelease release_at_exit(lease.get());
-  if (!lease->verify_start())
+  if (!lease->verify_start()) {
+    const nlohmann::json check = lease->to_json().value("start_check", nlohmann::json());
     return fail(kExitLease, "lease refused: the start check failed (" +
-                                lease->to_json()["start_check"].value("detail", std::string()) +
+                                (check.is_object() ? check.value("detail", std::string()) : "") +
                                 "); nothing was run on the device, no result written");
+  }
   device_gate::lease_step("lease-verified");
   device_gate::open();
   try {

@@ -65,6 +65,17 @@ def trace_of(path):
         return []
 
 
+def cuda_linked(exe):
+    """The CUDA libraries and entry points (cuInit, cudaGetDeviceCount, ...) `exe` links."""
+    libs = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
+    syms = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
+                          text=True).stdout
+    found = [ln.split()[0] for ln in libs.splitlines() if "libcud" in ln or "libcuda" in ln]
+    found += [ln.split()[-1] for ln in syms.splitlines()
+              if ln.split() and (ln.split()[-1].startswith(("cuda", "cuInit", "cuCtx", "cudnn")))]
+    return found
+
+
 def device_after_lease(trace):
     """True when the trace has a device entry and none before 'lease-verified'."""
     devices = [i for i, t in enumerate(trace) if t.startswith("device ")]
@@ -258,6 +269,12 @@ def main():
     if os.path.exists(out("not-site-dir")):
         warned = [w.get("code") for w in lease_of(out("not-site-dir")).get("warnings") or []]
         check("lock-dir-not-site" in warned, "the record's lease block keeps the warning", warned)
+
+    # 5. convlease (run, verify) holds and checks leases without CUDA: it links no CUDA library
+    # and calls no CUDA entry point, so under it a command's wait leaves no trace on the GPU.
+    # Seen failing when pointed at bench_conv (which links libcudart for its device arms).
+    check(not cuda_linked(a.convlease), "convlease links no CUDA library and calls no CUDA "
+          "entry point", cuda_linked(a.convlease))
 
     # 4. a forged inherited lease
     forged = dict(env)
