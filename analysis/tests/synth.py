@@ -590,3 +590,41 @@ def set_seconds(c: dict, secs: list[float]) -> None:
     c["stats"] = _stats(secs)
     if "target_ci" in c:
         set_stopping(c, c["target_ci"])
+
+
+def set_hold(
+    run: dict,
+    acquired: float | str | None = None,
+    released: float | str | None = None,
+    lock_path: str | None = None,
+    backend: str | None = None,
+    token: str | None = None,
+    adopted: bool | None = None,
+) -> None:
+    """The run's lease hold as bench_conv records it: when the lease was acquired and released
+    (epoch seconds or ISO strings), the lock it went through (file backend: its path) and its
+    token."""
+    L = run["lease"]
+    for key, t in (("acquired_utc", acquired), ("released_utc", released)):
+        if t is not None:
+            L[key] = t if isinstance(t, str) else _iso(t)
+    if backend is not None:
+        L["backend"] = backend
+    if lock_path is not None:
+        L["fencing"] = {"kind": "generation", "generation": int(L["token"]), "lock_path": lock_path}
+    if token is not None:
+        L["token"] = token
+        if isinstance(L.get("fencing"), dict):
+            L["fencing"]["generation"] = int(token)
+    if adopted is not None:
+        L["adopted"] = adopted
+
+
+def times(run: dict) -> tuple[float, float]:
+    """The run's (started, ended) as epoch seconds."""
+    import datetime as dt
+
+    def t(s: str) -> float:
+        return dt.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+    return t(run["started_utc"]), t(run["ended_utc"])

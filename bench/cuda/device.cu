@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "convbench/cuda_check.hpp"
+#include "device_gate.hpp"
 
 namespace convbench::bench::device {
 
@@ -45,6 +46,7 @@ __global__ void hold_queue(volatile int *flags, unsigned long long timeout_ns) {
 } // namespace
 
 Facts facts(int dev) {
+  device_gate::enter("device facts");
   cudaDeviceProp p{};
   CONVBENCH_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
   Facts f;
@@ -71,11 +73,8 @@ Facts facts(int dev) {
   return f;
 }
 
-void free_memory(size_t *free_bytes, size_t *total_bytes) {
-  CONVBENCH_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
-}
-
 EventTimer::EventTimer() : start_(nullptr), stop_(nullptr) {
+  device_gate::enter("timing events");
   cudaEvent_t a, b;
   CONVBENCH_CUDA_CHECK(cudaEventCreate(&a));
   CONVBENCH_CUDA_CHECK(cudaEventCreate(&b));
@@ -103,6 +102,7 @@ double EventTimer::seconds() {
 }
 
 QueueHold::QueueHold(double timeout_s) : timeout_s_(timeout_s), host_(nullptr), dev_(nullptr) {
+  device_gate::enter("queue hold");
   void *h = nullptr;
   CONVBENCH_CUDA_CHECK(cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped));
   host_ = static_cast<int *>(h);
@@ -143,6 +143,7 @@ void StreamLink::link(void *signalling, void *waiting) {
 SmClock::SmClock(int sm_count) : slots_(sm_count > 0 ? sm_count : 1), d_buf_(nullptr) {
   // %smid can exceed the SM count on parts with disabled SMs; leave headroom.
   slots_ = slots_ * 2 + 32;
+  device_gate::enter("SM clock probe");
   CONVBENCH_CUDA_CHECK(cudaMalloc(&d_buf_, sizeof(unsigned long long) * 4 * size_t(slots_)));
 }
 SmClock::~SmClock() { cudaFree(d_buf_); }
@@ -180,6 +181,11 @@ double SmClock::mhz() {
 } // namespace convbench::bench::device
 
 namespace convbench::bench::device {
+void reset() {
+  device_gate::enter("device reset");
+  CONVBENCH_CUDA_CHECK(cudaDeviceReset());
+}
+
 void sync_stream(void *s) {
   CONVBENCH_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
 }

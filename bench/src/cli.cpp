@@ -89,7 +89,8 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     and passed the gate; records <out>.gpu<i>.json, each sample naming the
                     other GPUs' load (neighbours), and the node summary <out>
   --no-lease        run without a lease; the result says "outside-lease"
-  --lease-wait S    wait up to S seconds for a busy lease instead of refusing at once. Default: 0
+  --lease-wait S    wait up to S seconds for a busy lease instead of refusing at once; nothing
+                    touches the GPU while waiting. Default: 0
   --profile NAME    counter profile (name in profiles/ or a path). Default: fp-throughput when a
                     GPU is present
   --no-counters     skip the counter pass

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "device_gate.hpp"
 #include "nvtx_range.hpp"
 #include "plan.hpp"
 #include "probes/interrupt.hpp"
@@ -22,8 +23,10 @@ void run_counter_pass(Plan &plan) {
     return c.gate.pass && c.arm->device() && c.staging == "resident";
   });
   if (plan.profile && plan.gpu.present && plan.counters_off_reason.empty() && any_capture &&
-      !interrupted())
+      !interrupted()) {
+    device_gate::enter("counter pass");
     session = profiles::CounterSession::open(*plan.profile, 0);
+  }
   for (auto &c : plan.cases) {
     if (!c.gate.pass) {
       c.counters = not_collected("correctness gate failed");

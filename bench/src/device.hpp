@@ -16,8 +16,12 @@ struct Facts {
   int runtime_version = 0, driver_version = 0; // CUDA's integers, e.g. 13000
   int sm_clock_max_khz = 0;                    // cudaDevAttrClockRate; 0 if not reported
 };
+// Context-free queries (cudaGetDeviceProperties, cudaDeviceGetPCIBusId, versions): a host-only
+// run reads them too without showing on the GPU.
 Facts facts(int device);
-void free_memory(size_t *free_bytes, size_t *total_bytes);
+// Destroys this process's primary context (cudaDeviceReset), so that it is off the GPU before the
+// lease goes to the next run; every device buffer must be freed first.
+void reset();
 
 // A start/stop pair of CUDA events; seconds() waits for stop.
 class EventTimer {

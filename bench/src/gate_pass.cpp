@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "device_gate.hpp"
 #include "plan.hpp"
 #include "problem_dump.hpp"
 
@@ -40,6 +41,8 @@ std::vector<float> reference_output(Plan &plan, Problem &p, ArmContext &ctx) {
 // Gates one case; returns its output for the dump.
 std::vector<float> gate_case(Case &c, const std::vector<float> &ref, ArmContext &ctx) {
   if (!c.prepared) {
+    if (c.arm->device())
+      device_gate::enter("prepare " + c.arm->name()); // buffers, handles, the plugin's prepare
     ArmContext own = ctx;
     own.case_id = c.id;
     c.prepared = c.arm->prepare(*c.problem, c.staging, own);

@@ -16,7 +16,9 @@ struct GpuSnapshot {
   std::optional<double> power_w;
   std::optional<std::vector<std::string>> throttle_reasons; // clock event reasons now
   // Processes holding a context on this GPU, and those minus this one (PIDs are host PIDs
-  // inside containers, so they are counted, not compared).
+  // inside containers, so they are counted, not compared). No process is excused by name: a run of
+  // ours waiting for the lease holds no context (nothing touches the GPU before its lease), so it
+  // is not counted, and one that holds a context is as foreign as any other.
   std::optional<int> processes, foreign_processes;
   // Cumulative nanoseconds under each performance policy (lease::kViolationPolicies names).
   std::map<std::string, unsigned long long> violation_ns;

@@ -1,5 +1,7 @@
-// The run's lease: acquired (or adopted from `convlease run`) before the problems are built and
-// timed, verified around the timed rounds by the rounds step, released on every exit path.
+// The run's lease: acquired (or adopted from `convlease run`) once the plan stands and before
+// anything touches the GPU; its start verified before the first device call (run.cpp), its end
+// after the last timed sample (the rounds step); released once this run is off the GPU, or on any
+// other exit path.
 #pragma once
 
 #include <memory>

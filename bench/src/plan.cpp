@@ -13,9 +13,7 @@
 #include "probes/journal.hpp"
 #include "sysinfo.hpp"
 
-#if CONVBENCH_HAVE_CUDA
-#include "device.hpp"
-#endif
+#include "device_gate.hpp"
 
 namespace fs = std::filesystem;
 
@@ -205,30 +203,22 @@ void plan_threads(Plan &p) {
   }
 }
 
-// CUDA device 0's facts, read once for the whole run.
-GpuFacts gpu_facts() {
+// The GPU as NVML names it: its facts from CUDA come once the lease is held (open_device).
+GpuFacts gpu_identity() {
+  const VisibleGpu &v = visible_gpu();
   GpuFacts g;
-  g.present = cuda::device_available(&g.why_not);
-#if CONVBENCH_HAVE_CUDA
-  if (g.present) {
-    auto f = device::facts(0);
-    g.name = f.name;
-    g.uuid = f.uuid;
-    g.pci_bus_id = f.pci_bus_id;
-    g.sm_count = f.sm_count;
-    g.l2_bytes = f.l2_bytes;
-    g.runtime_version = f.runtime_version;
-    g.driver_version = f.driver_version;
-    g.sm_clock_max_khz = f.sm_clock_max_khz;
-  }
-#endif
+  g.present = v.present;
+  g.why_not = v.why_not;
+  g.uuid = v.uuid;
+  g.name = v.name;
   return g;
 }
 
 // Refuse what would not fit rather than die half-way (host: half of RAM; device: 90% of what is
 // free now). Counted in doubles, before any allocation.
 void check_memory(const Plan &p) {
-  double host_need = 0, device_need = 0;
+  double host_need = 0;
+  const double device_need = device_bytes_needed(p);
   for (auto &pr : p.problems)
     host_need += pr->host_bytes() + 2.0 * 4.0 * double(pr->output_elems());
   for (auto &c : p.cases) {
@@ -236,25 +226,19 @@ void check_memory(const Plan &p) {
       host_need += 4.0 * double(c.problem->output_elems());
     for (auto &s : c.problem->shapes)
       host_need += 4.0 * double(s.output_elems());
-    device_need += c.arm->device_bytes(*c.problem, c.staging);
   }
   double ram = physical_memory_bytes();
   if (ram > 0 && host_need > 0.5 * ram)
     throw UsageError("the planned cases need " + gib(host_need) +
                      " of host memory, more than half of " + gib(ram) +
                      " RAM: fewer frames or stages");
-#if CONVBENCH_HAVE_CUDA
-  if (p.gpu.present && p.any_device) {
-    size_t free_b = 0, total_b = 0;
-    device::free_memory(&free_b, &total_b);
-    if (device_need > 0.9 * double(free_b))
-      throw UsageError("the planned device cases need " + gib(device_need) +
-                       " of device memory, more than 90% of the " + gib(double(free_b)) +
-                       " free: fewer frames or stages, or --staging per-call");
-  }
-#else
-  (void)device_need;
-#endif
+  // Against the GPU's total: what another run holds now is gone by the time this one holds the
+  // lease (open_device checks what is free then).
+  const double total = visible_gpu().total_bytes;
+  if (p.gpu.present && p.any_device && total > 0 && device_need > 0.9 * total)
+    throw UsageError("the planned device cases need " + gib(device_need) +
+                     " of device memory, more than 90% of the GPU's " + gib(total) +
+                     ": fewer frames or stages, or --staging per-call");
 }
 
 // The result path and the dump directory: checked writable now, not after minutes of measuring.
@@ -293,6 +277,13 @@ void check_outputs(Plan &p) {
 
 } // namespace
 
+double device_bytes_needed(const Plan &p) {
+  double need = 0;
+  for (auto &c : p.cases)
+    need += c.arm->device_bytes(*c.problem, c.staging);
+  return need;
+}
+
 Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc) {
   Plan p;
   p.opt = opt;
@@ -308,7 +299,7 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
                      "' (known: " + join(models.names(), ", ") + ")");
   p.model = *model;
   p.stages = expand_stages(opt.stages, p.model);
-  p.gpu = gpu_facts();
+  p.gpu = gpu_identity(); // NVML only: nothing touches the GPU before the lease
   p.arms = choose_arms(expand_arm_patterns(opt.arms)); // "cuda-f32@*": every block shape
   p.any_device =
       std::any_of(p.arms.begin(), p.arms.end(), [](const Arm *a) { return a->device(); });
@@ -318,8 +309,7 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
   plan_twins(p);
   plan_cudnn_algos(p);
   check_memory(p);
-  if (p.gpu.present)
-    p.floors = devices.find(p.gpu.name);
+  p.devices = std::move(devices);
   check_outputs(p);
   return p;
 }

@@ -18,7 +18,8 @@
 
 namespace convbench::bench {
 
-// The GPU this run sees, read once (CUDA device 0; NVML facts are added by the record builder).
+// The GPU this run sees. Before the lease: present, why_not, uuid and name from NVML (no CUDA
+// call); once the lease is held, open_device fills the rest from CUDA device 0.
 struct GpuFacts {
   bool present = false;
   std::string why_not; // when !present
@@ -41,7 +42,8 @@ struct Plan {
   std::vector<std::unique_ptr<Problem>> problems;
   std::vector<Case> cases;
   GpuFacts gpu;
-  std::optional<DeviceFloors> floors;
+  DeviceCatalog devices;              // devices.json, for the floors once the GPU is known
+  std::optional<DeviceFloors> floors; // set by open_device
   std::optional<profiles::Profile> profile;
   std::string counters_off_reason; // empty: counters will be collected
   std::string out_path;
@@ -53,5 +55,8 @@ struct Plan {
 
 // Throws UsageError or DataError for a request that cannot run; --help is the caller's.
 Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc);
+
+// Device bytes the planned cases hold at once.
+double device_bytes_needed(const Plan &plan);
 
 } // namespace convbench::bench

@@ -109,8 +109,7 @@ RoundsOutcome run_rounds(Plan &plan, SampleTaker &taker, lease::RunLease &lease,
     if (c.gate.pass)
       running.push_back(&c);
   }
-  RoundsOutcome out;
-  lease.verify_start();
+  RoundsOutcome out; // the start check was made before the run's first device call (run.cpp)
   const auto t0 = Clock::now();
   for (int r = 0; !running.empty() && !interrupted(); ++r) {
     std::vector<int> idx = round_order(int(running.size()), plan.opt.seed, r);

@@ -3,8 +3,9 @@
 // arms. After each round, each case's stopping rule decides whether it has enough (its median's
 // 95% interval within its target, or the time budget or the round limit reached; with no target,
 // the fixed --reps); the round is appended to the journal before the next one starts. A SIGINT or
-// SIGTERM ends the loop after the sample under way. The lease is verified before the first sample
-// and after the last, and each sample is shown to its observation.
+// SIGTERM ends the loop after the sample under way. The lease is verified after the last sample
+// (its start check came before the run's first device call), and each sample is shown to its
+// observation.
 #pragma once
 
 #include <cstdint>

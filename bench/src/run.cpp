@@ -12,6 +12,8 @@
 #include "convbench/lease/lease.hpp"
 #include "convbench/thread_pool.hpp"
 #include "counter_pass.hpp"
+#include "device_gate.hpp"
+#include "device_open.hpp"
 #include "gate_pass.hpp"
 #include "leasing.hpp"
 #include "multi_gpu.hpp"
@@ -26,6 +28,10 @@
 #include "rounds.hpp"
 #include "sample.hpp"
 #include "sysinfo.hpp"
+
+#if CONVBENCH_HAVE_CUDA
+#include "device.hpp"
+#endif
 
 namespace convbench::bench {
 
@@ -192,8 +198,31 @@ nlohmann::json faulted_in_rounds(const Plan &plan, lease::RunLease &lease,
   return r;
 }
 
+// Off the GPU, then the lease: every prepared case freed and the CUDA context destroyed before
+// the lease goes to the next run, so a run queued behind this one never sees it on the GPU.
+void leave_gpu_then_lease(Plan &plan, lease::RunLease &lease) {
+  for (auto &c : plan.cases)
+    c.prepared.reset();
+#if CONVBENCH_HAVE_CUDA
+  if (plan.any_device && plan.gpu.present && device_gate::is_open()) {
+    try {
+      device::reset();
+    } catch (const std::exception &e) {
+      std::cerr << "bench_conv: warning: leaving the GPU: " << e.what() << "\n";
+    }
+  }
+#endif
+  try {
+    lease.release();
+  } catch (const std::exception &e) {
+    std::cerr << "bench_conv: warning: lease release: " << e.what() << "\n";
+  }
+}
+
 // The record (atomically; then the journal, which it supersedes, goes), the table, the verdict.
+// The lease is released first, so the record holds its released time.
 int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed) {
+  leave_gpu_then_lease(plan, lease);
   const bool lease_void = lease.verdict() == "void";
   out.signal = interrupt_signal();
   out.status = out.signal ? "interrupted" : "complete";
@@ -254,13 +283,15 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   out.speed_calibration = speed.to_json();
   out.lease = lease.to_json();
   JournalWriter journal = JournalWriter::create(plan.journal_path, journal_header_json(plan, out));
-  SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued", gpu ? &*gpu : nullptr,
-                    plan.gpu.sm_count, pool, speed);
-  taker.observe_neighbours(neighbours.get());
-  try {
-    out.order = run_rounds(plan, taker, lease, journal).order;
-  } catch (const plugin::PluginFault &f) {
-    return end_at_fault(plan, faulted_in_rounds(plan, lease, f), f);
+  { // the taker's device state (events, the SM clock probe) is freed before the GPU is left
+    SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued", gpu ? &*gpu : nullptr,
+                      plan.gpu.sm_count, pool, speed);
+    taker.observe_neighbours(neighbours.get());
+    try {
+      out.order = run_rounds(plan, taker, lease, journal).order;
+    } catch (const plugin::PluginFault &f) {
+      return end_at_fault(plan, faulted_in_rounds(plan, lease, f), f);
+    }
   }
   run_counter_pass(plan);
   return finish(plan, lease, out, gate_passed);
@@ -270,6 +301,7 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
 
 int run_bench_conv(int argc, const char *const *argv) {
   const std::string started = lease::utc_now();
+  device_gate::guard(); // a device call before the lease is verified is a bug from here on
   Plan plan;
   try {
     const Options opt = parse_cli(argc, argv);
@@ -291,15 +323,38 @@ int run_bench_conv(int argc, const char *const *argv) {
   }
   RunOutcome out;
   out.run_id = new_run_id();
+  // Waiting for the lease, or refused it, this run is invisible on the GPU: no device call yet.
   std::unique_ptr<lease::RunLease> lease;
   try {
     lease = open_lease(plan, out.run_id);
+  } catch (const lease::LeaseBusy &e) {
+    return fail(kExitLease,
+                std::string("lease refused: ") + e.what() +
+                    (plan.opt.lease_wait > 0 ? "" : "; wait for it with --lease-wait S"));
   } catch (const lease::LeaseRefused &e) {
     return fail(kExitLease, std::string("lease refused: ") + e.what());
   } catch (const std::exception &e) {
     return fail(kExitError, std::string("error: lease: ") + e.what());
   }
+  device_gate::lease_step("lease-acquired");
   LeaseRelease release_at_exit(lease.get());
+  if (!lease->verify_start()) {
+    const nlohmann::json check = lease->to_json().value("start_check", nlohmann::json());
+    return fail(kExitLease, "lease refused: the start check failed (" +
+                                (check.is_object() ? check.value("detail", std::string()) : "") +
+                                "); nothing was run on the device, no result written");
+  }
+  device_gate::lease_step("lease-verified");
+  device_gate::open();
+  try {
+    open_device(plan);
+  } catch (const lease::LeaseRefused &e) {
+    return fail(kExitLease, std::string("lease refused: ") + e.what());
+  } catch (const UsageError &e) {
+    return fail(kExitUsage, e.what());
+  } catch (const std::exception &e) {
+    return fail(kExitError, std::string("error: ") + e.what());
+  }
   clear_interrupt();
   InterruptGuard on_signal; // SIGINT/SIGTERM: the rounds stop, the record says "interrupted"
   try {

@@ -15,6 +15,7 @@
 #include "cli.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "device.hpp"
+#include "device_gate.hpp"
 #include "gate.hpp"
 #include "gpu_probe.hpp"
 #include "npy.hpp"
@@ -42,6 +43,25 @@ std::vector<std::string> listing(const fs::path &d) {
 } // namespace
 
 // ---- the interleaving ----
+
+// bench_conv guards the device before its lease: an entry point reached before open() throws (a
+// waiting run would show on the GPU), none after. Planted: enter() without its check: failed.
+TEST(DeviceGate, AnEntryBeforeTheLeaseIsVerifiedThrowsAndNoneAfter) {
+  namespace dg = convbench::bench::device_gate;
+  EXPECT_TRUE(dg::is_open()); // unguarded (a tool, a test): every entry is allowed
+  EXPECT_NO_THROW(dg::enter("unguarded"));
+  dg::guard();
+  EXPECT_FALSE(dg::is_open());
+  try {
+    dg::enter("device facts");
+    ADD_FAILURE() << "a device entry before the lease was let through";
+  } catch (const std::logic_error &e) {
+    EXPECT_NE(std::string(e.what()).find("device facts"), std::string::npos) << e.what();
+  }
+  dg::open();
+  EXPECT_TRUE(dg::is_open());
+  EXPECT_NO_THROW(dg::enter("device facts"));
+}
 
 TEST(Shuffle, Splitmix64MatchesTheReferenceStream) {
   // First outputs of the reference splitmix64 generator started at state 0 (Vigna's splitmix64.c).

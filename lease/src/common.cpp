@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -242,7 +243,7 @@ Policy Policy::load() {
       if (!p.site_backend.empty())
         p.backend = p.site_backend;
       if (j.contains("endpoint"))
-        p.endpoint = str_or_empty(j, "endpoint");
+        p.endpoint = p.site_endpoint = str_or_empty(j, "endpoint");
       if (j.contains("prefix"))
         p.prefix = str_or_empty(j, "prefix");
       if (j.contains("ttl_s")) {
@@ -290,6 +291,48 @@ json Policy::to_json() const {
           {"prefix", prefix},
           {"ttl_s", ttl_s},
           {"source", source}};
+}
+
+// ---- Lock directory ----------------------------------------------------------------------------
+
+LockDir file_lock_dir(const Policy &p) {
+  LockDir d;
+  d.site_dir = p.site_endpoint.empty() ? std::string(kDefaultLockDir) : p.site_endpoint;
+  const char *env_dir = std::getenv("CONVBENCH_LEASE_DIR");
+  if (env_dir && *env_dir)
+    d.dir = env_dir;
+  else
+    d.dir = p.endpoint.empty() ? std::string(kDefaultLockDir) : p.endpoint;
+  d.from_env = (env_dir && *env_dir) || p.endpoint != p.site_endpoint;
+  for (std::string *s : {&d.dir, &d.site_dir})
+    while (s->size() > 1 && s->back() == '/')
+      s->pop_back();
+  return d;
+}
+
+bool LockDir::differs() const {
+  // /var/lock is often a link to /run/lock: compare what the paths resolve to (a directory not
+  // made yet resolves as far as it exists).
+  std::error_code e1, e2;
+  const auto a = std::filesystem::weakly_canonical(dir, e1);
+  const auto b = std::filesystem::weakly_canonical(site_dir, e2);
+  return e1 || e2 ? dir != site_dir : a != b;
+}
+
+json lock_dir_warning(const Policy &p) {
+  if (p.backend != "file")
+    return nullptr;
+  const LockDir d = file_lock_dir(p);
+  if (!d.differs())
+    return nullptr;
+  const std::string whose =
+      p.site_endpoint.empty() ? "the default" : "the lease policy " + p.source;
+  return {{"code", "lock-dir-not-site"},
+          {"message", "lock directory " + d.dir + " is not the site's " + d.site_dir + " (" +
+                          whose + "): a run locking " + d.site_dir +
+                          " is not excluded by this one, nor this one by it (two mutexes)"},
+          {"remedy", "leave CONVBENCH_LEASE_DIR unset, or set it alike for every run on this "
+                     "machine"}};
 }
 
 // ---- Registry ----------------------------------------------------------------------------------

@@ -23,6 +23,11 @@ struct ViolationTime {              // nvmlViolationTime_t
   unsigned long long referenceTime; // CPU timestamp, microseconds
   unsigned long long violationTime; // nanoseconds
 };
+struct MemoryInfo { // nvmlMemory_t (v1)
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
 struct Utilization { // nvmlUtilization_t
   unsigned int gpu;
   unsigned int memory;
@@ -39,6 +44,8 @@ struct Nvml {
   nvmlReturn_t (*by_uuid)(const char *, nvmlDevice_t *) = nullptr;
   nvmlReturn_t (*by_pci)(const char *, nvmlDevice_t *) = nullptr;
   nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned) = nullptr;
+  nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned) = nullptr;
+  nvmlReturn_t (*memory)(nvmlDevice_t, MemoryInfo *) = nullptr;
   nvmlReturn_t (*driver)(char *, unsigned) = nullptr;
   nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *) = nullptr;
   nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *) = nullptr;
@@ -80,6 +87,8 @@ const Nvml &nvml() {
     bind(n.lib, n.by_uuid, "nvmlDeviceGetHandleByUUID");
     bind(n.lib, n.by_pci, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
     bind(n.lib, n.uuid, "nvmlDeviceGetUUID");
+    bind(n.lib, n.name, "nvmlDeviceGetName");
+    bind(n.lib, n.memory, "nvmlDeviceGetMemoryInfo");
     bind(n.lib, n.driver, "nvmlSystemGetDriverVersion");
     bind(n.lib, n.clock, "nvmlDeviceGetClockInfo");
     bind(n.lib, n.max_clock, "nvmlDeviceGetMaxClockInfo");
@@ -240,6 +249,72 @@ std::optional<std::string> NvmlGpu::uuid(std::string *why) const {
   if (!call(handle_, nvml().uuid, "nvmlDeviceGetUUID", why, buf, unsigned(sizeof buf)))
     return std::nullopt;
   return std::string(buf);
+}
+
+std::optional<std::string> NvmlGpu::name(std::string *why) const {
+  char buf[96] = {};
+  if (!call(handle_, nvml().name, "nvmlDeviceGetName", why, buf, unsigned(sizeof buf)))
+    return std::nullopt;
+  return std::string(buf);
+}
+
+std::optional<NvmlGpu::Memory> NvmlGpu::memory(std::string *why) const {
+  MemoryInfo m{};
+  if (!call(handle_, nvml().memory, "nvmlDeviceGetMemoryInfo", why, &m))
+    return std::nullopt;
+  return Memory{m.total, m.free};
+}
+
+NvmlGpu NvmlGpu::cuda_device0() {
+  NvmlGpu none;
+  const char *env = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!env)
+    return by_index(0);
+  const std::string list = env;
+  std::string first = list.substr(0, list.find(','));
+  while (!first.empty() && first.front() == ' ')
+    first.erase(first.begin());
+  while (!first.empty() && first.back() == ' ')
+    first.pop_back();
+  if (first.empty()) {
+    none.why_ = "CUDA_VISIBLE_DEVICES='" + list + "' hides every GPU";
+    return none;
+  }
+  if (first.find_first_not_of("0123456789") == std::string::npos) {
+    const long index = std::strtol(first.c_str(), nullptr, 10);
+    NvmlGpu g = index <= 1024 ? by_index(int(index)) : none;
+    if (!g.ok() && g.why_.empty())
+      g.why_ = "CUDA_VISIBLE_DEVICES names GPU " + first + ", which NVML does not list";
+    return g;
+  }
+  if (first.rfind("GPU-", 0) != 0 && first.rfind("MIG-", 0) != 0) {
+    none.why_ = "CUDA_VISIBLE_DEVICES='" + list +
+                "' names no GPU CUDA would use (its first entry '" + first +
+                "' is neither an index nor a GPU-/MIG- UUID)";
+    return none;
+  }
+  NvmlGpu exact = by_uuid(first);
+  if (exact.ok() || first.rfind("MIG-", 0) == 0)
+    return exact;
+  // CUDA takes a unique prefix of a GPU UUID; so does this.
+  std::string why;
+  const unsigned count = nvml_gpu_count(&why).value_or(0);
+  NvmlGpu found;
+  int matches = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    NvmlGpu g = by_index(int(i));
+    const std::string u = g.ok() ? g.uuid(nullptr).value_or("") : "";
+    if (!u.empty() && u.rfind(first, 0) == 0) {
+      found = g;
+      ++matches;
+    }
+  }
+  if (matches == 1)
+    return found;
+  none.why_ = "CUDA_VISIBLE_DEVICES names " + first + ", which " +
+              (matches ? "more than one GPU's UUID starts with" : "no GPU NVML lists has") +
+              (exact.why_.empty() ? "" : " (" + exact.why_ + ")");
+  return none;
 }
 
 std::optional<unsigned> NvmlGpu::clock_mhz(Clock c, std::string *why) const {

@@ -22,7 +22,7 @@ using nlohmann::json;
 class OutsideLease final : public RunLease {
 public:
   explicit OutsideLease(const RunLeaseOptions &o) : opt_(o) {}
-  void verify_start() override {}
+  bool verify_start() override { return true; }
   void observe_sample(const std::string &case_id, int, int foreign_gpu, double cpu) override {
     foreign_gpu_max_ = std::max(foreign_gpu_max_, foreign_gpu);
     if (foreign_gpu > 0 && std::find(samples_.begin(), samples_.end(), case_id) == samples_.end())
@@ -57,14 +57,14 @@ private:
 
 class LeasedRun final : public RunLease {
 public:
-  LeasedRun(std::unique_ptr<Lease> lease, Policy policy, Holder adopter)
+  LeasedRun(std::unique_ptr<Lease> lease, Policy policy, Holder adopter, json warnings)
       : lease_(std::move(lease)), policy_(std::move(policy)), adopter_(std::move(adopter)),
-        keeper_(*lease_) {
+        warnings_(std::move(warnings)), keeper_(*lease_) {
     keeper_.start();
   }
   ~LeasedRun() override { release(); }
 
-  void verify_start() override { check(start_, "start"); }
+  bool verify_start() override { return check(start_, "start"); }
   void verify_end() override { check(end_, "end"); }
 
   void observe_sample(const std::string &case_id, int round, int foreign_gpu,
@@ -140,6 +140,8 @@ public:
     for (const char *extra : {"slurm", "warnings"}) // backend facts the record keeps as given
       if (d.contains(extra))
         j[extra] = d[extra];
+    for (const auto &w : warnings_)
+      j["warnings"].push_back(w);
     auto reasons = all_reasons_locked();
     j["verdict"] = reasons.empty() ? "valid" : "void";
     j["reasons"] = reasons;
@@ -147,7 +149,7 @@ public:
   }
 
 private:
-  void check(Check &slot, const char *which) {
+  bool check(Check &slot, const char *which) {
     keeper_.poll();
     Check c = lease_->verify();
     std::lock_guard<std::mutex> g(mu_);
@@ -155,6 +157,7 @@ private:
     verify_utc_.push_back(c.at_utc);
     if (!c.ok)
       reasons_.push_back(std::string(which) + " check failed: " + c.detail);
+    return c.ok;
   }
 
   std::string name_gpu_processes() const {
@@ -197,6 +200,7 @@ private:
   std::unique_ptr<Lease> lease_;
   Policy policy_;
   Holder adopter_;
+  json warnings_;         // the run's own (the lock directory), beside the backend's
   mutable Keeper keeper_; // poll() from const reporters
   mutable std::mutex mu_;
   Check start_, end_;
@@ -246,10 +250,17 @@ std::unique_ptr<RunLease> RunLease::open(const RunLeaseOptions &opt) {
     AcquireRequest req{resource, me, opt.ttl_s, opt.wait_s, opt.estimate_s};
     lease = make_backend(policy.backend, policy)->acquire(req);
   }
-  for (auto &w : lease->describe().value("warnings", json::array()))
+  json own = json::array();
+  if (json w = lock_dir_warning(policy); !w.is_null())
+    own.push_back(w);
+  json all = lease->describe().value("warnings", json::array());
+  for (const auto &w : own)
+    all.push_back(w);
+  for (auto &w : all)
     std::cerr << "lease warning [" << w.value("code", "") << "]: " << w.value("message", "") << "; "
               << w.value("remedy", "") << "\n";
-  return std::make_unique<LeasedRun>(std::move(lease), std::move(policy), std::move(me));
+  return std::make_unique<LeasedRun>(std::move(lease), std::move(policy), std::move(me),
+                                     std::move(own));
 }
 
 } // namespace convbench::lease

@@ -6,6 +6,12 @@
 3. a second bench_conv on the same resource while the first runs: refused (exit 3, naming the
    first as holder), and with --lease-wait it waits: the two never time at once.
 4. a forged CONVBENCH_LEASE: refused (exit 3), no result written.
+5. the lease before the GPU: the order of lease steps and device calls each run traced
+   (CONVBENCH_TEST_DEVICE_TRACE); a run refused at once, or waiting, makes no device call.
+6. queued runs judged by the lease's own times: strictly one after the other, both accepted by
+   convbench-analyze with no overlap; two runs through two lock directories at once: refused as
+   two mutexes, from the two files and from the history index alone; the lock directory that is
+   not the site's said at run time.
 Each check was seen to fail with a planted fault (named beside it).
 """
 import argparse
@@ -38,8 +44,43 @@ def run(cmd, env, timeout=240):
     return p.returncode, p.stdout, p.stderr
 
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results",
-                      "result.schema.json")
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SCHEMA = os.path.join(REPO, "results", "result.schema.json")
+
+
+def analyze(env, *args):
+    """convbench-analyze of this source tree: (exit status, stdout + stderr)."""
+    e = dict(env, PYTHONPATH=os.path.join(REPO, "analysis", "src"))
+    p = subprocess.run([sys.executable, "-m", "convbench_analysis", *args], env=e,
+                       capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout + p.stderr
+
+
+def trace_of(path):
+    """The lease steps and device entries one run traced, in order ([] when none)."""
+    try:
+        with open(path) as f:
+            return [line.strip() for line in f if line.strip()]
+    except OSError:
+        return []
+
+
+def cuda_linked(exe):
+    """The CUDA libraries and entry points (cuInit, cudaGetDeviceCount, ...) `exe` links."""
+    libs = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
+    syms = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True,
+                          text=True).stdout
+    found = [ln.split()[0] for ln in libs.splitlines() if "libcud" in ln or "libcuda" in ln]
+    found += [ln.split()[-1] for ln in syms.splitlines()
+              if ln.split() and (ln.split()[-1].startswith(("cuda", "cuInit", "cuCtx", "cudnn")))]
+    return found
+
+
+def device_after_lease(trace):
+    """True when the trace has a device entry and none before 'lease-verified'."""
+    devices = [i for i, t in enumerate(trace) if t.startswith("device ")]
+    verified = trace.index("lease-verified") if "lease-verified" in trace else None
+    return bool(devices) and verified is not None and devices[0] > verified
 
 
 def lease_of(path):
@@ -67,7 +108,9 @@ def held_by(lock_dir, pid):
     return False
 
 
-def start_and_wait_for_hold(cmd, env, lock_dir, out_path):
+def start_and_wait_for_hold(cmd, env, lock_dir, out_path, trace=None):
+    if trace:
+        env = dict(env, CONVBENCH_TEST_DEVICE_TRACE=trace)
     p = subprocess.Popen(cmd + ["--out", out_path], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -112,17 +155,31 @@ def main():
         check(L.get("verdict") == "outside-lease", "--no-lease: verdict outside-lease", L)
 
     # 3a. a second run while the first times: refused, naming the first
-    first = start_and_wait_for_hold([a.bench, *LONG], env, locks, out("first"))
+    trace = lambda name: os.path.join(tmp, name + ".trace")  # noqa: E731
+    first = start_and_wait_for_hold([a.bench, *LONG], env, locks, out("first"), trace("first"))
     check(first.poll() is None, "first run holds the lease and is still running",
           "it finished before the second could start: increase LONG")
-    rc, so, se = run([a.bench, *TINY, "--out", out("second")], env)
+    rc, so, se = run([a.bench, *TINY, "--out", out("second")],
+                     dict(env, CONVBENCH_TEST_DEVICE_TRACE=trace("second")))
     still_running = first.poll() is None
     # Planted: RunLease::open acquiring with wait_s = 60 regardless of the option -> exit 0: failed.
     check(rc == 3, "second run on the same resource is refused with exit 3", f"rc={rc}\n{se}")
     check(f"pid {first.pid}" in se, "the refusal names the first run as holder", se)
+    # The backend's busy message once said "--wait S", convlease's flag, not bench_conv's.
+    check("--lease-wait S" in se and "--wait S" not in se.replace("--lease-wait S", ""),
+          "the refusal names bench_conv's own flag, --lease-wait S", se)
     check(not os.path.exists(out("second")), "a refused run writes no result")
     check(still_running, "the refusal happened while the first run was timing")
+    # 5. The lease before the GPU. Before the fix the plan read CUDA device 0 (cudaGetDeviceCount,
+    # cudaGetDeviceProperties, cudaMemGetInfo, a cuDNN handle for the arms' availability) before
+    # the lease: with the trace seam in place and that order planted back, the refused run's trace
+    # held "device device facts" and the holder's had it before "lease-acquired": both failed.
+    check(not any(t.startswith("device ") for t in trace_of(trace("second"))),
+          "a run refused at once makes no device call", trace_of(trace("second")))
     fo, fe = first.communicate(timeout=240)
+    check(device_after_lease(trace_of(trace("first"))),
+          "the holder's first device call comes after its lease is acquired and verified",
+          trace_of(trace("first")))
     check(first.returncode == 0, "first run exits 0", fe[-2000:])
     if os.path.exists(out("first")):
         check(lease_of(out("first")).get("verdict") == "valid", "first run: verdict valid",
@@ -130,8 +187,14 @@ def main():
 
     # 3b. a second run with --lease-wait: waits, then times after the first released
     first = start_and_wait_for_hold([a.bench, *LONG], env, locks, out("first2"))
-    rc, so, se = run([a.bench, *TINY, "--lease-wait", "200", "--out", out("waiter")], env)
+    rc, so, se = run([a.bench, *TINY, "--lease-wait", "200", "--out", out("waiter")],
+                     dict(env, CONVBENCH_TEST_DEVICE_TRACE=trace("waiter")))
     fo, fe = first.communicate(timeout=240)
+    # Planted as in 5 (the plan's device reads before the lease): the waiter's device call came
+    # before its lease: failed.
+    check(device_after_lease(trace_of(trace("waiter"))),
+          "a waiting run makes its first device call only once it holds the verified lease",
+          trace_of(trace("waiter")))
     check(rc == 0 and first.returncode == 0, "with --lease-wait both runs complete",
           f"waiter rc={rc} {se[-1500:]}\nfirst rc={first.returncode} {fe[-1500:]}")
     if os.path.exists(out("first2")) and os.path.exists(out("waiter")):
@@ -145,6 +208,73 @@ def main():
         check(int(L2["token"]) == int(L1["token"]) + 1, "the waiter's token is the next generation",
               f"{L1['token']} then {L2['token']}")
         check(L1["verdict"] == "valid" and L2["verdict"] == "valid", "both verdicts valid")
+        # 6. Planted: the record written before the lease is released (as it was) -> no
+        # released_utc: failed.
+        times = [L1.get("acquired_utc"), L1.get("released_utc"), L2.get("acquired_utc"),
+                 L2.get("released_utc")]
+        check(all(times) and times[0] < times[1] <= times[2] < times[3],
+              "the two holds are strictly one after the other (acquired < released <= next "
+              "acquired < released)", times)
+        # Before the fix the analysis judged the processes' lifetimes: the waiter started before
+        # the first ended, and both were refused as lease-overlap ("two lease authorities are in
+        # play"): failed.
+        rc, text = analyze(env, "report", "--no-history", out("first2"), out("waiter"))
+        check("lease-overlap" not in text and "lease-two-mutexes" not in text,
+              "convbench-analyze finds no overlap between two runs queued on one lock", text)
+
+    # 6. Two fresh lock directories, two mutexes: both runs valid, both tokens 1, overlapping
+    # (the two-mutex incident).
+    other_locks = os.path.join(tmp, "other-locks")
+    locks_a = os.path.join(tmp, "locks-a")
+    first = start_and_wait_for_hold([a.bench, *LONG], dict(env, CONVBENCH_LEASE_DIR=locks_a),
+                                    locks_a, out("mutex-a"))
+    rc, so, se = run([a.bench, *TINY, "--out", out("mutex-b")],
+                     dict(env, CONVBENCH_LEASE_DIR=other_locks))
+    fo, fe = first.communicate(timeout=240)
+    check(rc == 0 and first.returncode == 0,
+          "two runs through two lock directories both run (neither lock excludes the other)",
+          f"rc={rc} {se[-800:]}\nfirst rc={first.returncode} {fe[-800:]}")
+    if os.path.exists(out("mutex-a")) and os.path.exists(out("mutex-b")):
+        tokens = [lease_of(out(n)).get("token") for n in ("mutex-a", "mutex-b")]
+        check(tokens == ["1", "1"], "both fresh locks gave token 1", tokens)
+        # Before the fix: equal tokens were skipped and the pair accepted: failed.
+        rc, text = analyze(env, "report", "--no-history", out("mutex-a"), out("mutex-b"))
+        check(rc == 3 and "lease-two-mutexes" in text,
+              "convbench-analyze refuses two overlapping runs through two lock directories "
+              "(lease-two-mutexes, exit 3)", f"rc={rc}\n{text[-2500:]}")
+        # The earlier run only in the history index (the folder it lies in), not named.
+        hist = os.path.join(tmp, "history")
+        os.makedirs(hist, exist_ok=True)
+        os.replace(out("mutex-a"), os.path.join(hist, "mutex-a.json"))
+        rc, text = analyze(env, "report", "--history", hist, out("mutex-b"))
+        check(rc == 3 and "lease-two-mutexes" in text and "history index" in text,
+              "the overlap is found against the history index alone", f"rc={rc}\n{text[-2500:]}")
+
+    # 6. The lock directory said at run time when it is not the site's. Planted: the site's
+    # directory taken as the built-in default whatever the policy names -> the run in the
+    # policy's own directory warned: failed.
+    policy = os.path.join(tmp, "policy.json")
+    with open(policy, "w") as f:
+        json.dump({"backend": "file", "endpoint": locks + "/"}, f)
+    site = {k: v for k, v in env.items() if k != "CONVBENCH_LEASE_DIR"}
+    site["CONVBENCH_LEASE_POLICY"] = policy
+    rc, so, se = run([a.bench, *TINY, "--out", out("site-dir")], site)
+    check(rc == 0 and "lock-dir-not-site" not in se,
+          "no warning when the lock directory is the site policy's", f"rc={rc}\n{se[-1500:]}")
+    rc, so, se = run([a.bench, *TINY, "--out", out("not-site-dir")],
+                     dict(site, CONVBENCH_LEASE_DIR=other_locks))
+    said = [ln for ln in se.splitlines() if "lock-dir-not-site" in ln]
+    check(rc == 0 and len(said) == 1 and other_locks in said[0] and locks in said[0],
+          "a lock directory other than the site policy's is said on one stderr line", se[-1500:])
+    if os.path.exists(out("not-site-dir")):
+        warned = [w.get("code") for w in lease_of(out("not-site-dir")).get("warnings") or []]
+        check("lock-dir-not-site" in warned, "the record's lease block keeps the warning", warned)
+
+    # 5. convlease (run, verify) holds and checks leases without CUDA: it links no CUDA library
+    # and calls no CUDA entry point, so under it a command's wait leaves no trace on the GPU.
+    # Seen failing when pointed at bench_conv (which links libcudart for its device arms).
+    check(not cuda_linked(a.convlease), "convlease links no CUDA library and calls no CUDA "
+          "entry point", cuda_linked(a.convlease))
 
     # 4. a forged inherited lease
     forged = dict(env)

@@ -76,6 +76,9 @@ int cmd_run(RunArgs a) {
   }
 
   Policy policy = Policy::load();
+  if (json w = lock_dir_warning(policy); !w.is_null())
+    std::cerr << "convlease: lease warning [" << w.value("code", "")
+              << "]: " << w.value("message", "") << "; " << w.value("remedy", "") << "\n";
   AcquireRequest req{Resource::this_host(gpu_uuid), Holder::this_process(run_id), ttl, wait};
   std::unique_ptr<Lease> lease = make_backend(policy.backend, policy)->acquire(req);
   std::cerr << "convlease: holding " << lease->resource().name() << " on " << lease->resource().host
@@ -244,6 +247,10 @@ int main(int argc, char **argv) {
     return cmd_status(as_json);
   } catch (const std::invalid_argument &e) {
     return usage(e.what());
+  } catch (const LeaseBusy &e) {
+    std::cerr << "convlease: refused: " << e.what()
+              << (*run && ra.wait.empty() ? "; wait for it with --wait S" : "") << "\n";
+    return kExitRefused;
   } catch (const LeaseRefused &e) {
     std::cerr << "convlease: refused: " << e.what() << "\n";
     return kExitRefused;

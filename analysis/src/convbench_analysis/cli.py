@@ -81,14 +81,16 @@ def load_runs(args, files) -> list:
     return [load_run(f, schema) for f in files]
 
 
-def _history_runs(args, runs, th) -> list:
-    """Earlier runs from the history folder(s): --history DIR, else each file's own folder."""
+def _history_runs(args, runs, th) -> tuple[list, list]:
+    """From the history folder(s) (--history DIR, else each file's own folder): the earlier runs
+    to set the cases against, and the lease holds of any run there that overlap the runs'."""
     from .history import earlier_runs, open_index
+    from .overlap import history_holds
 
     if getattr(args, "no_history", False):
-        return []
+        return [], []
     folders = [Path(args.history)] if args.history else sorted({Path(r.path).parent for r in runs})
-    out, seen = [], set()
+    out, seen, held = [], set(), {}
     for folder in folders:
         db = open_index(folder, th)
         try:
@@ -97,9 +99,11 @@ def _history_runs(args, runs, th) -> list:
                     if h.data["run_id"] not in seen:
                         seen.add(h.data["run_id"])
                         out.append(h)
+            for h in history_holds(db, runs):
+                held[h.path] = h
         finally:
             db.close()
-    return out
+    return out, list(held.values())
 
 
 def _history_args(p) -> None:
@@ -146,7 +150,8 @@ def _report(args) -> int:
     except ValueError as e:
         raise InputError("command line", "", str(e)) from None
     runs = load_runs(args, args.files)
-    a = gates.assess(runs, th, _history_runs(args, runs, th))
+    earlier, held = _history_runs(args, runs, th)
+    a = gates.assess(runs, th, earlier, held=held)
     rep = report.build(a, args.baseline, seed(args), spec)
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")

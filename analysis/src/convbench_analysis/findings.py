@@ -46,9 +46,16 @@ _ALL = (
     ),
     _g(
         "lease-overlap",
-        "another accepted run held the same GPU with a different token at the same time",
-        "two lease authorities are in play (e.g. a local flock vs the fleet lease): use the "
-        "site's one authority and re-run both",
+        "another accepted run held the same GPU (or host) through the same lease authority while "
+        "this run held it: their leases' acquired-to-released times overlap",
+        "re-run both, one at a time (bench_conv --lease-wait S queues a run behind the holder)",
+    ),
+    _g(
+        "lease-two-mutexes",
+        "another accepted run held the same GPU (or host) at the same time through a different "
+        "lock (another lock directory or lease backend): two mutexes, neither excluding the other",
+        "use the site's one authority on every run (leave CONVBENCH_LEASE_DIR and "
+        "CONVBENCH_LEASE_BACKEND unset, or set them alike everywhere), then re-run both",
     ),
     _g(
         "aa-unstable",

@@ -2,7 +2,8 @@
 the host's and the GPU's probes) and per ratio (the two arms' throttling). A check refuses only
 for an effect it can show in the samples; a flag without an effect becomes a note.
 
-Cross-run checks (timing mode, drift with its cause) are in drift.py; `assess` runs them all.
+Cross-run checks: timing mode and drift with its cause in drift.py, lease overlap in overlap.py;
+`assess` runs them all.
 Thresholds come from thresholds.Thresholds only."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from . import record
 from .findings import GATES, Assessment, Finding, Gate  # noqa: F401  (re-exported)
-from .load import Run, parse_utc
+from .load import Run
 from .stats import median_half_width
 from .thresholds import Thresholds
 
@@ -108,43 +109,6 @@ def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
             )
         )
     return out
-
-
-def _resource(run: Run) -> str:
-    res = run.data["lease"].get("resource") or {}
-    return res.get("gpu_uuid") or f"{res.get('host') or run.data['host'].get('name')}:cpu"
-
-
-def overlap_findings(a: Assessment) -> None:
-    accepted = [
-        i
-        for i, r in enumerate(a.runs)
-        if r.data["lease"].get("status") == "collected"
-        and not {"lease-none", "lease-void", "lease-expired"} & set(a.codes(i))
-    ]
-    for x in accepted:
-        for y in accepted:
-            if y <= x:
-                continue
-            rx, ry = a.runs[x], a.runs[y]
-            if _resource(rx) != _resource(ry):
-                continue
-            tx, ty = rx.data["lease"].get("token"), ry.data["lease"].get("token")
-            if tx == ty and rx.data["run_id"] == ry.data["run_id"]:
-                continue  # the same run supplied twice
-            x0, x1 = parse_utc(rx.data["started_utc"]), parse_utc(rx.data["ended_utc"])
-            y0, y1 = parse_utc(ry.data["started_utc"]), parse_utc(ry.data["ended_utc"])
-            if tx != ty and x0 < y1 and y0 < x1:
-                for me, i, other, tok in ((rx, x, ry, ty), (ry, y, rx, tx)):
-                    a.add(
-                        Finding(
-                            "lease-overlap",
-                            f"{other.path} held {_resource(me)} with token {tok} during this "
-                            f"run (this run's token {me.data['lease'].get('token')})",
-                            me.path,
-                        ),
-                        i,
-                    )
 
 
 # ---- case-level --------------------------------------------------------------------------
@@ -674,11 +638,13 @@ def assess(
     th: Thresholds | None = None,
     history: list[Run] | None = None,
     compared: bool = False,
+    held: list | None = None,
 ):
     """Every finding of the named runs. `history`: earlier runs to set each case against for
     drift (they are references only: nothing is reported on them). `compared`: the runs' cases
-    are set against each other (compare A B), so their timing modes must agree."""
-    from . import drift, verdicts
+    are set against each other (compare A B), so their timing modes must agree. `held`: the
+    history index's lease holds that overlap the runs' (overlap.history_holds)."""
+    from . import drift, overlap, verdicts
 
     a = Assessment(runs, th or Thresholds())
     for i, run in enumerate(runs):
@@ -689,7 +655,7 @@ def assess(
                 a.add(f, i)
         for f in verdicts.aa_findings(run, a.thresholds):
             a.add(f, i)
-    overlap_findings(a)
+    overlap.overlap_findings(a, held)
     drift.timing_mode_findings(a, compared)
     drift.drift_findings(a, history or [])
     return a

@@ -3,6 +3,9 @@ so `report RUN` finds the earlier runs of the same host, binary and request by i
 each case against them (drift.py), and `history CASE_ID` shows one case over time with its
 changepoints.
 
+Each run's lease hold (resource, lock, token, held from/to) is indexed too, so a run is checked
+for overlap with every earlier run on its GPU, not only those named with it (overlap.py).
+
 The index lives in the folder (.convbench-index.sqlite) and is brought up to date on each use:
 new or changed files are read and validated; files that are not valid records are remembered
 as skipped (with why) and not read again until they change.
@@ -23,6 +26,7 @@ import numpy as np
 
 from . import record
 from .load import MAX_BYTES, InputError, Run, load_run, parse_utc
+from .overlap import hold_of
 from .stats import median_interval
 from .thresholds import Thresholds
 
@@ -36,6 +40,35 @@ CREATE TABLE IF NOT EXISTS runs (path TEXT PRIMARY KEY, run_id TEXT, host TEXT, 
 CREATE TABLE IF NOT EXISTS cases (path TEXT, case_id TEXT, estimator TEXT, value REAL,
     lo REAL, hi REAL, n INTEGER, cv REAL, accepted INTEGER, PRIMARY KEY (path, case_id));
 """
+# Columns added since the first index (an index made before them gains them, and its records
+# are read again to fill them): the lease's hold (overlap.Hold) for the overlap checks.
+_ADDED_RUN_COLUMNS = (
+    ("lease_resource", "TEXT"),
+    ("lease_backend", "TEXT"),
+    ("lease_mutex", "TEXT"),
+    ("lease_held_from_utc", "TEXT"),
+    ("lease_held_to_utc", "TEXT"),
+)
+_INDEX_VERSION = 1  # PRAGMA user_version of an index with every column above
+_RUN_COLUMNS = (
+    "path, run_id, host, boot_id, binary, git_sha, model, threads, device_timing, started_utc, "
+    "ended_utc, lease_token, lease_verdict, status, "
+    + ", ".join(name for name, _ in _ADDED_RUN_COLUMNS)
+)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Brings an index made by an earlier version up to this one's columns."""
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    if version >= _INDEX_VERSION:
+        return
+    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name, kind in _ADDED_RUN_COLUMNS:
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+    db.execute("DELETE FROM files")  # every record is read again, filling the new columns
+    db.execute(f"PRAGMA user_version = {_INDEX_VERSION}")
+    db.commit()
 
 
 def _median_interval(x: np.ndarray) -> tuple[float, float]:
@@ -51,8 +84,9 @@ def _index_one(db: sqlite3.Connection, path: Path, run: Run, th: Thresholds) -> 
 
     d = run.data
     lease = d["lease"]
+    hold = hold_of(d, str(path))
     db.execute(
-        "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        f"INSERT OR REPLACE INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * 19)})",
         (
             str(path),
             d["run_id"],
@@ -68,6 +102,11 @@ def _index_one(db: sqlite3.Connection, path: Path, run: Run, th: Thresholds) -> 
             lease.get("token"),
             lease.get("verdict") if lease.get("status") == "collected" else lease.get("status"),
             record.run_status(run),
+            hold.resource if hold else None,
+            hold.backend if hold else None,
+            hold.mutex if hold else None,
+            hold.start if hold else None,
+            hold.end if hold else None,
         ),
     )
     ok = accepted_cases(run, th)
@@ -102,12 +141,14 @@ def open_index(folder: str | Path, th: Thresholds | None = None) -> sqlite3.Conn
     try:
         db = sqlite3.connect(folder / INDEX_NAME)
         db.executescript(_SCHEMA)
+        _migrate(db)
         _update(db, folder, th)
     except sqlite3.Error:
         # a folder we may read but not write (or a broken index file): index it in memory for
         # this command; the earlier runs are found all the same
         db = sqlite3.connect(":memory:")
         db.executescript(_SCHEMA)
+        _migrate(db)
         _update(db, folder, th)
     return db
 

@@ -14,6 +14,10 @@
  *   - It is called from one bench_conv thread at a time per arm; handles are never shared
  *     between threads by bench_conv.
  *
+ * The entry point and supports() run before bench_conv holds its lease (a run may then wait for
+ * it for minutes): they must not touch the GPU (no CUDA call), or the waiting run shows on the
+ * GPU as a foreign process and voids the run that holds it. Every later call runs under the lease.
+ *
  * Lifecycle of one case (one problem, one staging):
  *   supports(shape)         at planning: may this arm run the shape? (optional; NULL = yes)
  *   prepare(problem, ...)   once: allocate, upload weights, choose a kernel -> handle

@@ -12,6 +12,7 @@
 #include "arm.hpp"
 #include "convbench/causal_conv.hpp"
 #include "convbench/cuda_conv.hpp"
+#include "device_gate.hpp"
 
 #if CONVBENCH_HAVE_CUDA
 #include "device.hpp"
@@ -110,7 +111,8 @@ public:
   // alone by up to 2^-9 per cell.
   double tolerance() const override { return out() == cuda::CausalOut::bf16 ? 5e-3 : 1e-5; }
   std::string floor_kind() const override { return "fp32_fma"; }
-  bool available(std::string *why_not) const override { return cuda::device_available(why_not); }
+  // No CUDA call: available() runs before the lease.
+  bool available(std::string *why_not) const override { return gpu_visible(why_not); }
   bool supports(const Problem &p, std::string *why_not) const override {
     if (!p.causal) {
       *why_not = "computes the causal depthwise conv1d only";

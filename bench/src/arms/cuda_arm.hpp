@@ -16,6 +16,7 @@
 #include "arms/causal_arm.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "device.hpp"
+#include "device_gate.hpp"
 
 namespace convbench::bench {
 
@@ -128,7 +129,8 @@ nlohmann::json describe_kernels(const Problem &p, Name name_of, Macs macs_of) {
 class CudaArm : public Arm {
 public:
   bool device() const override { return true; }
-  bool available(std::string *why_not) const override { return cuda::device_available(why_not); }
+  // No CUDA call: available() runs before the lease.
+  bool available(std::string *why_not) const override { return gpu_visible(why_not); }
   bool supports(const Problem &p, std::string *why_not) const override {
     return !refuse_causal(p, why_not);
   }

@@ -13,6 +13,7 @@
 #include "arms/causal_arm.hpp"
 #include "convbench/cudnn_conv.hpp"
 #include "device.hpp"
+#include "device_gate.hpp"
 
 namespace convbench::bench {
 
@@ -65,7 +66,10 @@ public:
   std::string name() const override { return "cudnn-" + cudnn::to_string(mode()); }
   bool device() const override { return true; }
   GateKind gate() const override { return GateKind::tolerance; }
-  bool available(std::string *why_not) const override { return cudnn::cudnn_available(why_not); }
+  // No CUDA call, no handle: available() runs before the lease (prepare creates the handle).
+  bool available(std::string *why_not) const override {
+    return gpu_visible(why_not) && cudnn::cudnn_library_available(why_not);
+  }
   std::vector<std::string> stagings() const override { return {"resident"}; }
   bool supports(const Problem &p, std::string *why_not) const override {
     if (refuse_causal(p, why_not))

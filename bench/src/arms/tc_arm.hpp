@@ -13,6 +13,7 @@
 #include "arms/cuda_arm.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "convbench/tc_conv.hpp"
+#include "device_gate.hpp"
 
 namespace convbench::bench {
 
@@ -21,7 +22,8 @@ public:
   std::string name() const override { return "cuda-" + tc::to_string(precision()); }
   bool device() const override { return true; }
   GateKind gate() const override { return GateKind::tolerance; }
-  bool available(std::string *why_not) const override { return cuda::device_available(why_not); }
+  // No CUDA call: available() runs before the lease.
+  bool available(std::string *why_not) const override { return gpu_visible(why_not); }
   bool supports(const Problem &p, std::string *why_not) const override {
     if (refuse_causal(p, why_not))
       return false;

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "convbench/cuda_conv.hpp"
+#include "device_gate.hpp"
 
 namespace convbench::bench::plugin {
 
@@ -19,6 +20,7 @@ std::string message(cudaError_t e) {
 } // namespace
 
 DeviceBuffer::DeviceBuffer(size_t floats) {
+  device_gate::enter("plugin device buffers");
   check(cudaMalloc(reinterpret_cast<void **>(&ptr_), (floats ? floats : 1) * sizeof(float)),
         "cudaMalloc (plugin case buffer)");
 }
@@ -29,6 +31,7 @@ void DeviceBuffer::upload(const float *host, size_t floats) {
 }
 
 DeviceStream::DeviceStream() {
+  device_gate::enter("plugin device stream");
   cudaStream_t s = nullptr;
   check(cudaStreamCreate(&s), "cudaStreamCreate (plugin case)");
   stream_ = s;

@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "boundary.hpp"
-#include "convbench/cuda_conv.hpp"
 #include "convbench/thread_pool.hpp"
+#include "device_gate.hpp"
 #include "plugin_case.hpp"
 
 namespace convbench::bench::plugin {
@@ -59,7 +59,7 @@ std::string PluginArm::floor_kind() const {
 bool PluginArm::available(std::string *why_not) const {
   if (!device())
     return true;
-  return cuda::device_available(why_not);
+  return gpu_visible(why_not); // no CUDA call: this runs before the lease
 }
 
 double PluginArm::device_bytes(const Problem &p, const std::string &staging) const {

@@ -87,6 +87,15 @@ bool cudnn_available(std::string *why_not) {
   return true;
 }
 
+bool cudnn_library_available(std::string *why_not) {
+  if (cudnnGetVersion() == 0) {
+    if (why_not)
+      *why_not = "the cuDNN library reports version 0";
+    return false;
+  }
+  return true;
+}
+
 bool cudnn_supported(const ConvShape &s, Mode) {
   try {
     s.validate();

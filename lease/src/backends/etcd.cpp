@@ -342,11 +342,9 @@ public:
           }
         }
         if (std::chrono::steady_clock::now() >= deadline)
-          throw LeaseRefused(req.resource.name() + " on " + req.resource.host +
-                             " is busy: etcd key " + key + " at " + ep_ + " is held by " +
-                             holder_desc.get<std::string>() + " (token " +
-                             std::to_string(their_rev) + ")" +
-                             (req.wait_s > 0 ? "" : "; wait for it with --wait S"));
+          throw LeaseBusy(req.resource.name() + " on " + req.resource.host + " is busy: etcd key " +
+                          key + " at " + ep_ + " is held by " + holder_desc.get<std::string>() +
+                          " (token " + std::to_string(their_rev) + ")");
       } catch (const EtcdError &e) {
         throw LeaseRefused(e.what());
       }

@@ -26,7 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char *kDefaultDir = "/var/lock/convbench";
+constexpr const char *kDefaultDir = kDefaultLockDir;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -305,12 +305,9 @@ public:
                            "lock the fleet never sees is a second mutex (the two-mutex "
                            "failure). Run under the '" +
                            named + "' backend");
-    const char *env_dir = std::getenv("CONVBENCH_LEASE_DIR");
-    dir_ = env_dir && *env_dir ? env_dir : (!p.endpoint.empty() ? p.endpoint : kDefaultDir);
+    dir_ = file_lock_dir(p).dir;
     if (dir_.empty() || dir_[0] != '/')
       throw LeaseRefused("lock directory must be an absolute path, got '" + dir_ + "'");
-    while (dir_.size() > 1 && dir_.back() == '/')
-      dir_.pop_back();
     refuse_home(dir_);
   }
 
@@ -374,10 +371,9 @@ public:
           rec = read_record_fd(fd);
         }
         ::close(fd);
-        throw LeaseRefused(req.resource.name() + " on " + req.resource.host + " is busy: lock " +
-                           path + " is held by " + describe_record(rec) +
-                           (req.wait_s > 0 ? " (waited " + std::to_string(req.wait_s) + " s)"
-                                           : "; wait for it with --wait S"));
+        throw LeaseBusy(req.resource.name() + " on " + req.resource.host + " is busy: lock " +
+                        path + " is held by " + describe_record(rec) +
+                        (req.wait_s > 0 ? " (waited " + std::to_string(req.wait_s) + " s)" : ""));
       }
       ::close(fd);
       std::this_thread::sleep_for(backoff);

@@ -41,7 +41,10 @@ struct Pinned {
 };
 
 // True when a device is usable and a cuDNN handle can be created; otherwise *why_not says why.
+// Creates a CUDA context.
 bool cudnn_available(std::string *why_not);
+// True when the cuDNN library answers (cudnnGetVersion): no device is touched, no context made.
+bool cudnn_library_available(std::string *why_not);
 
 // Whether the peer can run this shape: both ops, any stride, dilation and padding;
 // ConvTranspose1d only with output_padding < stride (so the dgrad formulation is exact).

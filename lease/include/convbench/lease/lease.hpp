@@ -59,12 +59,29 @@ struct Policy {
   std::string backend = "file"; // effective backend (inside a Slurm job, no policy: slurm)
   std::string site_backend;     // what the policy FILE names ("" = no file or no backend key)
   std::string endpoint;         // etcd: http://host:port; file: the lock directory (optional)
+  std::string site_endpoint;    // what the policy FILE names ("" = no file or no endpoint key)
   std::string prefix = "/convbench/leases";
   double ttl_s = 15;
   std::string source;   // where it came from, for messages
   static Policy load(); // throws LeaseRefused on an unreadable or malformed policy
   nlohmann::json to_json() const;
 };
+
+// The file backend's lock directory when nothing names one.
+inline constexpr const char *kDefaultLockDir = "/var/lock/convbench";
+
+// Where the file backend locks: CONVBENCH_LEASE_DIR, else the policy's endpoint, else
+// kDefaultLockDir. `site_dir` is what the site policy alone gives (its endpoint, else the
+// default); a `dir` that differs is a second mutex beside the site's.
+struct LockDir {
+  std::string dir, site_dir;
+  bool from_env = false; // the environment chose `dir` (CONVBENCH_LEASE_DIR or _ENDPOINT)
+  bool differs() const;  // dir and site_dir are not one directory (symlinks resolved)
+};
+LockDir file_lock_dir(const Policy &policy);
+// For the file backend locking outside the site's directory: a warning {code "lock-dir-not-site",
+// message, remedy} to say at run time and keep in the record; null otherwise.
+nlohmann::json lock_dir_warning(const Policy &policy);
 
 // One held (or adopted) lease.
 class Lease {

@@ -58,11 +58,24 @@ public:
   // make us read another GPU; empty or not found: index 0.
   static NvmlGpu by_pci_bus_id(const std::string &pci_bus_id);
 
+  // The GPU the CUDA runtime will number 0 in this process, found without CUDA (no context, so a
+  // run waiting for its lease stays invisible on the GPU): the first entry of
+  // CUDA_VISIBLE_DEVICES (an index in PCI order, or a GPU-/MIG- UUID or its prefix), else NVML's
+  // index 0. Not ok(), with why_not(), when CUDA_VISIBLE_DEVICES hides every GPU or NVML cannot
+  // name it. CUDA's own numbering can differ (CUDA_DEVICE_ORDER=FASTEST_FIRST on a mixed node):
+  // the caller checks the UUID once it may use CUDA.
+  static NvmlGpu cuda_device0();
+
   bool ok() const { return handle_ != nullptr; }
   const std::string &why_not() const { return why_; }
 
   std::optional<std::string> uuid(std::string *why) const;
-  enum class Clock { sm = 1, memory = 2 }; // nvmlClockType_t values
+  std::optional<std::string> name(std::string *why) const; // "NVIDIA H200"
+  struct Memory {
+    unsigned long long total_bytes = 0, free_bytes = 0;
+  };
+  std::optional<Memory> memory(std::string *why) const; // nvmlDeviceGetMemoryInfo
+  enum class Clock { sm = 1, memory = 2 };              // nvmlClockType_t values
   std::optional<unsigned> clock_mhz(Clock c, std::string *why) const;
   std::optional<unsigned> max_clock_mhz(Clock c, std::string *why) const;
   std::optional<unsigned> temperature_c(std::string *why) const;

@@ -17,6 +17,14 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// The resource is held by someone else and stayed so for the whole wait (none: refused at once).
+// what() names the holder; the caller adds its own way to wait (bench_conv --lease-wait S,
+// convlease run --wait S).
+class LeaseBusy : public LeaseRefused {
+public:
+  using LeaseRefused::LeaseRefused;
+};
+
 struct RunLeaseOptions {
   bool no_lease = false; // --no-lease: run, but record verdict "outside-lease"
   std::string gpu_uuid;  // empty: host-only run, resource "cpu"
@@ -33,7 +41,9 @@ public:
   // site policy's backend (no policy: the file backend). Throws LeaseRefused.
   static std::unique_ptr<RunLease> open(const RunLeaseOptions &opt);
 
-  virtual void verify_start() = 0; // before the first timed sample; a failure is recorded
+  // Before anything touches the leased device (bench_conv: before its first CUDA call): true when
+  // the authority confirms the hold; a failure is recorded and the caller must not use the device.
+  virtual bool verify_start() = 0;
   // Independent observation during one timed sample: processes other than us holding a context
   // on the GPU (-1 = unknown), and the foreign CPU share measured by the host probe.
   virtual void observe_sample(const std::string &case_id, int round, int foreign_gpu_processes,
