@@ -23,7 +23,8 @@ void run_counter_pass(Plan &plan) {
   });
   if (plan.profile && plan.gpu.present && plan.counters_off_reason.empty() && any_capture &&
       !interrupted())
-    session = profiles::CounterSession::open(*plan.profile, 0);
+    session = profiles::CounterSession::open(
+        *plan.profile, 0, plan.floors ? plan.floors->rates : profiles::DeviceRates{});
   for (auto &c : plan.cases) {
     if (!c.gate.pass) {
       c.counters = not_collected("correctness gate failed");
