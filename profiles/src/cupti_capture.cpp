@@ -331,9 +331,9 @@ private:
     const std::string who = "profile '" + profile_.name + "': CUPTI on " + chip_;
     if (names_.empty())
       throw Refusal{"cuptiProfilerHostConfigAddMetrics",
-                    who + " refuses every metric (" + profile_.metrics.front() + ": " +
+                    who + " refuses every metric (" + rejected_.begin().key() + ": " +
                         rejected_.begin().value().get<std::string>() + ")",
-                    profile_.metrics.front()};
+                    rejected_.begin().key()};
     host_ = std::make_unique<HostObject>(chip_, availability_);
     if (CUptiResult r = host_->add_metrics(names_); r != CUPTI_SUCCESS)
       throw Refusal{"cuptiProfilerHostConfigAddMetrics",
