@@ -478,6 +478,9 @@ DeviceCatalog load_devices(const std::string &path) {
     d.memory = field<double>(devs[n], "memory_bytes_per_s", where);
     if (!(d.fp32_fma > 0 && d.fp64_fma > 0 && d.fp64_nofma > 0 && d.fp64_dmma > 0 && d.memory > 0))
       throw DataError(where + ": every rate must be positive");
+    for (const auto &[key, v] : devs[n].items())
+      if (v.is_number())
+        d.rates[key] = v.get<double>();
     cat.devices.push_back(d);
   }
   return cat;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -85,6 +86,9 @@ ModelCatalog load_models(const std::string &path);
 struct DeviceFloors {
   std::string match;
   double fp32_fma = 0, fp64_fma = 0, fp64_nofma = 0, fp64_dmma = 0, memory = 0;
+  // Every number of the entry by its key (the above and the optional ones, e.g. the tensor-core
+  // peaks tf32_tensor_flops): the counter profiles' {"device": key} inputs.
+  std::map<std::string, double> rates;
   double rate(const std::string &kind) const; // by floor kind; throws DataError if unknown
 };
 struct DeviceCatalog {

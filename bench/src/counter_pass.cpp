@@ -25,7 +25,8 @@ void run_counter_pass(Plan &plan) {
   if (plan.profile && plan.gpu.present && plan.counters_off_reason.empty() && any_capture &&
       !interrupted()) {
     device_gate::enter("counter pass");
-    session = profiles::CounterSession::open(*plan.profile, 0);
+    session = profiles::CounterSession::open(
+        *plan.profile, 0, plan.floors ? plan.floors->rates : profiles::DeviceRates{});
   }
   for (auto &c : plan.cases) {
     if (!c.gate.pass) {

@@ -244,6 +244,10 @@ TEST(Devices, H200FloorsMatchFacts) {
   EXPECT_DOUBLE_EQ(d->fp64_nofma, d->fp64_fma / 2);
   EXPECT_DOUBLE_EQ(d->memory, 4.3e12);
   EXPECT_FALSE(cat.find("NVIDIA A100-SXM4-80GB").has_value());
+  // Every number of the entry by its key, for the counter profiles' {"device": key} inputs.
+  EXPECT_DOUBLE_EQ(d->rates.at("fp64_dmma_flops"), d->fp64_dmma);
+  EXPECT_DOUBLE_EQ(d->rates.at("fp32_fma_flops"), d->fp32_fma);
+  EXPECT_EQ(d->rates.count("match"), 0u);
 }
 
 TEST(DataDir, EnvOverrideWinsAndAWrongOneIsAnError) {

@@ -184,30 +184,101 @@ struct RangeProfiler {
   RangeProfiler &operator=(const RangeProfiler &) = delete;
 };
 
+void check_device_supported(int device) {
+  auto p = zeroed<CUpti_Profiler_DeviceSupported_Params>(
+      CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  p.cuDevice = device;
+  p.api = CUPTI_PROFILER_RANGE_PROFILING;
+  cupti_check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported");
+  if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+    return;
+  std::string why;
+  auto add = [&](const char *what, CUpti_Profiler_Support_Level l) {
+    if (l != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += std::string(why.empty() ? "" : ", ") + what + " " + support_name(l);
+  };
+  add("architecture", p.architecture);
+  add("sli", p.sli);
+  add("vGPU", p.vGpu);
+  add("confidential compute", p.confidentialCompute);
+  add("cmp", p.cmp);
+  add("wsl", p.wsl);
+  throw Refusal{"cuptiProfilerDeviceSupported",
+                "range profiling not supported on device " + std::to_string(device) + ": " +
+                    (why.empty() ? support_name(p.isSupported) : why),
+                ""};
+}
+
+std::string chip_name(int device) {
+  auto p = zeroed<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  p.deviceIndex = static_cast<size_t>(device);
+  cupti_check(cuptiDeviceGetChipName(&p), "cuptiDeviceGetChipName");
+  return p.pChipName ? p.pChipName : "";
+}
+
+std::vector<uint8_t> counter_availability(CUcontext ctx) {
+  auto p = zeroed<CUpti_Profiler_GetCounterAvailability_Params>(
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  p.ctx = ctx;
+  cupti_check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability");
+  std::vector<uint8_t> image(p.counterAvailabilityImageSize);
+  p.pCounterAvailabilityImage = image.data();
+  cupti_check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability");
+  return image;
+}
+
+// The config image of the metrics added to `host`, and the passes it takes.
+struct ConfigImage {
+  std::vector<uint8_t> image;
+  size_t passes = 0;
+};
+ConfigImage config_image(const HostObject &host) {
+  ConfigImage c;
+  auto s = zeroed<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  s.pHostObject = host.ptr;
+  cupti_check(cuptiProfilerHostGetConfigImageSize(&s), "cuptiProfilerHostGetConfigImageSize");
+  c.image.resize(s.configImageSize);
+  auto g = zeroed<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  g.pHostObject = host.ptr;
+  g.configImageSize = c.image.size();
+  g.pConfigImage = c.image.data();
+  cupti_check(cuptiProfilerHostGetConfigImage(&g), "cuptiProfilerHostGetConfigImage");
+  auto n = zeroed<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  n.configImageSize = c.image.size();
+  n.pConfigImage = c.image.data();
+  cupti_check(cuptiProfilerHostGetNumOfPasses(&n), "cuptiProfilerHostGetNumOfPasses");
+  c.passes = n.numOfPasses;
+  return c;
+}
+
+// The current device `device` with its primary context made current.
+CUcontext device_context(int device) {
+  int n = 0;
+  cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
+  if (device < 0 || device >= n)
+    throw Refusal{"cudaGetDeviceCount",
+                  "device " + std::to_string(device) + " does not exist (" + std::to_string(n) +
+                      " visible)",
+                  ""};
+  cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  cuda_check(cudaFree(nullptr), "cudaFree(0) (creating the primary context)");
+  return current_context();
+}
+
 class CuptiSession final : public CounterSession {
 public:
-  CuptiSession(const Profile &p, int device) : profile_(p), device_(device) {
-    for (const auto &m : profile_.metrics)
-      names_.push_back(m.c_str());
-    int n = 0;
-    cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
-    if (device < 0 || device >= n)
-      throw Refusal{"cudaGetDeviceCount",
-                    "device " + std::to_string(device) + " does not exist (" + std::to_string(n) +
-                        " visible)",
-                    ""};
-    cuda_check(cudaSetDevice(device), "cudaSetDevice");
-    cuda_check(cudaFree(nullptr), "cudaFree(0) (creating the primary context)");
-    ctx_ = current_context();
-
+  CuptiSession(const Profile &p, int device, DeviceRates rates)
+      : profile_(p), device_(device), rates_(std::move(rates)) {
+    ctx_ = device_context(device);
     init_ = std::make_unique<ProfilerInit>();
-    check_device_supported();
-    chip_ = chip_name();
-    availability_ = counter_availability();
-    host_ = std::make_unique<HostObject>(chip_, availability_);
-    if (CUptiResult r = host_->add_metrics(names_); r != CUPTI_SUCCESS)
-      name_rejected_metric(r);
-    make_config_image();
+    check_device_supported(device_);
+    chip_ = chip_name(device_);
+    availability_ = counter_availability(ctx_);
+    accept_metrics();
+    config_ = config_image(*host_);
     // Probe the range profiler once now: another profiler attached (ncu, nsys) refuses here, so
     // the refusal is known before anything is timed rather than at the first capture.
     RangeProfiler probe(ctx_);
@@ -217,10 +288,13 @@ public:
   CuptiSession &operator=(const CuptiSession &) = delete;
 
   json describe() const override {
-    return {{"status", "ready"},
-            {"profile", profile_.name},
-            {"chip", chip_},
-            {"passes", passes_planned_}};
+    json d = {{"status", "ready"},
+              {"profile", profile_.name},
+              {"chip", chip_},
+              {"passes", config_.passes}};
+    if (!rejected_.empty())
+      d["rejected_metrics"] = rejected_;
+    return d;
   }
 
   json capture(const std::function<void()> &work, double best_seconds, double flops_hint) override {
@@ -232,88 +306,43 @@ public:
   }
 
 private:
-  void check_device_supported() {
-    auto p = zeroed<CUpti_Profiler_DeviceSupported_Params>(
-        CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
-    p.cuDevice = device_;
-    p.api = CUPTI_PROFILER_RANGE_PROFILING;
-    cupti_check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported");
-    if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+  // All of the profile's metrics at once; where the profiler refuses the list, each metric alone,
+  // to name the ones it refuses (the on-device layer of metric validation: the offline list
+  // cannot know what this chip implements). The refused ones are left out and recorded.
+  void accept_metrics() {
+    std::vector<const char *> all;
+    for (const auto &m : profile_.metrics)
+      all.push_back(m.c_str());
+    host_ = std::make_unique<HostObject>(chip_, availability_);
+    const CUptiResult whole = host_->add_metrics(all);
+    if (whole == CUPTI_SUCCESS) {
+      names_ = all;
       return;
-    std::string why;
-    auto add = [&](const char *what, CUpti_Profiler_Support_Level l) {
-      if (l != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
-        why += std::string(why.empty() ? "" : ", ") + what + " " + support_name(l);
-    };
-    add("architecture", p.architecture);
-    add("sli", p.sli);
-    add("vGPU", p.vGpu);
-    add("confidential compute", p.confidentialCompute);
-    add("cmp", p.cmp);
-    add("wsl", p.wsl);
-    throw Refusal{"cuptiProfilerDeviceSupported",
-                  "range profiling not supported on device " + std::to_string(device_) + ": " +
-                      (why.empty() ? support_name(p.isSupported) : why),
-                  ""};
-  }
-
-  std::string chip_name() {
-    auto p = zeroed<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
-    p.deviceIndex = static_cast<size_t>(device_);
-    cupti_check(cuptiDeviceGetChipName(&p), "cuptiDeviceGetChipName");
-    return p.pChipName ? p.pChipName : "";
-  }
-
-  std::vector<uint8_t> counter_availability() {
-    auto p = zeroed<CUpti_Profiler_GetCounterAvailability_Params>(
-        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
-    p.ctx = ctx_;
-    cupti_check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability");
-    std::vector<uint8_t> image(p.counterAvailabilityImageSize);
-    p.pCounterAvailabilityImage = image.data();
-    cupti_check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability");
-    return image;
-  }
-
-  // ConfigAddMetrics refused the list: add the metrics one by one to a fresh host object to name
-  // the one it refuses (the on-device layer of metric validation; the offline list cannot know
-  // what this chip implements).
-  [[noreturn]] void name_rejected_metric(CUptiResult whole) {
+    }
+    host_.reset();
     for (const auto &m : profile_.metrics) {
       HostObject one(chip_, availability_);
       std::vector<const char *> single = {m.c_str()};
-      if (CUptiResult r = one.add_metrics(single); r != CUPTI_SUCCESS) {
-        throw Refusal{"cuptiProfilerHostConfigAddMetrics",
-                      "profile '" + profile_.name + "': field 'metrics': CUPTI on " + chip_ +
-                          " refuses metric '" + m + "': " + cupti_message(r),
-                      m};
-      }
+      if (CUptiResult r = one.add_metrics(single); r != CUPTI_SUCCESS)
+        rejected_[m] = cupti_message(r);
+      else
+        names_.push_back(m.c_str());
     }
-    throw Refusal{"cuptiProfilerHostConfigAddMetrics",
-                  "profile '" + profile_.name + "': CUPTI on " + chip_ +
-                      " refuses the metric list as a whole (each metric alone is accepted): " +
-                      cupti_message(whole),
-                  ""};
-  }
-
-  void make_config_image() {
-    auto s = zeroed<CUpti_Profiler_Host_GetConfigImageSize_Params>(
-        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-    s.pHostObject = host_->ptr;
-    cupti_check(cuptiProfilerHostGetConfigImageSize(&s), "cuptiProfilerHostGetConfigImageSize");
-    config_.resize(s.configImageSize);
-    auto g = zeroed<CUpti_Profiler_Host_GetConfigImage_Params>(
-        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-    g.pHostObject = host_->ptr;
-    g.configImageSize = config_.size();
-    g.pConfigImage = config_.data();
-    cupti_check(cuptiProfilerHostGetConfigImage(&g), "cuptiProfilerHostGetConfigImage");
-    auto n = zeroed<CUpti_Profiler_Host_GetNumOfPasses_Params>(
-        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-    n.configImageSize = config_.size();
-    n.pConfigImage = config_.data();
-    cupti_check(cuptiProfilerHostGetNumOfPasses(&n), "cuptiProfilerHostGetNumOfPasses");
-    passes_planned_ = n.numOfPasses;
+    const std::string who = "profile '" + profile_.name + "': CUPTI on " + chip_;
+    if (names_.empty())
+      throw Refusal{"cuptiProfilerHostConfigAddMetrics",
+                    who + " refuses every metric (" + rejected_.begin().key() + ": " +
+                        rejected_.begin().value().get<std::string>() + ")",
+                    rejected_.begin().key()};
+    host_ = std::make_unique<HostObject>(chip_, availability_);
+    if (CUptiResult r = host_->add_metrics(names_); r != CUPTI_SUCCESS)
+      throw Refusal{"cuptiProfilerHostConfigAddMetrics",
+                    who + " refuses the metric list as a whole" +
+                        (rejected_.empty() ? std::string(" (each metric alone is accepted)")
+                                           : " (without the " + std::to_string(rejected_.size()) +
+                                                 " it refuses alone)") +
+                        ": " + cupti_message(r),
+                    ""};
   }
 
   json capture_or_throw(const std::function<void()> &work, double best_seconds, double flops_hint) {
@@ -342,8 +371,8 @@ private:
     auto cfg = zeroed<CUpti_RangeProfiler_SetConfig_Params>(
         CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     cfg.pRangeProfilerObject = rp.obj;
-    cfg.configSize = config_.size();
-    cfg.pConfig = config_.data();
+    cfg.configSize = config_.image.size();
+    cfg.pConfig = config_.image.data();
     cfg.counterDataImageSize = data.size();
     cfg.pCounterDataImage = data.data();
     cfg.range = CUPTI_UserRange;
@@ -356,7 +385,7 @@ private:
     cupti_check(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
 
     // User replay: the work runs once per pass (it must be idempotent).
-    const size_t max_passes = passes_planned_ + 8; // a guard against a loop that never ends
+    const size_t max_passes = config_.passes + 8; // a guard against a loop that never ends
     size_t passes = 0;
     bool all_submitted = false;
     const std::string range_name = "convbench-counters";
@@ -364,7 +393,7 @@ private:
       if (passes == max_passes)
         throw Refusal{"cuptiRangeProfilerStop",
                       "not all passes submitted after " + std::to_string(passes) + " passes (" +
-                          std::to_string(passes_planned_) + " planned)",
+                          std::to_string(config_.passes) + " planned)",
                       ""};
       auto st =
           zeroed<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
@@ -436,27 +465,31 @@ private:
     cupti_check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
 
     json metrics = json::object();
+    for (const auto &m : profile_.metrics)
+      metrics[m] = nullptr; // a refused metric stays null
     for (size_t i = 0; i < names_.size(); ++i)
       metrics[names_[i]] = values[i];
-    return {{"status", "collected"},
-            {"profile", profile_.name},
-            {"chip", chip_},
-            {"range", got_range},
-            {"passes", passes},
-            {"passes_planned", passes_planned_},
-            {"metrics", metrics},
-            {"derived", derive(profile_, metrics, best_seconds, flops_hint)},
-            {"units", derived_units(profile_)}};
+    const json derived = derive(profile_, metrics, best_seconds, flops_hint, rates_, rejected_);
+    json block = {
+        {"status", "collected"}, {"profile", profile_.name}, {"chip", chip_},
+        {"range", got_range},    {"passes", passes},         {"passes_planned", config_.passes},
+        {"metrics", metrics},    {"derived", derived},       {"units", derived_units(profile_)}};
+    if (!profile_.paths.empty())
+      block["paths"] = evaluate_paths(profile_, derived, best_seconds);
+    if (!rejected_.empty())
+      block["rejected_metrics"] = rejected_;
+    return block;
   }
 
   Profile profile_;
   int device_;
-  std::vector<const char *> names_; // point into profile_.metrics
+  DeviceRates rates_;
+  std::vector<const char *> names_; // the accepted metrics; point into profile_.metrics
+  json rejected_ = json::object();  // {metric: CUPTI's error} for the refused ones
   CUcontext ctx_ = nullptr;
   std::string chip_;
   std::vector<uint8_t> availability_;
-  std::vector<uint8_t> config_;
-  size_t passes_planned_ = 0;
+  ConfigImage config_;
   // Declared last: destroyed first, host object before the profiler's deinitialisation.
   std::unique_ptr<ProfilerInit> init_;
   std::unique_ptr<HostObject> host_;
@@ -464,11 +497,49 @@ private:
 
 } // namespace
 
-std::unique_ptr<CounterSession> CounterSession::open(const Profile &p, int device) {
+std::unique_ptr<CounterSession> CounterSession::open(const Profile &p, int device,
+                                                     const DeviceRates &rates) {
   try {
-    return std::make_unique<CuptiSession>(p, device);
+    return std::make_unique<CuptiSession>(p, device, rates);
   } catch (const Refusal &r) {
     return detail::unavailable_session(p, r.call, r.message, r.rejected_metric);
+  }
+}
+
+json probe_metrics(const std::vector<std::string> &metrics, int device) {
+  try {
+    const CUcontext ctx = device_context(device);
+    ProfilerInit init;
+    check_device_supported(device);
+    const std::string chip = chip_name(device);
+    const std::vector<uint8_t> availability = counter_availability(ctx);
+    json out = {{"status", "probed"}, {"chip", chip}, {"metrics", json::array()}};
+    std::vector<const char *> accepted;
+    for (const auto &m : metrics) {
+      HostObject one(chip, availability);
+      std::vector<const char *> single = {m.c_str()};
+      json e = {{"name", m}};
+      if (CUptiResult r = one.add_metrics(single); r != CUPTI_SUCCESS) {
+        e["accepted"] = false;
+        e["message"] = cupti_message(r);
+      } else {
+        e["accepted"] = true;
+        e["passes"] = config_image(one).passes;
+        accepted.push_back(m.c_str());
+      }
+      out["metrics"].push_back(e);
+    }
+    out["accepted_passes"] = nullptr;
+    if (!accepted.empty()) {
+      HostObject all(chip, availability);
+      if (CUptiResult r = all.add_metrics(accepted); r != CUPTI_SUCCESS)
+        out["accepted_message"] = "the accepted metrics together: " + cupti_message(r);
+      else
+        out["accepted_passes"] = config_image(all).passes;
+    }
+    return out;
+  } catch (const Refusal &r) {
+    return {{"status", "unavailable"}, {"call", r.call}, {"message", r.message}};
   }
 }
 

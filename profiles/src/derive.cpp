@@ -1,5 +1,6 @@
 // Derived figures (pure arithmetic over one capture's metric values) and the analytic count
 // checks that give the instrument its teeth.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -22,7 +23,17 @@ double scale_of(const json &obj) {
   return obj.contains("scale") ? obj.at("scale").get<double>() : 1.0;
 }
 
-Value number_in(const json &metrics, const std::string &name) {
+// What a derived figure reads besides the metrics.
+struct Inputs {
+  double best_seconds, flops_hint;
+  const DeviceRates &rates;
+  const json &rejected; // {metric: why the profiler refused it}
+};
+
+Value number_in(const json &metrics, const std::string &name, const json &rejected = json()) {
+  if (rejected.is_object() && rejected.contains(name))
+    return {std::nullopt,
+            "metric " + name + " refused by the profiler: " + rejected.at(name).get<std::string>()};
   if (!metrics.is_object() || !metrics.contains(name))
     return {std::nullopt, "metric " + name + " missing"};
   const json &m = metrics.at(name);
@@ -34,10 +45,17 @@ Value number_in(const json &metrics, const std::string &name) {
 // The profile was validated on load, so every reference resolves; a missing value is a capture
 // that did not deliver it.
 Value eval_term(const json &t, const json &metrics, const std::map<std::string, Value> &done,
-                double best_seconds, double flops_hint) {
+                const Inputs &in) {
   Value x;
   if (t.contains("metric")) {
-    x = number_in(metrics, t.at("metric").get<std::string>());
+    x = number_in(metrics, t.at("metric").get<std::string>(), in.rejected);
+  } else if (t.contains("device")) {
+    const std::string k = t.at("device").get<std::string>();
+    auto it = in.rates.find(k);
+    if (it != in.rates.end() && std::isfinite(it->second) && it->second > 0)
+      x = {it->second, ""};
+    else
+      x = {std::nullopt, "bench/data/devices.json has no " + k + " for this device"};
   } else if (t.contains("derived")) {
     const std::string n = t.at("derived").get<std::string>();
     auto it = done.find(n);
@@ -46,7 +64,7 @@ Value eval_term(const json &t, const json &metrics, const std::map<std::string, 
       x.why = n + " is null";
   } else if (t.contains("input")) {
     const std::string n = t.at("input").get<std::string>();
-    const double v = n == "best_seconds" ? best_seconds : flops_hint;
+    const double v = n == "best_seconds" ? in.best_seconds : in.flops_hint;
     if (std::isfinite(v))
       x = {v, ""};
     else
@@ -88,16 +106,16 @@ void expect_near(CountCheck &c, const char *what, double got, double want, doubl
 
 } // namespace
 
-json derive(const Profile &p, const json &metrics, double best_seconds, double flops_hint) {
+json derive(const Profile &p, const json &metrics, double best_seconds, double flops_hint,
+            const DeviceRates &rates, const json &rejected) {
   json out = json::object();
   json unavailable = json::object();
   std::map<std::string, Value> done;
+  const Inputs in{best_seconds, flops_hint, rates, rejected};
   for (const json &d : p.derived) {
     const std::string name = d.at("name").get<std::string>();
     Value r;
-    auto eval = [&](const json &t) {
-      return eval_term(t, metrics, done, best_seconds, flops_hint);
-    };
+    auto eval = [&](const json &t) { return eval_term(t, metrics, done, in); };
     if (d.contains("sum") || d.contains("product")) {
       const bool sum = d.contains("sum");
       double acc = sum ? 0.0 : 1.0;
@@ -144,6 +162,81 @@ json derived_units(const Profile &p) {
   for (const json &d : p.derived)
     u[d.at("name").get<std::string>()] = d.at("unit");
   return u;
+}
+
+json evaluate_paths(const Profile &p, const json &derived, double best_seconds) {
+  const json why = derived.value("unavailable", json::object());
+  auto figure = [&](const json &path, const char *key, json &unavailable) -> json {
+    if (!path.contains(key))
+      return nullptr;
+    const std::string n = path.at(key).get<std::string>();
+    if (derived.contains(n) && derived.at(n).is_number())
+      return derived.at(n);
+    unavailable[key] = why.value(n, n + " not derived");
+    return nullptr;
+  };
+  json out = json::array();
+  double total = 0.0;
+  for (const json &path : p.paths) {
+    json unavailable = json::object();
+    json e = {
+        {"name", path.at("name")}, {"pipe", path.at("pipe")}, {"precision", path.at("precision")}};
+    e["flop"] = figure(path, "flop", unavailable);
+    e["peak_tflops"] = figure(path, "peak_tflops", unavailable);
+    e["util_pct"] = figure(path, "util_pct", unavailable);
+    e["tflops"] = nullptr;
+    if (e["flop"].is_number() && std::isfinite(best_seconds) && best_seconds > 0)
+      e["tflops"] = e["flop"].get<double>() / best_seconds * 1e-12;
+    else if (e["flop"].is_number())
+      unavailable["tflops"] = "no event-timed best time";
+    e["pct_of_peak"] = nullptr;
+    if (e["tflops"].is_number() && e["peak_tflops"].is_number() &&
+        e["peak_tflops"].get<double>() > 0)
+      e["pct_of_peak"] = 100.0 * e["tflops"].get<double>() / e["peak_tflops"].get<double>();
+    if (e["flop"].is_number())
+      total += e["flop"].get<double>();
+    if (!unavailable.empty())
+      e["unavailable"] = unavailable;
+    out.push_back(e);
+  }
+  for (json &e : out)
+    e["share_pct"] = e["flop"].is_number() && total > 0
+                         ? json(100.0 * e["flop"].get<double>() / total)
+                         : json(nullptr);
+  return out;
+}
+
+CountCheck check_tensor_work(const Profile &p, const json &derived, const std::string &precision,
+                             double expected_macs) {
+  CountCheck c;
+  const bool found = std::any_of(p.paths.begin(), p.paths.end(), [&](const json &path) {
+    return path.at("pipe") == "tensor" && path.at("precision") == precision;
+  });
+  for (const json &path : p.paths) {
+    if (path.at("pipe") != "tensor")
+      continue;
+    const std::string prec = path.at("precision").get<std::string>();
+    const std::string fig = path.at("flop").get<std::string>();
+    const std::string what = prec + " tensor FLOP (" + fig + ")";
+    if (!derived.contains(fig) || !derived.at(fig).is_number()) {
+      if (prec != precision)
+        continue; // another precision's figure missing: nothing to hold this kernel to there
+      c.ok = false;
+      const json why = derived.value("unavailable", json::object());
+      c.failures.push_back(what + " not counted: " + why.value(fig, std::string("missing")));
+      continue;
+    }
+    const double got = derived.at(fig).get<double>();
+    // Exact: every count is an integer number of MMAs' work, far below 2^53.
+    const double want = prec == precision ? 2.0 * expected_macs : 0.0;
+    expect_near(c, what.c_str(), got, want, 0.0);
+  }
+  if (!found) {
+    c.ok = false;
+    c.failures.push_back("the profile '" + p.name + "' has no tensor path of precision " +
+                         precision);
+  }
+  return c;
 }
 
 std::string CountCheck::summary() const {

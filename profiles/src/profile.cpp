@@ -114,12 +114,12 @@ public:
                   const std::set<std::string> &earlier) const {
     if (!t.is_object())
       fail(field, "must be an object, not " + type_name(t));
-    only_keys(t, {"metric", "derived", "input", "const", "scale"}, field);
+    only_keys(t, {"metric", "derived", "input", "device", "const", "scale"}, field);
     int kinds = 0;
-    for (const char *k : {"metric", "derived", "input", "const"})
+    for (const char *k : {"metric", "derived", "input", "device", "const"})
       kinds += t.contains(k) ? 1 : 0;
     if (kinds != 1)
-      fail(field, "must have exactly one of metric, derived, input, const");
+      fail(field, "must have exactly one of metric, derived, input, device, const");
     check_scale(t, field);
     if (t.contains("metric")) {
       const json &m = t.at("metric");
@@ -139,6 +139,14 @@ public:
       const json &i = t.at("input");
       if (!i.is_string() || !kInputs.count(i.get<std::string>()))
         fail(field + ".input", "unknown input " + i.dump() + " (known: best_seconds, flops_hint)");
+    } else if (t.contains("device")) {
+      // A rate of bench/data/devices.json's entry for the device, by its key.
+      const json &k = t.at("device");
+      if (!k.is_string() || k.get<std::string>().empty() ||
+          k.get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
+              std::string::npos)
+        fail(field + ".device",
+             "must be a devices.json key (lower case, digits, '_'), not " + k.dump());
     } else if (!t.at("const").is_number()) {
       fail(field + ".const", "must be a number, not " + type_name(t.at("const")));
     }
@@ -160,7 +168,7 @@ public:
     if (!expected_name.empty() && p.name != expected_name)
       fail("name", "is '" + p.name + "' but the profile was looked up as '" + expected_name + "'");
     p.description = require_string(doc, "description", "", false);
-    only_keys(doc, {"name", "description", "metrics", "derived"}, "");
+    only_keys(doc, {"name", "description", "metrics", "derived", "paths"}, "");
 
     const json &ms = require(doc, "metrics", "metrics");
     if (!ms.is_array() || ms.empty())
@@ -225,7 +233,41 @@ public:
       earlier.insert(name);
     }
     p.derived = ds;
+    if (doc.contains("paths"))
+      p.paths = check_paths(doc.at("paths"), earlier);
     return p;
+  }
+
+  // The "where the arithmetic ran" table: each path names derived figures defined above.
+  json check_paths(const json &ps, const std::set<std::string> &derived) const {
+    if (!ps.is_array())
+      fail("paths", "must be an array, not " + type_name(ps));
+    std::set<std::string> names, kinds;
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const std::string field = "paths[" + std::to_string(i) + "]";
+      const json &e = ps[i];
+      if (!e.is_object())
+        fail(field, "must be an object, not " + type_name(e));
+      const std::string name = require_string(e, "name", field + ".", true);
+      const std::string named = field + " (" + name + ")";
+      only_keys(e, {"name", "pipe", "precision", "flop", "peak_tflops", "util_pct"}, named);
+      if (!names.insert(name).second)
+        fail(named + ".name", "'" + name + "' is listed twice");
+      const std::string pipe = require_string(e, "pipe", named + ".", true);
+      if (pipe != "simt" && pipe != "tensor")
+        fail(named + ".pipe", "must be \"simt\" or \"tensor\", not \"" + pipe + "\"");
+      const std::string prec = require_string(e, "precision", named + ".", true);
+      if (!kinds.insert(pipe + " " + prec).second)
+        fail(named + ".precision", "a second " + pipe + " path of precision " + prec);
+      for (const char *k : {"flop", "peak_tflops", "util_pct"}) {
+        if (!e.contains(k) && std::string(k) == "util_pct")
+          continue;
+        const std::string d = require_string(e, k, named + ".", true);
+        if (!derived.count(d))
+          fail(named + "." + k, "'" + d + "' is not a derived figure of this profile");
+      }
+    }
+    return ps;
   }
 
 private:

@@ -3,8 +3,12 @@
 
 namespace convbench::profiles {
 
-std::unique_ptr<CounterSession> CounterSession::open(const Profile &p, int) {
+std::unique_ptr<CounterSession> CounterSession::open(const Profile &p, int, const DeviceRates &) {
   return detail::not_collected_session(p, "built without CUDA");
+}
+
+nlohmann::json probe_metrics(const std::vector<std::string> &, int) {
+  return {{"status", "unavailable"}, {"call", "build"}, {"message", "built without CUDA"}};
 }
 
 } // namespace convbench::profiles

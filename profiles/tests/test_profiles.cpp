@@ -18,6 +18,19 @@ namespace {
 
 const std::string kDir = PROFILES_SOURCE_DIR;
 
+// fp-throughput's tensor-pipe metrics, in its order.
+const std::vector<std::string> kTensorMetrics = {
+    "sm__ops_path_tensor_src_fp64.sum",
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+    "sm__inst_executed_pipe_tensor_op_dmma.sum",
+    "sm__inst_executed_pipe_tensor_op_hmma.sum",
+    "sm__inst_executed_pipe_tensor_op_gmma.sum",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"};
+
 const cp::KnownMetrics &known() {
   static const cp::KnownMetrics k = cp::KnownMetrics::load(kDir + "/known_metrics.txt");
   return k;
@@ -104,11 +117,11 @@ TEST(ProfileValidation, UnknownKeysAreTypos) {
   json d = valid_doc();
   d["metric"] = json::array();
   EXPECT_EQ(error_of(d),
-            P + "'metric': unknown key (allowed: derived, description, metrics, name)");
+            P + "'metric': unknown key (allowed: derived, description, metrics, name, paths)");
   d = valid_doc();
   d["derived"][0]["sum"][1]["sacle"] = 2;
   EXPECT_EQ(error_of(d), P + "'derived[0] (flop).sum[1].sacle': unknown key (allowed: const, "
-                             "derived, input, metric, scale)");
+                             "derived, device, input, metric, scale)");
 }
 
 // Planted fault (seen failing): the offline known-metrics check skipped in the validator; this,
@@ -183,7 +196,13 @@ TEST(ProfileValidation, Derived_FormsAndInputs) {
   d = valid_doc();
   d["derived"][0]["sum"][0] = json{{"metric", "x"}, {"const", 1}};
   EXPECT_EQ(error_of(d), P + "'derived[0] (flop).sum[0]': must have exactly one of metric, "
-                             "derived, input, const");
+                             "derived, input, device, const");
+  d = valid_doc();
+  d["derived"][1]["ratio"]["den"] = json{{"device", "TF32 peak"}};
+  EXPECT_EQ(error_of(d), P + "'derived[1] (tflops).ratio.den.device': must be a devices.json key "
+                             "(lower case, digits, '_'), not \"TF32 peak\"");
+  d["derived"][1]["ratio"]["den"] = json{{"device", "tf32_tensor_flops"}};
+  EXPECT_EQ(error_of(d), "");
   d = valid_doc();
   d["derived"][1]["ratio"].erase("den");
   EXPECT_EQ(error_of(d), P + "'derived[1] (tflops).ratio.den': is missing");
@@ -238,7 +257,8 @@ TEST(KnownMetricsList, MalformedLineIsAnError) {
   EXPECT_THROW(cp::KnownMetrics::parse("# nothing\n", "x.txt"), cp::ProfileError);
 }
 
-// The 14 metrics verified on the H200 with a user-range probe, exactly.
+// The 14 metrics verified on the H200 with a user-range probe, exactly, first; then the tensor
+// pipes' metrics, whose names and units profiles/tools/tensor_probe checks on the device.
 TEST(ShippedProfiles, FpThroughputIsTheVerifiedSet) {
   const cp::Profile p = cp::load_profile("fp-throughput", kDir);
   const std::vector<std::string> facts = {
@@ -256,10 +276,24 @@ TEST(ShippedProfiles, FpThroughputIsTheVerifiedSet) {
       "dram__bytes_write.sum",
       "gpu__time_duration.sum",
       "sm__cycles_elapsed.avg.per_second"};
-  EXPECT_EQ(p.metrics, facts);
+  ASSERT_GE(p.metrics.size(), facts.size());
+  EXPECT_EQ(std::vector<std::string>(p.metrics.begin(), p.metrics.begin() + long(facts.size())),
+            facts);
+  EXPECT_EQ(std::vector<std::string>(p.metrics.begin() + long(facts.size()), p.metrics.end()),
+            kTensorMetrics);
   EXPECT_EQ(p.name, "fp-throughput");
   EXPECT_EQ(p.path, kDir + "/fp-throughput.json");
   EXPECT_FALSE(p.description.empty());
+}
+
+// Every pipe and precision the report may name, each a path of its own.
+TEST(ShippedProfiles, FpThroughputPathsCoverEveryPipe) {
+  const cp::Profile p = cp::load_profile("fp-throughput", kDir);
+  std::vector<std::string> names;
+  for (const json &e : p.paths)
+    names.push_back(e.at("pipe").get<std::string>() + " " + e.at("precision").get<std::string>());
+  EXPECT_EQ(names, (std::vector<std::string>{"simt fp64", "simt fp32", "tensor fp64", "tensor tf32",
+                                             "tensor bf16", "tensor fp16"}));
 }
 
 TEST(ShippedProfiles, MemoryLoads) {
@@ -295,8 +329,22 @@ TEST(Derive, FpThroughputByHand) {
                   {"dram__bytes_read.sum", 6e8},
                   {"dram__bytes_write.sum", 2e8},
                   {"gpu__time_duration.sum", 1.25e6},
-                  {"sm__cycles_elapsed.avg.per_second", 1.98e9}};
-  const json d = cp::derive(p, m, /*best_seconds=*/1e-3, /*flops_hint=*/1.1e10);
+                  {"sm__cycles_elapsed.avg.per_second", 1.98e9},
+                  {"sm__ops_path_tensor_src_fp64.sum", 4e9},
+                  {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", 1e9},
+                  {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 0},
+                  {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 0},
+                  {"sm__inst_executed_pipe_tensor_op_dmma.sum", 1e6},
+                  {"sm__inst_executed_pipe_tensor_op_hmma.sum", 0},
+                  {"sm__inst_executed_pipe_tensor_op_gmma.sum", 2e5},
+                  {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 60},
+                  {"sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active", 55},
+                  {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 5}};
+  const cp::DeviceRates rates = {{"fp64_dmma_flops", 66.66e12},
+                                 {"tf32_tensor_flops", 400e12},
+                                 {"bf16_tensor_flops", 800e12},
+                                 {"fp16_tensor_flops", 800e12}};
+  const json d = cp::derive(p, m, /*best_seconds=*/1e-3, /*flops_hint=*/1.1e10, rates);
   auto near = [&](const char *k, double want) {
     ASSERT_TRUE(d.contains(k) && d.at(k).is_number()) << k << " in " << d.dump();
     EXPECT_NEAR(d.at(k).get<double>(), want, 1e-12 * std::max(1.0, std::fabs(want))) << k;
@@ -317,6 +365,22 @@ TEST(Derive, FpThroughputByHand) {
   near("fp64_share_pct", 100.0 / 3.0); // 2.5e9 / 7.5e9
   near("fp_flop", 1.1e10);
   near("counted_over_nominal_flop", 1.0);
+  // The tensor paths: ops_path counts are FLOP (one per op, two per multiply-add).
+  near("tensor_fp64_flop", 4e9);
+  near("tensor_tf32_flop", 1e9);
+  near("tensor_bf16_flop", 0);
+  near("tensor_fp16_flop", 0);
+  near("tensor_flop", 5e9);
+  near("tensor_fp64_peak_tflops", 66.66);
+  near("tensor_tf32_peak_tflops", 400);
+  near("tensor_bf16_peak_tflops", 800);
+  near("tensor_fp16_peak_tflops", 800);
+  near("tensor_pipe_util_pct", 60);
+  near("dmma_pipe_util_pct", 55);
+  near("hmma_pipe_util_pct", 5);
+  near("tensor_inst", 1.2e6);
+  near("arith_flop", 1.6e10);
+  near("arith_over_nominal_flop", 1.6e10 / 1.1e10);
   EXPECT_FALSE(d.contains("unavailable")) << d.dump();
   EXPECT_EQ(d.size(), p.derived.size());
 }
@@ -397,4 +461,171 @@ TEST(CountChecks, F32FmaOnly) {
   EXPECT_FALSE(cp::check_f32_fma_only(m, 63).ok);
   m[cp::metric::fmul] = 1.0;
   EXPECT_FALSE(cp::check_f32_fma_only(m, 64).ok);
+}
+
+// ---- the tensor paths ----
+
+namespace {
+
+// valid_doc() with a paths table over its figures.
+json doc_with_paths() {
+  json d = valid_doc();
+  d["derived"].push_back(json::parse(R"({"name": "peak", "unit": "TFLOP/s", "description": "d",
+      "product": [{"device": "fp64_dmma_flops"}], "scale": 1e-12})"));
+  d["paths"] = json::parse(R"([{"name": "fp64 DMMA", "pipe": "tensor", "precision": "fp64",
+      "flop": "flop", "peak_tflops": "peak"}])");
+  return d;
+}
+
+// The shipped profile's tensor FLOP figure of `precision` and the metric it reads, with its scale.
+struct Route {
+  std::string metric;
+  double scale;
+};
+Route route_of(const cp::Profile &p, const std::string &precision) {
+  for (const json &path : p.paths)
+    if (path.at("pipe") == "tensor" && path.at("precision") == precision)
+      for (const json &d : p.derived)
+        if (d.at("name") == path.at("flop")) {
+          const json &t = d.at("sum").at(0);
+          return {t.at("metric").get<std::string>(), t.value("scale", 1.0) * d.value("scale", 1.0)};
+        }
+  return {"", 0.0};
+}
+
+// What the device reports for a kernel whose tensor cores do `macs` multiply-adds of `precision`,
+// in the units the shipped profile reads (every tensor metric zero but that one).
+json synthetic_tensor_metrics(const cp::Profile &p, const std::string &precision, double macs) {
+  json m = json::object();
+  for (const auto &name : kTensorMetrics)
+    m[name] = 0.0;
+  const Route r = route_of(p, precision);
+  m[r.metric] = 2.0 * macs / r.scale;
+  return m;
+}
+
+} // namespace
+
+TEST(ProfileValidation, PathsNameDerivedFigures) {
+  json d = doc_with_paths();
+  EXPECT_EQ(error_of(d), "");
+  d["paths"][0]["flop"] = "flops";
+  EXPECT_EQ(error_of(d), P + "'paths[0] (fp64 DMMA).flop': 'flops' is not a derived figure of "
+                             "this profile");
+  d = doc_with_paths();
+  d["paths"][0]["pipe"] = "mma";
+  EXPECT_EQ(error_of(d), P + "'paths[0] (fp64 DMMA).pipe': must be \"simt\" or \"tensor\", not "
+                             "\"mma\"");
+  d = doc_with_paths();
+  d["paths"][0].erase("peak_tflops");
+  EXPECT_EQ(error_of(d), P + "'paths[0] (fp64 DMMA).peak_tflops': is missing");
+  d = doc_with_paths();
+  d["paths"].push_back(d["paths"][0]);
+  EXPECT_EQ(error_of(d), P + "'paths[1] (fp64 DMMA).name': 'fp64 DMMA' is listed twice");
+  d["paths"][1]["name"] = "again";
+  EXPECT_EQ(error_of(d), P + "'paths[1] (again).precision': a second tensor path of precision "
+                             "fp64");
+  d = doc_with_paths();
+  d["paths"][0]["peak"] = 1;
+  EXPECT_EQ(error_of(d), P + "'paths[0] (fp64 DMMA).peak': unknown key (allowed: flop, name, "
+                             "peak_tflops, pipe, precision, util_pct)");
+}
+
+// A device rate devices.json lacks, and a metric the profiler refused, null their figures and say
+// why; the figures that do not need them stay.
+TEST(Derive, DeviceRatesAndRefusedMetricsCarryTheirReason) {
+  const cp::Profile p = cp::parse_profile(doc_with_paths().dump(), "t.json", known());
+  const json m = {{cp::metric::dmul, 4.0}, {cp::metric::dfma, 1.0}};
+  json d = cp::derive(p, m, 2.0, 7.0);
+  EXPECT_TRUE(d.at("peak").is_null());
+  EXPECT_EQ(d.at("unavailable").at("peak"),
+            "bench/data/devices.json has no fp64_dmma_flops for this device");
+  d = cp::derive(p, m, 2.0, 7.0, {{"fp64_dmma_flops", 66e12}});
+  EXPECT_EQ(d.at("peak"), 66.0);
+  const json refused = {{cp::metric::dfma, "CUPTI_ERROR_INVALID_METRIC_NAME (26)"}};
+  d = cp::derive(p, {{cp::metric::dmul, 4.0}, {cp::metric::dfma, nullptr}}, 2.0, 7.0, {}, refused);
+  EXPECT_TRUE(d.at("flop").is_null());
+  EXPECT_EQ(d.at("unavailable").at("flop"),
+            std::string("metric ") + cp::metric::dfma +
+                " refused by the profiler: CUPTI_ERROR_INVALID_METRIC_NAME (26)");
+}
+
+// Rate, % of peak and FLOP share per path, by hand; a null figure names its reason.
+TEST(Derive, PathsByHand) {
+  const cp::Profile p = cp::load_profile("fp-throughput", kDir);
+  json m = synthetic_tensor_metrics(p, "fp64", 1e9); // 2e9 FLOP on the DMMA path
+  for (const char *k :
+       {cp::metric::dadd, cp::metric::dmul, cp::metric::fadd, cp::metric::fmul, cp::metric::ffma})
+    m[k] = 0.0;
+  m[cp::metric::dfma] = 25e6; // 5e7 FLOP of SIMT fp64
+  m["sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"] = 8448;
+  m["sm__cycles_elapsed.avg.per_second"] = 2e9;
+  const json d = cp::derive(p, m, 1e-4, 2e9, {{"fp64_dmma_flops", 50e12}});
+  const json paths = cp::evaluate_paths(p, d, 1e-4);
+  ASSERT_EQ(paths.size(), 6u);
+  const json &simt = paths[0], &dmma = paths[2], &tf32 = paths[3];
+  EXPECT_EQ(dmma.at("name"), "fp64 DMMA");
+  EXPECT_DOUBLE_EQ(dmma.at("flop").get<double>(), 2e9);
+  EXPECT_DOUBLE_EQ(dmma.at("tflops").get<double>(), 20.0); // 2e9 / 1e-4 s
+  EXPECT_DOUBLE_EQ(dmma.at("peak_tflops").get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(dmma.at("pct_of_peak").get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(dmma.at("share_pct").get<double>(), 100.0 * 2e9 / 2.05e9);
+  EXPECT_DOUBLE_EQ(simt.at("tflops").get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(simt.at("peak_tflops").get<double>(), 33.792); // 2 x 8448 x 2e9
+  EXPECT_DOUBLE_EQ(simt.at("share_pct").get<double>(), 100.0 * 5e7 / 2.05e9);
+  EXPECT_EQ(dmma.at("util_pct"), 0.0);            // the synthetic counts are all zero but one
+  EXPECT_TRUE(paths[1].at("util_pct").is_null()); // fp32 SIMT names no busy figure
+  EXPECT_EQ(tf32.at("flop"), 0.0);
+  EXPECT_TRUE(tf32.at("pct_of_peak").is_null());
+  EXPECT_EQ(tf32.at("unavailable").at("peak_tflops"),
+            "bench/data/devices.json has no tf32_tensor_flops for this device");
+}
+
+// The tensor count check against synthetic counts of a kernel whose plan issues `macs`
+// multiply-adds. Planted faults (seen failing here): the fp64 DMMA figure's scale doubled in the
+// profile (counted = 2 x issued); the tf32 figure routed from the bf16 metric (tf32 counts 0,
+// bf16 counts the work); check_tensor_work comparing with a tolerance of one MMA instead of 0.
+TEST(CountChecks, TensorWorkEqualsIssuedExactly) {
+  const cp::Profile p = cp::load_profile("fp-throughput", kDir);
+  const double macs = 3.0 * 128 * 64 * 16 * 4160; // a DMMA plan's tiles x iterations x k
+  json d = cp::derive(p, synthetic_tensor_metrics(p, "fp64", macs), 1e-4, 2 * macs);
+  EXPECT_TRUE(cp::check_tensor_work(p, d, "fp64", macs).ok)
+      << cp::check_tensor_work(p, d, "fp64", macs).summary();
+  // One m16n8k16 short, or a tf32 kernel's expectation: both fail, naming the figure.
+  const auto short_one = cp::check_tensor_work(p, d, "fp64", macs - 16 * 8 * 16);
+  EXPECT_FALSE(short_one.ok);
+  EXPECT_EQ(short_one.summary(), "fp64 tensor FLOP (tensor_fp64_flop) = 3271557120, expected "
+                                 "3271553024 (off by 4096)");
+  const auto as_tf32 = cp::check_tensor_work(p, d, "tf32", macs);
+  EXPECT_FALSE(as_tf32.ok);
+  EXPECT_EQ(as_tf32.summary(), "fp64 tensor FLOP (tensor_fp64_flop) = 3271557120, expected 0 "
+                               "(off by 3271557120); tf32 tensor FLOP (tensor_tf32_flop) = 0, "
+                               "expected 3271557120 (off by -3271557120)");
+  EXPECT_EQ(cp::check_tensor_work(p, d, "fp8", macs).failures.back(),
+            "the profile 'fp-throughput' has no tensor path of precision fp8");
+
+  // The planted wrong scale: the same counts through a profile whose DMMA FLOP per op is doubled.
+  json doc = json::parse(std::ifstream(kDir + "/fp-throughput.json"));
+  for (json &f : doc["derived"])
+    if (f["name"] == "tensor_fp64_flop")
+      f["sum"][0]["scale"] = 2 * f["sum"][0].value("scale", 1.0);
+  const cp::Profile wrong = cp::parse_profile(doc.dump(), "planted.json", known());
+  d = cp::derive(wrong, synthetic_tensor_metrics(p, "fp64", macs), 1e-4, 2 * macs);
+  const auto planted = cp::check_tensor_work(wrong, d, "fp64", macs);
+  EXPECT_FALSE(planted.ok);
+  EXPECT_EQ(planted.summary(), "fp64 tensor FLOP (tensor_fp64_flop) = 6543114240, expected "
+                               "3271557120 (off by 3271557120)");
+
+  // tf32 work (cuda-tf32; cuda-f32x3 issues three products per multiply-add, counted the same).
+  d = cp::derive(p, synthetic_tensor_metrics(p, "tf32", 3 * macs), 1e-4, 2 * macs);
+  EXPECT_TRUE(cp::check_tensor_work(p, d, "tf32", 3 * macs).ok);
+  EXPECT_FALSE(cp::check_tensor_work(p, d, "tf32", macs).ok);
+  // A refused metric of the kernel's own precision fails; of another precision, it is not held.
+  json m = synthetic_tensor_metrics(p, "tf32", macs);
+  m["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] = nullptr;
+  d = cp::derive(p, m, 1e-4, 2 * macs, {}, {{"sm__ops_path_tensor_src_bf16_dst_fp32.sum", "no"}});
+  EXPECT_TRUE(cp::check_tensor_work(p, d, "tf32", macs).ok);
+  EXPECT_EQ(cp::check_tensor_work(p, d, "bf16", 0).failures.back(),
+            "bf16 tensor FLOP (tensor_bf16_flop) not counted: metric "
+            "sm__ops_path_tensor_src_bf16_dst_fp32.sum refused by the profiler: no");
 }

@@ -187,44 +187,50 @@ def ratio_figure(model, arms, summaries, base):
     return _finish(fig, axes, _title(summaries, model, what))
 
 
+def _worked(achieved: dict | None) -> list[dict]:
+    """The paths of a case's counters that counted work (record.achieved)."""
+    return [p for p in (achieved or {}).get("paths", []) if p["flop"] and p["tflops"] is not None]
+
+
 def tflops_figure(model, arms, summaries):
-    """None when no case has FLOP counters."""
-    if not any(
-        p[5] and any(k in p[5] for k in ("fp64", "fp32"))
-        for per in arms.values()
-        for pts in per.values()
-        for p in pts
-    ):
+    """Achieved TFLOP/s by pipe (SIMT fp64 / fp32, fp64 DMMA, tf32 / bf16 / fp16 tensor) per arm,
+    each path's peak a dashed line; None when no case has FLOP counters."""
+    if not any(_worked(p[5]) for per in arms.values() for pts in per.values() for p in pts):
         return None
     stages = sorted({st for per in arms.values() for st in per})
     fig, axes = _panels(stages)
     for ax, st in zip(axes, stages, strict=True):
         peaks = {}
         for lb, per in sorted(arms.items()):
-            for prec in ("fp64", "fp32"):
-                pts = [(p[0], p[5][prec]) for p in sorted(per.get(st, [])) if p[5] and prec in p[5]]
-                if not pts:
-                    continue
+            names = sorted({w["name"] for p in per.get(st, []) for w in _worked(p[5])})
+            for name in names:
+                pts = [
+                    (p[0], w)
+                    for p in sorted(per.get(st, []))
+                    for w in _worked(p[5])
+                    if w["name"] == name
+                ]
+                tensor = pts[0][1]["pipe"] == "tensor"
                 ax.plot(
                     [p[0] for p in pts],
                     [p[1]["tflops"] for p in pts],
                     marker="o",
-                    label=f"{lb} ({prec})",
+                    label=f"{lb} ({name})",
                     color=_color(lb, arms),
-                    ls="-" if prec == "fp64" else ":",
+                    ls="-" if tensor else ":",
                 )
                 pk = [p[1]["peak_tflops"] for p in pts if p[1]["peak_tflops"]]
                 if pk:
-                    peaks[prec] = max(pk)
-        for prec, pk in peaks.items():
-            ax.axhline(pk, ls="--", color="k" if prec == "fp64" else "grey", lw=0.8)
+                    peaks[name] = max(pk)
+        for name, pk in peaks.items():
+            ax.axhline(pk, ls="--", color="k" if "fp64" in name else "grey", lw=0.8)
             ax.annotate(
-                f"{prec} peak {pk:.3g}", (0.02, pk), xycoords=("axes fraction", "data"), fontsize=7
+                f"{name} peak {pk:.3g}", (0.02, pk), xycoords=("axes fraction", "data"), fontsize=7
             )
-        ax.set(xscale="log", xlabel="frames", ylabel="achieved TFLOP/s (counters)")
+        ax.set(xscale="log", xlabel="frames", ylabel="achieved TFLOP/s by pipe (counters)")
         ax.set_title(st)
         ax.grid(True, which="both", alpha=0.3)
-    return _finish(fig, axes, _title(summaries, model, "achieved TFLOP/s vs peak"))
+    return _finish(fig, axes, _title(summaries, model, "achieved TFLOP/s by pipe vs its peak"))
 
 
 def figures(a: Assessment, baseline: str | None = None):

@@ -39,9 +39,54 @@ def summary(run: Run) -> dict:
     }
 
 
+def _simt_paths(m: dict) -> list[dict]:
+    """The SIMT paths from the opcode counts, for records whose counters block has no paths."""
+    clock = m.get(_CLOCK)
+    out = []
+    for prec, p in (("fp64", "d"), ("fp32", "f")):
+        ops = [m.get(_OP.format(p + op)) for op in ("add", "mul", "fma")]
+        flop = None if any(v is None for v in ops) else ops[0] + ops[1] + 2.0 * ops[2]
+        peak_inst = m.get(_PEAK.format(p + "fma"))
+        peak = 2.0 * peak_inst * clock / 1e12 if peak_inst and clock else None
+        out.append(
+            {
+                "name": f"{prec} SIMT",
+                "pipe": "simt",
+                "precision": prec,
+                "flop": flop,
+                "peak_tflops": peak,
+                "util_pct": None,
+                "why": None,
+            }
+        )
+    return out
+
+
+def _recorded_paths(paths: list[dict]) -> list[dict]:
+    out = []
+    for p in paths:
+        why = p.get("unavailable") or {}
+        out.append(
+            {
+                "name": p["name"],
+                "pipe": p["pipe"],
+                "precision": p["precision"],
+                "flop": p.get("flop"),
+                "peak_tflops": p.get("peak_tflops"),
+                "util_pct": p.get("util_pct"),
+                "why": why.get("flop") or None,
+            }
+        )
+    return out
+
+
 def achieved(case: dict) -> dict | None:
-    """Achieved fp64/fp32 TFLOP/s per call and % of peak, from collected counters and the
-    event-timed best; None when not collected. Unavailable counters say why."""
+    """Where a case's arithmetic ran, from collected counters and the event-timed best: per path
+    (SIMT fp64 / fp32, fp64 DMMA, tf32 / bf16 / fp16 tensor) its TFLOP/s per call, peak, % of
+    peak, pipe busy % and share of the counted FLOP; `dominant`, the path that did most of it;
+    `fp64` / `fp32`, the SIMT paths that counted work. None when not collected; unavailable
+    counters say why. A path not counted (a refused metric, a profile without tensor paths) says
+    so in `not_counted`: no arm is called idle on a pipe nobody counted."""
     ctr = case.get("counters") or {}
     status = ctr.get("status")
     if status == "unavailable":
@@ -49,24 +94,39 @@ def achieved(case: dict) -> dict | None:
         return {"status": "unavailable", "why": f"{ctr.get('call') or 'counters'}: {why}"}
     if status != "collected" or not case.get("stats"):
         return None
-    m, best = ctr.get("metrics") or {}, case["stats"]["best"]
-    clock = m.get(_CLOCK)
-    out = {"status": "collected"}
-    for prec, p in (("fp64", "d"), ("fp32", "f")):
-        ops = [m.get(_OP.format(p + op)) for op in ("add", "mul", "fma")]
-        if any(v is None for v in ops) or best <= 0:
+    best = case["stats"]["best"]
+    recorded = ctr.get("paths")
+    paths = _recorded_paths(recorded) if recorded else _simt_paths(ctr.get("metrics") or {})
+    total = sum(p["flop"] for p in paths if p["flop"])
+    out: dict = {"status": "collected", "paths": [], "not_counted": []}
+    if not recorded:
+        out["not_counted"].append(
+            {"name": "tensor pipes", "why": f"profile {ctr.get('profile')!r} counts no tensor path"}
+        )
+    for p in paths:
+        if p["flop"] is None:
+            out["not_counted"].append({"name": p["name"], "why": p["why"] or "not counted"})
             continue
-        flop = ops[0] + ops[1] + 2.0 * ops[2]
-        if flop <= 0:
-            continue
-        tf = flop / best / 1e12
-        peak_inst = m.get(_PEAK.format(p + "fma"))
-        peak = 2.0 * peak_inst * clock / 1e12 if peak_inst and clock else None
-        out[prec] = {
-            "tflops": tf,
-            "peak_tflops": peak,
-            "pct_peak": 100.0 * tf / peak if peak else None,
-        }
+        tf = p["flop"] / best / 1e12 if best > 0 else None
+        peak = p["peak_tflops"]
+        out["paths"].append(
+            {
+                "name": p["name"],
+                "pipe": p["pipe"],
+                "precision": p["precision"],
+                "flop": p["flop"],
+                "tflops": tf,
+                "peak_tflops": peak,
+                "pct_peak": 100.0 * tf / peak if tf is not None and peak else None,
+                "util_pct": p["util_pct"],
+                "share_pct": 100.0 * p["flop"] / total if total > 0 else None,
+            }
+        )
+    worked = [p for p in out["paths"] if p["flop"] > 0 and p["tflops"] is not None]
+    out["dominant"] = max(worked, key=lambda p: p["flop"]) if worked else None
+    for p in worked:
+        if p["pipe"] == "simt":
+            out[p["precision"]] = p
     return out
 
 

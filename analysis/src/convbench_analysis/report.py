@@ -313,21 +313,36 @@ def _t(s: float | None) -> str:
 
 
 def _ctr_text(ctr: dict | None) -> str:
+    """The counters column: the path that did most of the arithmetic with its rate and % of its
+    peak ("fp64 DMMA 36.6 TFLOP/s = 55% of 66.6"), the other paths above 1% of the FLOP, and the
+    paths nobody counted (so a pipe without a counter is never read as idle)."""
+
+    def _pct(v: float) -> str:
+        return f"{v:.1f}%" if v < 10 else f"{v:.0f}%"
+
     if ctr is None:
         return "-"
     if ctr["status"] == "unavailable":
         return f"unavailable ({ctr['why']})"
+    dom = ctr.get("dominant")
     parts = []
-    for prec in ("fp64", "fp32"):
-        if prec in ctr:
-            v = ctr[prec]
-            pct = (
-                f" = {v['pct_peak']:.1f}% of {v['peak_tflops']:.3g}"
-                if v["pct_peak"] is not None
-                else ""
-            )
-            parts.append(f"{prec} {v['tflops']:.3g} TFLOP/s{pct}")
-    return "; ".join(parts) or "collected, no FLOP counts"
+    if dom:
+        rate = f"{dom['name']} {dom['tflops']:.3g} TFLOP/s"
+        if dom["pct_peak"] is not None:
+            rate += f" = {_pct(dom['pct_peak'])} of {dom['peak_tflops']:.3g}"
+        else:
+            rate += " (no peak known)"
+        parts.append(rate)
+        for p in sorted(ctr["paths"], key=lambda p: -p["flop"]):
+            if p is not dom and p["flop"] > 0 and (p["share_pct"] or 0) >= 1.0:
+                parts.append(f"{p['name']} {p['tflops']:.3g} ({_pct(p['share_pct'])} of FLOP)")
+    else:
+        parts.append("collected, no FLOP counted")
+    missing = ctr.get("not_counted") or []
+    if missing:
+        names = ", ".join(m["name"] for m in missing)
+        parts.append(f"not counted: {names} ({missing[0]['why']})")
+    return "; ".join(parts)
 
 
 def _finding_lines(fs: list[dict], own_case: str | None, indent: str, tag: str = "") -> list:

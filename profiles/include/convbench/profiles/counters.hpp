@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -24,8 +25,15 @@ struct Profile {
   std::string description;
   std::vector<std::string> metrics; // CUPTI metric names
   nlohmann::json derived;           // the derived figures' definitions, as in the file
-  std::string path;                 // where it was loaded from
+  // Where the arithmetic ran: one entry per (pipe, precision) path, {name, pipe ("simt" or
+  // "tensor"), precision, flop, peak_tflops[, util_pct]}, the last three naming derived figures.
+  nlohmann::json paths = nlohmann::json::array();
+  std::string path; // where it was loaded from
 };
+
+// The device's rates by their bench/data/devices.json key (FLOP/s, bytes/s): what a derived
+// figure's {"device": key} term reads, e.g. the measured tensor-core peaks.
+using DeviceRates = std::map<std::string, double>;
 
 // `name_or_path`: a profile name looked up in `dir` (profiles/*.json) or a path to a JSON file
 // (it contains a '/' or ends in ".json"). Metric names are checked against `dir`/known_metrics.txt.
@@ -57,9 +65,16 @@ Profile parse_profile(const std::string &text, const std::string &path, const Kn
 // `metrics`: {metric name: number}. Inputs named in the definitions: "best_seconds" (the arm's
 // event-timed best, seconds per call) and "flops_hint" (the case's nominal FLOPs of one call).
 // A figure whose inputs are missing, not numbers, or that divides by zero is null, and the
-// returned object's "unavailable" map says why (results/README.md's convention).
+// returned object's "unavailable" map says why (results/README.md's convention). `rates`: the
+// {"device": key} inputs; `rejected`: {metric: why} for metrics the profiler refused (their
+// figures are null and say so).
 nlohmann::json derive(const Profile &p, const nlohmann::json &metrics, double best_seconds,
-                      double flops_hint);
+                      double flops_hint, const DeviceRates &rates = {},
+                      const nlohmann::json &rejected = nlohmann::json::object());
+// The profile's paths evaluated over one capture's derived figures: [{name, pipe, precision,
+// flop, tflops (flop over best_seconds), peak_tflops, pct_of_peak, util_pct, share_pct (of the
+// FLOP all paths counted)}], a value null where its figure is, with "unavailable" saying why.
+nlohmann::json evaluate_paths(const Profile &p, const nlohmann::json &derived, double best_seconds);
 // {derived name: unit} of `p`, for printers.
 nlohmann::json derived_units(const Profile &p);
 
@@ -89,13 +104,24 @@ CountCheck check_fp64_nofma(const nlohmann::json &metrics, double expected_dmul,
 CountCheck check_no_fp64(const nlohmann::json &metrics);
 // An f32 FMA kernel: FFMA equals the expectation exactly, no fp64 work, no FADD/FMUL.
 CountCheck check_f32_fma_only(const nlohmann::json &metrics, double expected_ffma);
+// A tensor-core kernel of `precision` (a tensor path's precision in p.paths: "fp64", "tf32",
+// "bf16", ...): the FLOP its path counted equals 2 x expected_macs exactly (the multiply-adds the
+// kernel's plan issues, tile padding included), and every other tensor path counted none.
+// `derived`: derive()'s figures of one capture with p.
+CountCheck check_tensor_work(const Profile &p, const nlohmann::json &derived,
+                             const std::string &precision, double expected_macs);
 
 class CounterSession {
 public:
   virtual ~CounterSession() = default;
   // Never throws for CUPTI refusals: an unusable session answers every capture with an
   // {"status":"unavailable","call":...,"message":...} block.
-  static std::unique_ptr<CounterSession> open(const Profile &p, int device);
+  // A metric the profiler refuses is left out, not fatal: describe() and every capture name it
+  // under "rejected_metrics" {metric: CUPTI's error} and its value is null; only a profile whose
+  // every metric is refused (or whose accepted metrics are refused together) is unavailable.
+  // `rates`: the device's devices.json rates, for derived figures that read them.
+  static std::unique_ptr<CounterSession> open(const Profile &p, int device,
+                                              const DeviceRates &rates = {});
   // Runs `work` (idempotent: it is replayed once per pass) inside one user range and returns the
   // counters block: status, profile, passes, metrics{name: value}, derived{name: value}.
   // `best_seconds` is the arm's event-timed best, the denominator of the derived rates.
@@ -103,10 +129,15 @@ public:
                                  double flops_hint) = 0;
   // What the session found when it opened, before any capture: {"status": "ready" |
   // "unavailable" | "not-collected", "profile", and when ready "chip", "passes" (planned per
-  // capture); when unavailable "call", "message", "reason", and "rejected_metric" when CUPTI
-  // refused one of the profile's metric names (a profile error the offline list did not catch;
-  // a caller may treat it like a ProfileError and exit 2 before timing anything)}.
+  // capture), "rejected_metrics" when CUPTI refused some of the profile's metric names; when
+  // unavailable "call", "message", "reason"}.
   virtual nlohmann::json describe() const = 0;
 };
+
+// The on-device layer of metric validation, for probing a chip: each of `metrics` offered to the
+// profiler alone (accepted or CUPTI's error, and its pass count), then the accepted ones together.
+// {"status": "probed" | "unavailable", "chip", "metrics": [{"name", "accepted", "passes",
+// "message"}], "accepted_passes"}; "call" and "message" when unavailable. Runs nothing.
+nlohmann::json probe_metrics(const std::vector<std::string> &metrics, int device);
 
 } // namespace convbench::profiles
