@@ -742,6 +742,19 @@ if has tensor-counters; then
   log "tensor_probe capture rc=$? (per metric and kernel: value, per PTX MMA, per multiply-add)"
   grep -hE '"exact_for"|"instructions_for"' "$W/results/tensor-capture.jsonl" | tee -a "$W/logs/summary.txt" >&2
   tail -3 "$W/logs/tensor-capture.err" >&2
+  if enough 60 "tensor main job"; then
+    t0=$(date +%s.%N)
+    timeout $(cap 120) $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/tc-up0.json" \
+      >"$W/logs/tc-up0.txt" 2>"$W/logs/tc-up0.err"
+    r=$?; w1=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+    log "bench_conv --stage up0 --reps 3 (counters): rc=$r wall ${w1} s; $(grep -c 'bench_conv: counters' "$W/logs/tc-up0.err") captures"
+    PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}" python3 -m convbench_analysis report --no-history \
+      "$W/results/tc-up0.json" >"$W/logs/tc-report-up0.txt" 2>&1
+    log "report (counters column, one line per arm): rc=$?"
+    grep -E "^  (cuda|cudnn|cpu)-" "$W/logs/tc-report-up0.txt" | cut -c1-230 | tee -a "$W/logs/summary.txt" >&2
+    $B/bin/counter_check "$W/results/tc-up0.json" >"$W/logs/tc-counter-check.txt" 2>&1
+    log "counter_check rc=$? $(tr '\n' ';' <"$W/logs/tc-counter-check.txt" | cut -c1-400)"
+  fi
   timeout $(cap 30) $B/bin/dmma_peak >"$W/results/dmma-peak.json" 2>&1
   log "dmma_peak rc=$? $(cat "$W/results/dmma-peak.json")"
   timeout $(cap 60) $B/bin/tensor_peak >"$W/results/tensor-peak.json" 2>&1
@@ -764,19 +777,6 @@ if has tensor-counters; then
     log "ncu beside CUPTI, $k: ncu rc=$r1, CUPTI rc=$r2, compare rc=$? (0: every count equal)"
     tee -a "$W/logs/summary.txt" <"$W/logs/ncu-compare-$k.txt" >&2
   done
-  if enough 60 "tensor main job"; then
-    t0=$(date +%s.%N)
-    timeout $(cap 120) $B/bin/bench_conv --stage up0 --reps 3 --out "$W/results/tc-up0.json" \
-      >"$W/logs/tc-up0.txt" 2>"$W/logs/tc-up0.err"
-    r=$?; w1=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
-    log "bench_conv --stage up0 --reps 3 (counters): rc=$r wall ${w1} s; $(grep -c 'bench_conv: counters' "$W/logs/tc-up0.err") captures"
-    PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}" python3 -m convbench_analysis report --no-history \
-      "$W/results/tc-up0.json" >"$W/logs/tc-report-up0.txt" 2>&1
-    log "report (counters column, one line per arm): rc=$?"
-    grep -E "^  (cuda|cudnn|cpu)-" "$W/logs/tc-report-up0.txt" | cut -c1-230 | tee -a "$W/logs/summary.txt" >&2
-    $B/bin/counter_check "$W/results/tc-up0.json" >"$W/logs/tc-counter-check.txt" 2>&1
-    log "counter_check rc=$? $(tr '\n' ';' <"$W/logs/tc-counter-check.txt" | cut -c1-400)"
-  fi
   if enough 60 "tensor overhead"; then
     t0=$(date +%s.%N)
     timeout $(cap 120) $B/bin/bench_conv --stage up0 --reps 3 --no-counters --out "$W/results/tc-up0-nc.json" \
