@@ -507,16 +507,18 @@ print(f"queue nvidia-smi: at most {most} compute process(es) at once (expect 1);
       f" {sorted(seen & set(ours))} of {ours}; the refused run ({refused}) listed:"
       f" {'YES' if refused in seen else 'no'}; others: {sorted(seen - set(ours)) or 'none'}")
 print("queue refused run wrote a record:", os.path.exists(f"{w}/results/queue-refused.json"))
-prev = None
+held = []
 for i in range(4):
     try:
-        d = json.load(open(f"{w}/results/queue-{i}.json"))
+        held.append((i, json.load(open(f"{w}/results/queue-{i}.json"))))
     except Exception as e:
         print(f"queue-{i}: no record ({e})")
-        continue
+held.sort(key=lambda t: t[1]["lease"].get("acquired_utc") or "")  # in the order they held it
+prev = None
+for i, d in held:
     L = d["lease"]
     ob = L.get("observation") or {}
-    order = "" if prev is None else (" after the previous" if prev <= (L.get("acquired_utc") or "") else " OVERLAPS the previous")
+    order = "" if prev is None else (" after the previous holder" if prev <= (L.get("acquired_utc") or "") else " OVERLAPS the previous holder")
     print(f"queue-{i}: started {d['started_utc']} acquired {L.get('acquired_utc')} released"
           f" {L.get('released_utc')} token {L.get('token')}{order}; verdict {L.get('verdict')},"
           f" foreign GPU max {ob.get('foreign_gpu_processes_max')}; {'; '.join(L.get('reasons') or [])[:300]}")
