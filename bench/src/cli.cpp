@@ -108,8 +108,9 @@ NVTX: domain "convbench"; each timed sample is the nested push/pop ranges stage 
 staging > r<round>, so ncu --nvtx --nvtx-include "convbench@up0/96/cuda-f32/" selects one case.
 Exit status: 0 ok; 1 runtime error (CUDA failure, result not written); 2 bad usage (nothing run,
 no result); 3 lease refused (no result) or lease void (result written); 4 correctness gate failed
-(result written; the failing arm is not timed); 130 / 143 interrupted by SIGINT / SIGTERM (the
-result is written with status "interrupted" and the samples taken, the lease released).
+(result written; the failing arm is not timed); 130 / 143 / 129 interrupted by SIGINT / SIGTERM /
+SIGHUP (the result is written with status "interrupted" and the samples taken, the lease
+released).
 Every finished round is appended to <result>.journal first, so a run killed outright (SIGKILL)
 loses at most the round under way: bench_conv --resume <result>.journal writes its result.
 )";

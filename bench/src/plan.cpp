@@ -218,7 +218,7 @@ void check_outputs(Plan &p) {
     throw UsageError("--dump: cannot create directory " + p.opt.dump +
                      (ec ? ": " + ec.message() : ""));
   try {
-    check_writable(p.opt.dump + "/probe");
+    check_writable(p.opt.dump + "/probe", "dump file");
   } catch (const WriteError &e) {
     throw UsageError(std::string("--dump: ") + e.what());
   }

@@ -1,9 +1,9 @@
 #include "problem_dump.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "atomic_write.hpp"
 #include "npy.hpp"
 
 namespace fs = std::filesystem;
@@ -98,7 +98,11 @@ void write_output(const std::string &dir, const Problem &p, const std::string &b
 std::string dump_problem(const std::string &root, const Problem &p, const std::vector<float> &ref,
                          const std::vector<DumpedCase> &outputs, const json &run) {
   const std::string dir = root + "/" + p.stage + "-" + std::to_string(p.frames);
-  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || fs::is_symlink(dir) || !fs::is_directory(dir))
+    throw WriteError("cannot create the dump directory " + dir +
+                     (ec ? ": " + ec.message() : ": it exists and is not a directory"));
   json meta = {{"stage", p.stage},
                {"frames", p.frames},
                {"seed", p.seed},
@@ -137,7 +141,7 @@ std::string dump_problem(const std::string &root, const Problem &p, const std::v
     cases.push_back(c);
   }
   meta["outputs"] = cases;
-  std::ofstream(dir + "/problem.json") << meta.dump(2) << "\n";
+  write_atomically(dir + "/problem.json", meta.dump(2) + "\n", "dump file");
   return dir;
 }
 

@@ -129,7 +129,7 @@ RoundsOutcome run_rounds(Plan &plan, SampleTaker &taker, lease::RunLease &lease,
       break;
     running = decide(running, r, since(t0));
     still_converging(running, r);
-    journal.append_round(journal_round_json(ro, taken));
+    journal.append_round(journal_round_json(ro, taken, lease.to_json()));
   }
   out.interrupted = interrupted();
   for (Case *c : running)

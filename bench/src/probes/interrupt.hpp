@@ -1,8 +1,10 @@
-// SIGINT / SIGTERM while a run is under way: the handler only records the signal (an atomic
-// store, async-signal-safe); the rounds loop asks interrupted() between samples, writes what it
-// has with status "interrupted" and exits with interrupt_exit_code() (130 for SIGINT, 143 for
-// SIGTERM, as a shell reports them). A second SIGINT (Ctrl-C twice) ends the process at once with
-// the default action; a repeated SIGTERM is only recorded again (a scheduler may send several).
+// SIGINT / SIGTERM / SIGHUP while a run is under way: the handler only records the signal (an
+// atomic store, async-signal-safe); the rounds loop asks interrupted() between samples, writes
+// what it has with status "interrupted" and exits with interrupt_exit_code() (130 for SIGINT, 143
+// for SIGTERM, 129 for SIGHUP - a closed terminal or ssh session - as a shell reports them). A
+// second SIGINT (Ctrl-C twice) ends the process at once with the default action, unless it came
+// within a second of the first (a wrapper passing the terminal's Ctrl-C on: still one interrupt); a
+// repeated SIGTERM is only recorded again (a scheduler may send several).
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +24,7 @@ public:
 
 private:
   struct sigaction old_int_ {
-  }, old_term_{};
+  }, old_term_{}, old_hup_{};
 };
 
 // Before the first timed round a run is in calls that never look at interrupted(): the gate's
