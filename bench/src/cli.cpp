@@ -101,6 +101,10 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     run for the shape fails that case's gate (never timed), saying why
   --plugin PATH     load arms from a shared library (repeatable); its arms join the registry
                     before the plan is made, and are gated and timed as built-in arms are
+  --plugin-timeout S
+                    the longest one plugin call (or a host arm's trial run) may take: a trial
+                    past it is killed and its case refused; a call past it (or still running 3 s
+                    after a signal) ends the run, naming the call and the journal. Default: 600
   -h, --help        this text
 
 Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
@@ -198,8 +202,8 @@ namespace {
 // CLI11 parses; the values are checked here so each bad one gets the same one-line message.
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
-      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume, cudnn_algo,
-      gpus;
+      out, dump, lease_wait, plugin_timeout, profile, target_ci, max_time, max_rounds, cpus, resume,
+      cudnn_algo, gpus;
   std::vector<std::string> plugins;
   bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };
@@ -226,6 +230,7 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--out", &r.out},
            {"--dump", &r.dump},
            {"--lease-wait", &r.lease_wait},
+           {"--plugin-timeout", &r.plugin_timeout},
            {"--profile", &r.profile},
            {"--target-ci", &r.target_ci},
            {"--max-time", &r.max_time},
@@ -305,6 +310,9 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   });
   given(app, "--out", [&] { o.out = r.out; });
   given(app, "--dump", [&] { o.dump = r.dump; });
+  given(app, "--plugin-timeout", [&] {
+    o.plugin_timeout = parse_seconds("--plugin-timeout", r.plugin_timeout, false, 86400);
+  });
   given(app, "--lease-wait",
         [&] { o.lease_wait = parse_seconds("--lease-wait", r.lease_wait, true, 86400); });
   given(app, "--profile", [&] { o.profile = r.profile; });

@@ -8,6 +8,7 @@
 #include "atomic_write.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "host_probe.hpp"
+#include "plugin/crash_notice.hpp"
 #include "probes/journal.hpp"
 #include "sysinfo.hpp"
 
@@ -227,6 +228,7 @@ void check_outputs(Plan &p) {
 } // namespace
 
 Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc) {
+  plugin::set_plugin_timeout(opt.plugin_timeout);
   Plan p;
   p.opt = opt;
   p.argv = std::move(argv);

@@ -97,6 +97,10 @@ void InterruptWatchdog::watch() {
 
 bool interrupted() { return g_signal.load() != 0; }
 int interrupt_signal() { return g_signal.load(); }
+const char *interrupt_signal_name() {
+  const int s = g_signal.load();
+  return s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "a signal";
+}
 int interrupt_exit_code() {
   const int s = g_signal.load();
   return s ? 128 + s : 0;

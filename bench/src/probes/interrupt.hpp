@@ -55,8 +55,9 @@ private:
 };
 
 bool interrupted();
-int interrupt_signal();    // SIGINT, SIGTERM, or 0 when none arrived
-int interrupt_exit_code(); // 128 + the signal, or 0
-void clear_interrupt();    // forget a recorded signal (a new run in the same process)
+int interrupt_signal();              // SIGINT, SIGTERM, SIGHUP, or 0 when none arrived
+const char *interrupt_signal_name(); // "SIGINT", "SIGTERM", "SIGHUP" or "a signal"
+int interrupt_exit_code();           // 128 + the signal, or 0
+void clear_interrupt();              // forget a recorded signal (a new run in the same process)
 
 } // namespace convbench::bench
