@@ -10,6 +10,7 @@
 #include "host_probe.hpp"
 #include "plugin/crash_notice.hpp"
 #include "probes/journal.hpp"
+#include "problem_dump.hpp"
 #include "sysinfo.hpp"
 
 #if CONVBENCH_HAVE_CUDA
@@ -220,6 +221,8 @@ void check_outputs(Plan &p) {
                      (ec ? ": " + ec.message() : ""));
   try {
     check_writable(p.opt.dump + "/probe", "dump file");
+    for (const auto &pr : p.problems)
+      check_dump_target(p.opt.dump, *pr);
   } catch (const WriteError &e) {
     throw UsageError(std::string("--dump: ") + e.what());
   }

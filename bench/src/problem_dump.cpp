@@ -95,9 +95,30 @@ void write_output(const std::string &dir, const Problem &p, const std::string &b
 
 } // namespace
 
+std::string dump_dir(const std::string &root, const Problem &p) {
+  return root + "/" + p.stage + "-" + std::to_string(p.frames);
+}
+
+void check_dump_target(const std::string &root, const Problem &p) {
+  const fs::path dir = dump_dir(root, p);
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(dir, ec);
+  if (ec || st.type() == fs::file_type::not_found)
+    return;
+  if (st.type() != fs::file_type::directory)
+    throw WriteError("dump directory '" + dir.string() +
+                     "' exists and is not a directory: move it away");
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    const fs::file_type t = e.symlink_status(ec).type();
+    if (t != fs::file_type::regular)
+      throw WriteError("dump file '" + e.path().string() +
+                       "' exists and is not a regular file: give a --dump folder of your own");
+  }
+}
+
 std::string dump_problem(const std::string &root, const Problem &p, const std::vector<float> &ref,
                          const std::vector<DumpedCase> &outputs, const json &run) {
-  const std::string dir = root + "/" + p.stage + "-" + std::to_string(p.frames);
+  const std::string dir = dump_dir(root, p);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || fs::is_symlink(dir) || !fs::is_directory(dir))

@@ -448,7 +448,15 @@ def t_hostile_out(bench, schema, tmp):
         )
         check(p.wall < 30, f"--out {os.path.basename(path)}: refused before measuring")
         check(still(os.lstat(path).st_mode), f"--out {os.path.basename(path)}: left as it was")
-    check(open(victim).read() == "theirs", "the symlink's target is untouched")
+    # A symlink planted where a dump file goes: refused before measuring, nothing written through.
+    planted = os.path.join(tmp, "dumps", "up3-8")
+    os.makedirs(planted)
+    os.symlink(victim, os.path.join(planted, "input.npy"))
+    p = small_run(bench, tmp, ["--reps", "1", "--dump", os.path.join(tmp, "dumps")], out="x.json")
+    err = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(err) == 1 and "input.npy" in err[0],
+          f"--dump with a planted symlink: exit {p.returncode}, {err[:3]}")
+    check(open(victim, "rb").read() == b"theirs", "the symlink's target is untouched")
     # A dump on a disk too small for it: one line, no partial file, the run and its record go on.
     if os.geteuid() != 0:
         print("note: the full-disk dump part needs root (mount); not run here")
