@@ -346,7 +346,9 @@ public:
                              " is busy: etcd key " + key + " at " + ep_ + " is held by " +
                              holder_desc.get<std::string>() + " (token " +
                              std::to_string(their_rev) + ")" +
-                             (req.wait_s > 0 ? "" : "; wait for it with --wait S"));
+                             (req.wait_s > 0 ? ""
+                                             : "; to wait for it: bench_conv --lease-wait S, "
+                                               "convlease run --wait S"));
       } catch (const EtcdError &e) {
         throw LeaseRefused(e.what());
       }
