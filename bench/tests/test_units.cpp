@@ -180,6 +180,8 @@ TEST(AtomicWrite, APlantedTempNameIsNeverWrittenThrough) {
 }
 
 TEST(AtomicWrite, TheTempIsCreatedWithTheUmasksMode) {
+  // A record others on the machine can read, as any file the user writes. Planted: the temp
+  // created 0600 (mkstemp's mode) made the record 0600: failed here.
   fs::path d = fresh_dir("mode");
   const mode_t old = ::umask(022);
   write_atomically((d / "r.json").string(), "{}");
