@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <optional>
 #include <stdexcept>
 
@@ -14,21 +13,9 @@ std::atomic<int> g_signal{0};
 std::atomic<bool> g_installed{false};
 static_assert(std::atomic<int>::is_always_lock_free, "the handler needs a lock-free atomic");
 
-std::atomic<int64_t> g_first_ns{0}; // when the first signal came (CLOCK_MONOTONIC)
-static_assert(std::atomic<int64_t>::is_always_lock_free, "the handler needs a lock-free atomic");
-
-// A wrapper that passes Ctrl-C on (a script's trap, srun) delivers it a second time within
-// moments of the terminal's own: that is still one interrupt.
-constexpr int64_t kSameInterruptNs = 1'000'000'000;
-
 extern "C" void on_signal(int sig) {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts); // async-signal-safe
-  const int64_t now = int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   const int before = g_signal.exchange(sig);
-  if (before == 0)
-    g_first_ns = now;
-  if (sig == SIGINT && before == SIGINT && now - g_first_ns.load() >= kSameInterruptNs) {
+  if (sig == SIGINT && before == SIGINT) {
     // Ctrl-C twice: the user wants out now. signal() and raise() are async-signal-safe.
     std::signal(SIGINT, SIG_DFL);
     std::raise(SIGINT);

@@ -2,9 +2,9 @@
 // atomic store, async-signal-safe); the rounds loop asks interrupted() between samples, writes
 // what it has with status "interrupted" and exits with interrupt_exit_code() (130 for SIGINT, 143
 // for SIGTERM, 129 for SIGHUP - a closed terminal or ssh session - as a shell reports them). A
-// second SIGINT (Ctrl-C twice) ends the process at once with the default action, unless it came
-// within a second of the first (a wrapper passing the terminal's Ctrl-C on: still one interrupt); a
-// repeated SIGTERM is only recorded again (a scheduler may send several).
+// second SIGINT (Ctrl-C twice) ends the process at once with the default action (convlease passes
+// on no Ctrl-C that the terminal sent, so one Ctrl-C under it is one SIGINT here); a repeated
+// SIGTERM is only recorded again (a scheduler may send several).
 #pragma once
 
 #include <condition_variable>
