@@ -169,3 +169,54 @@ def test_an_index_that_cannot_be_written_falls_back_to_memory(tmp_path):
     (tmp_path / history.INDEX_NAME).mkdir()  # sqlite cannot open a directory as its file
     rc, out, err = cli("report", later)
     assert rc == 3 and "drift" in out and "earlier.json" in out, err
+
+
+def test_a_fifo_named_json_is_skipped_not_waited_on(tmp_path):
+    # A FIFO among the records (or given by name): the open would block until a writer came.
+    # Planted (the code before): open() on it; the report hung until the test's timeout.
+    import os
+
+    _, later = _seed_pair(tmp_path)
+    os.mkfifo(tmp_path / "pipe.json")
+    p = subprocess.run(
+        [sys.executable, "-m", "convbench_analysis", "report", str(later)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 3 and "drift" in p.stdout, p.stderr
+    p = subprocess.run(
+        [sys.executable, "-m", "convbench_analysis", "report", str(tmp_path / "pipe.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1 and "FIFO" in err[0], p.stderr
+
+
+def test_a_malformed_index_row_is_skipped_not_a_traceback(tmp_path):
+    # Rows another tool (or a damaged file) left in the index: times that do not parse, NULLs,
+    # text where numbers belong. Planted (the code before): parse_utc on them raised, and report
+    # and history ended in a traceback.
+    import sqlite3
+
+    earlier, later = _seed_pair(tmp_path)
+    assert cli("index", tmp_path)[0] == 0
+    db = sqlite3.connect(tmp_path / history.INDEX_NAME)
+    row = list(
+        db.execute("SELECT * FROM runs WHERE path = ?", (str(earlier.resolve()),)).fetchone()
+    )
+    for n, (started, ended) in enumerate((("garbage", None), (None, "2020-01-01T00:00:00Z"))):
+        bad = row[:]
+        bad[0], bad[1], bad[9], bad[10] = f"/nowhere/{n}.json", f"bad{n}", started, ended
+        db.execute(f"INSERT INTO runs VALUES ({','.join('?' * len(bad))})", bad)
+        db.execute(
+            "INSERT INTO cases VALUES (?, ?, 'median', 'x', NULL, 1, 5, 0.1, 1)", (bad[0], HOST)
+        )
+    db.commit()
+    db.close()
+    rc, out, err = cli("report", later)
+    assert rc == 3 and "drift" in out and "Traceback" not in err, err
+    rc, out, err = cli("history", HOST, "--history", tmp_path)
+    assert rc == 0 and "Traceback" not in err, err

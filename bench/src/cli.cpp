@@ -108,6 +108,10 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     run for the shape fails that case's gate (never timed), saying why
   --plugin PATH     load arms from a shared library (repeatable); its arms join the registry
                     before the plan is made, and are gated and timed as built-in arms are
+  --plugin-timeout S
+                    the longest one plugin call (or a host arm's trial run) may take: a trial
+                    past it is killed and its case refused; a call past it (or still running 3 s
+                    after a signal) ends the run, naming the call and the journal. Default: 600
   -h, --help        this text
 
 Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
@@ -115,8 +119,9 @@ NVTX: domain "convbench"; each timed sample is the nested push/pop ranges stage 
 staging > r<round>, so ncu --nvtx --nvtx-include "convbench@up0/96/cuda-f32/" selects one case.
 Exit status: 0 ok; 1 runtime error (CUDA failure, result not written); 2 bad usage (nothing run,
 no result); 3 lease refused (no result) or lease void (result written); 4 correctness gate failed
-(result written; the failing arm is not timed); 130 / 143 interrupted by SIGINT / SIGTERM (the
-result is written with status "interrupted" and the samples taken, the lease released).
+(result written; the failing arm is not timed); 130 / 143 / 129 interrupted by SIGINT / SIGTERM /
+SIGHUP (the result is written with status "interrupted" and the samples taken, the lease
+released).
 Every finished round is appended to <result>.journal first, so a run killed outright (SIGKILL)
 loses at most the round under way: bench_conv --resume <result>.journal writes its result.
 )";
@@ -204,8 +209,8 @@ namespace {
 // CLI11 parses; the values are checked here so each bad one gets the same one-line message.
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
-      out, dump, lease_wait, profile, target_ci, max_time, max_rounds, cpus, resume, cudnn_algo,
-      gpus, twins;
+      out, dump, lease_wait, plugin_timeout, profile, target_ci, max_time, max_rounds, cpus, resume,
+      cudnn_algo, gpus, twins;
   std::vector<std::string> plugins;
   bool help = false, no_lease = false, no_counters = false, no_pin = false;
 };
@@ -232,6 +237,7 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--out", &r.out},
            {"--dump", &r.dump},
            {"--lease-wait", &r.lease_wait},
+           {"--plugin-timeout", &r.plugin_timeout},
            {"--profile", &r.profile},
            {"--target-ci", &r.target_ci},
            {"--max-time", &r.max_time},
@@ -317,6 +323,9 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   });
   given(app, "--out", [&] { o.out = r.out; });
   given(app, "--dump", [&] { o.dump = r.dump; });
+  given(app, "--plugin-timeout", [&] {
+    o.plugin_timeout = parse_seconds("--plugin-timeout", r.plugin_timeout, false, 86400);
+  });
   given(app, "--lease-wait",
         [&] { o.lease_wait = parse_seconds("--lease-wait", r.lease_wait, true, 86400); });
   given(app, "--profile", [&] { o.profile = r.profile; });

@@ -45,6 +45,7 @@ struct Options {
   std::string dump;                     // empty: no dump
   bool no_lease = false;
   double lease_wait = 0;
+  double plugin_timeout = 600; // --plugin-timeout S: the longest a plugin call or trial may run
   std::optional<std::string> profile; // unset: fp-throughput when a GPU is present
   bool no_counters = false;
   std::vector<std::string> plugins; // --plugin PATH, repeatable, in order (main.cpp loads them)

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "atomic_write.hpp"
 #include "device_gate.hpp"
 #include "plan.hpp"
 #include "problem_dump.hpp"
@@ -95,6 +96,13 @@ void gate_peers(std::vector<Case *> &cases, const std::map<Case *, std::vector<f
   }
 }
 
+// A dump that cannot be written (a full disk) costs the dump, not the run: one line, no partial
+// file (the writers remove their temp files), and no more files for this problem.
+void dump_failed(const WriteError &e, const Problem &p) {
+  std::cerr << "bench_conv: --dump: " << e.what() << "; the dump of " << p.stage << "-" << p.frames
+            << " is incomplete, the run goes on\n";
+}
+
 } // namespace
 
 bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
@@ -109,9 +117,13 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
         if (c.problem == p.get())
           outputs.push_back(
               {c.arm->name() + "/" + c.staging, to_string(c.arm->gate()), c.arm->tolerance()});
-      dir = dump_problem(
-          plan.opt.dump, *p, ref, outputs,
-          {{"model", plan.model.name}, {"run_seed", plan.opt.seed}, {"run_id", run_id}});
+      try {
+        dir = dump_problem(
+            plan.opt.dump, *p, ref, outputs,
+            {{"model", plan.model.name}, {"run_seed", plan.opt.seed}, {"run_id", run_id}});
+      } catch (const WriteError &e) {
+        dump_failed(e, *p);
+      }
     }
     std::vector<Case *> cases;
     std::set<std::string> peers; // arms some case of this problem is compared with
@@ -128,7 +140,12 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
       if (gated)
         gated(*c); // at once: a fault in a later case's call keeps this gate
       if (!dir.empty())
-        dump_output(dir, *p, c->arm->name() + "/" + c->staging, y);
+        try {
+          dump_output(dir, *p, c->arm->name() + "/" + c->staging, y);
+        } catch (const WriteError &e) {
+          dump_failed(e, *p);
+          dir.clear();
+        }
       if (!c->arm->bitwise_peer().empty() || peers.count(c->arm->name()))
         outputs[c] = std::move(y);
     }

@@ -1,9 +1,8 @@
 #include "npy.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <stdexcept>
+
+#include "atomic_write.hpp"
 
 namespace convbench::bench {
 
@@ -39,15 +38,14 @@ void write_npy_f32(const std::string &path, const std::vector<int64_t> &shape, c
   if (expect != count)
     throw std::runtime_error(path + ": shape does not match the element count");
   std::string h = npy_header_f32(shape);
-  FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+  // A temp file renamed into place: a failed write (a full disk) leaves no truncated .npy, and an
+  // existing symlink, FIFO or device at `path` is refused, never written through.
+  check_writable(path, "dump file");
+  TempFile f(path);
+  f.write(h.data(), h.size());
   // x86-64 and aarch64 hosts are little-endian, which '<f4' states.
-  bool ok = std::fwrite(h.data(), 1, h.size(), f) == h.size() &&
-            std::fwrite(data, sizeof(float), count, f) == count;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok)
-    throw std::runtime_error("cannot write " + path);
+  f.write(data, count * sizeof(float));
+  f.commit();
 }
 
 } // namespace convbench::bench

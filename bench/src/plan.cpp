@@ -10,7 +10,9 @@
 #include "atomic_write.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "host_probe.hpp"
+#include "plugin/crash_notice.hpp"
 #include "probes/journal.hpp"
+#include "problem_dump.hpp"
 #include "sysinfo.hpp"
 
 #include "device_gate.hpp"
@@ -269,7 +271,9 @@ void check_outputs(Plan &p) {
     throw UsageError("--dump: cannot create directory " + p.opt.dump +
                      (ec ? ": " + ec.message() : ""));
   try {
-    check_writable(p.opt.dump + "/probe");
+    check_writable(p.opt.dump + "/probe", "dump file");
+    for (const auto &pr : p.problems)
+      check_dump_target(p.opt.dump, *pr);
   } catch (const WriteError &e) {
     throw UsageError(std::string("--dump: ") + e.what());
   }
@@ -285,6 +289,7 @@ double device_bytes_needed(const Plan &p) {
 }
 
 Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc) {
+  plugin::set_plugin_timeout(opt.plugin_timeout);
   Plan p;
   p.opt = opt;
   p.argv = std::move(argv);

@@ -1,9 +1,9 @@
 #include "problem_dump.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "atomic_write.hpp"
 #include "npy.hpp"
 
 namespace fs = std::filesystem;
@@ -95,10 +95,35 @@ void write_output(const std::string &dir, const Problem &p, const std::string &b
 
 } // namespace
 
+std::string dump_dir(const std::string &root, const Problem &p) {
+  return root + "/" + p.stage + "-" + std::to_string(p.frames);
+}
+
+void check_dump_target(const std::string &root, const Problem &p) {
+  const fs::path dir = dump_dir(root, p);
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(dir, ec);
+  if (ec || st.type() == fs::file_type::not_found)
+    return;
+  if (st.type() != fs::file_type::directory)
+    throw WriteError("dump directory '" + dir.string() +
+                     "' exists and is not a directory: move it away");
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    const fs::file_type t = e.symlink_status(ec).type();
+    if (t != fs::file_type::regular)
+      throw WriteError("dump file '" + e.path().string() +
+                       "' exists and is not a regular file: give a --dump folder of your own");
+  }
+}
+
 std::string dump_problem(const std::string &root, const Problem &p, const std::vector<float> &ref,
                          const std::vector<DumpedCase> &outputs, const json &run) {
-  const std::string dir = root + "/" + p.stage + "-" + std::to_string(p.frames);
-  fs::create_directories(dir);
+  const std::string dir = dump_dir(root, p);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || fs::is_symlink(dir) || !fs::is_directory(dir))
+    throw WriteError("cannot create the dump directory " + dir +
+                     (ec ? ": " + ec.message() : ": it exists and is not a directory"));
   json meta = {{"stage", p.stage},
                {"frames", p.frames},
                {"seed", p.seed},
@@ -137,7 +162,7 @@ std::string dump_problem(const std::string &root, const Problem &p, const std::v
     cases.push_back(c);
   }
   meta["outputs"] = cases;
-  std::ofstream(dir + "/problem.json") << meta.dump(2) << "\n";
+  write_atomically(dir + "/problem.json", meta.dump(2) + "\n", "dump file");
   return dir;
 }
 

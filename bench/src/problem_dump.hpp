@@ -23,6 +23,12 @@ struct DumpedCase {
   std::string gate; // reference, bitwise or tolerance
   double tolerance = 0;
 };
+// DIR/<stage>-<frames>/ of a problem.
+std::string dump_dir(const std::string &root, const Problem &p);
+// Before measuring: throws WriteError when the problem's dump directory exists and is not a
+// directory, or holds a symlink, FIFO or device where a dump file may go (nothing is written
+// through one).
+void check_dump_target(const std::string &root, const Problem &p);
 // Writes the problem's inputs and the reference and lists `outputs` in problem.json. Returns the
 // problem's directory.
 std::string dump_problem(const std::string &root, const Problem &p, const std::vector<float> &ref,

@@ -421,7 +421,8 @@ json journal_header_json(const Plan &plan, const RunOutcome &out) {
 }
 
 json journal_round_json(const RoundOrder &order,
-                        const std::vector<std::pair<const Case *, const Sample *>> &taken) {
+                        const std::vector<std::pair<const Case *, const Sample *>> &taken,
+                        const json &lease) {
   json samples = json::array(), stops = json::object();
   for (const auto &[c, s] : taken) {
     samples.push_back({{"case", c->id}, {"sample", sample_json(*s)}});
@@ -429,11 +430,8 @@ json journal_round_json(const RoundOrder &order,
         {"stop_reason", c->stop.stop() ? json(to_string(c->stop.reason)) : json(nullptr)},
         {"interval", interval_json(c->stop)}};
   }
-  return {{"round", order.round},
-          {"seed", order.seed},
-          {"cases", order.cases},
-          {"samples", samples},
-          {"stops", stops}};
+  return {{"round", order.round}, {"seed", order.seed}, {"cases", order.cases},
+          {"samples", samples},   {"stops", stops},     {"lease", lease}};
 }
 
 json recover_record(const std::string &journal_path, int exit_status) {
@@ -471,6 +469,11 @@ json recover_record(const std::string &journal_path, int exit_status) {
                      {"reason", "the run was killed before its counter pass"}};
   }
   r["benchmarks"] = benchmarks_view(benchmark_runs(r["cases"]));
+  // The lease as the last journaled round left it (its start check, renewals, observation); the
+  // header's is from before the start check.
+  if (!j.rounds.empty() && j.rounds.back().contains("lease") &&
+      j.rounds.back()["lease"].is_object())
+    r["lease"] = j.rounds.back()["lease"];
   // The lease was never verified after the last sample, nor observed past the journal.
   if (r["lease"].value("verdict", "") == "valid") {
     r["lease"]["verdict"] = "void";

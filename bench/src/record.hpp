@@ -33,11 +33,12 @@ struct RunOutcome {
 nlohmann::json build_record(const Plan &plan, const RunOutcome &out);
 
 // The journal: line 1 holds the record as it stands before the first timed sample; each round's
-// line holds its order, its samples and the stopping decision of each case in it.
+// line holds its order, its samples, the stopping decision of each case in it and the lease block
+// as it stands after the round (its start check, renewals and observation so far).
 nlohmann::json journal_header_json(const Plan &plan, const RunOutcome &out);
-nlohmann::json
-journal_round_json(const RoundOrder &order,
-                   const std::vector<std::pair<const Case *, const Sample *>> &taken);
+nlohmann::json journal_round_json(const RoundOrder &order,
+                                  const std::vector<std::pair<const Case *, const Sample *>> &taken,
+                                  const nlohmann::json &lease);
 // The record of a run that was killed, from its journal: status "recovered", every journaled
 // round, and for each case its stopping decision or "interrupted". Throws JournalError.
 nlohmann::json recover_record(const std::string &journal_path, int exit_status);

@@ -1,6 +1,7 @@
 #include "resume.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "atomic_write.hpp"
@@ -10,6 +11,29 @@
 #include "run.hpp"
 
 namespace convbench::bench {
+
+namespace {
+
+// A record the run wrote itself (complete, interrupted, faulted) beside a journal it did not get
+// to remove holds more than the journal can give back (its end check, its counters): a recovered
+// record never replaces it.
+void refuse_to_replace_the_runs_own_record(const std::string &out, const nlohmann::json &recovered,
+                                           const std::string &journal) {
+  std::ifstream in(out);
+  if (!in)
+    return;
+  nlohmann::json existing = nlohmann::json::parse(in, nullptr, false);
+  if (!existing.is_object() || existing.value("run_id", "") != recovered.value("run_id", "") ||
+      existing.value("status", "") == "recovered")
+    return;
+  throw UsageError("--resume: " + out + " already holds the " + existing.value("status", "") +
+                   " record of run " + existing.value("run_id", "") + ", which the journal " +
+                   journal +
+                   " cannot improve on: nothing written (remove the journal, or give "
+                   "--out to recover it beside)");
+}
+
+} // namespace
 
 int resume_run(const Options &opt) {
   const std::string suffix = ".journal";
@@ -35,6 +59,7 @@ int resume_run(const Options &opt) {
     throw UsageError("--resume: journal " + opt.resume +
                      " is not a bench_conv journal: " + e.what());
   }
+  refuse_to_replace_the_runs_own_record(out, record, opt.resume);
   write_atomically(out, record.dump(1) + "\n");
   std::filesystem::remove(opt.resume);
   std::cout << "result: " << out << "\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "plan.hpp"
+#include "plugin/crash_notice.hpp"
 #include "probes/interrupt.hpp"
 #include "probes/journal.hpp"
 #include "record.hpp"
@@ -110,6 +111,10 @@ RoundsOutcome run_rounds(Plan &plan, SampleTaker &taker, lease::RunLease &lease,
       running.push_back(&c);
   }
   RoundsOutcome out; // the start check was made before the run's first device call (run.cpp)
+  // Should a plugin end the process from here on (exit(), a call that never returns), its last
+  // line says where the finished rounds are.
+  plugin::set_samples_note("the finished rounds are in " + plan.journal_path + ": bench_conv " +
+                           "--resume " + plan.journal_path + " writes their record");
   const auto t0 = Clock::now();
   for (int r = 0; !running.empty() && !interrupted(); ++r) {
     std::vector<int> idx = round_order(int(running.size()), plan.opt.seed, r);
@@ -128,12 +133,13 @@ RoundsOutcome run_rounds(Plan &plan, SampleTaker &taker, lease::RunLease &lease,
       break;
     running = decide(running, r, since(t0));
     still_converging(running, r);
-    journal.append_round(journal_round_json(ro, taken));
+    journal.append_round(journal_round_json(ro, taken, lease.to_json()));
   }
   out.interrupted = interrupted();
   for (Case *c : running)
     c->cut_short = out.interrupted;
   lease.verify_end();
+  plugin::set_samples_note("");
   return out;
 }
 

@@ -43,7 +43,10 @@ int fail(int status, const std::string &what) {
 }
 
 const char *signal_text(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+         : sig == SIGHUP  ? "SIGHUP"
+                          : "a signal";
 }
 
 // What the record says of the fault that ended a run: the arm, its words, whether the CUDA
@@ -356,10 +359,17 @@ int run_bench_conv(int argc, const char *const *argv) {
     return fail(kExitError, std::string("error: ") + e.what());
   }
   clear_interrupt();
-  InterruptGuard on_signal; // SIGINT/SIGTERM: the rounds stop, the record says "interrupted"
+  InterruptGuard on_signal; // SIGINT/SIGTERM/SIGHUP: the rounds stop, the record says "interrupted"
   try {
     return measure(plan, *lease, out);
   } catch (const std::exception &e) {
+    // The result or the journal could not be written (a full disk, a permission): the rounds
+    // journaled so far are the samples; say where they are and how to make the record of them.
+    std::error_code ec;
+    if (std::filesystem::exists(plan.journal_path, ec))
+      return fail(kExitError, std::string("error: ") + e.what() + "; the samples taken are in " +
+                                  plan.journal_path + ": once the cause is fixed, bench_conv " +
+                                  "--resume " + plan.journal_path + " writes their record");
     return fail(kExitError, std::string("error: ") + e.what());
   }
 }

@@ -422,6 +422,75 @@ def t_atomic_out(bench, schema, tmp):
     check(not os.path.exists("/proc/convbench-e2e.json"), "file under /proc")
 
 
+def t_hostile_out(bench, schema, tmp):
+    """--out that exists and is not a regular file, and a --dump on a full disk. Planted (the code
+    before): the final rename replaced a FIFO, a device node and a symlink with the record (as
+    root, --out /dev/null made /dev/null a regular file); the dump aborted the run at ENOSPC and
+    left a truncated .npy."""
+    import stat
+
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("theirs")
+    fifo, link, dev = (os.path.join(tmp, n) for n in ("fifo", "link", "null"))
+    os.mkfifo(fifo)
+    os.symlink(victim, link)
+    kinds = [(fifo, stat.S_ISFIFO), (link, stat.S_ISLNK)]
+    if os.geteuid() == 0:
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a /dev/null of our own
+        kinds.append((dev, stat.S_ISCHR))
+    for path, still in kinds:
+        p = small_run(bench, tmp, ["--reps", "1"], out=path)
+        err = p.stderr.strip().splitlines()
+        check(
+            p.returncode == 2 and len(err) == 1 and "not a regular file" in err[0],
+            f"--out {os.path.basename(path)}: exit {p.returncode}, {err[:3]}",
+        )
+        check(p.wall < 30, f"--out {os.path.basename(path)}: refused before measuring")
+        check(still(os.lstat(path).st_mode), f"--out {os.path.basename(path)}: left as it was")
+    # A symlink planted where a dump file goes: refused before measuring, nothing written through.
+    planted = os.path.join(tmp, "dumps", "up3-8")
+    os.makedirs(planted)
+    os.symlink(victim, os.path.join(planted, "input.npy"))
+    p = small_run(bench, tmp, ["--reps", "1", "--dump", os.path.join(tmp, "dumps")], out="x.json")
+    err = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(err) == 1 and "input.npy" in err[0],
+          f"--dump with a planted symlink: exit {p.returncode}, {err[:3]}")
+    check(open(victim, "rb").read() == b"theirs", "the symlink's target is untouched")
+    # A dump on a disk too small for it: one line, no partial file, the run and its record go on.
+    if os.geteuid() != 0:
+        print("note: the full-disk dump part needs root (mount); not run here")
+        return
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]).returncode != 0:
+        check(False, "cannot mount a tmpfs for the full-disk dump")
+        return
+    try:
+        p = small_run(bench, tmp, ["--reps", "1", "--frames", "64", "--dump", mnt], out="d.json")
+        check(p.returncode == 0, f"dump on a full disk: exit {p.returncode}: {p.stderr[-400:]}")
+        check(os.path.exists(os.path.join(tmp, "d.json")), "dump on a full disk: the record")
+        lines = [x for x in p.stderr.splitlines() if x.startswith("bench_conv: --dump:")]
+        check(
+            len(lines) >= 1 and "No space left" in lines[0] and "the run goes on" in lines[0],
+            f"dump on a full disk: one line says so: {lines[:2]}",
+        )
+        import numpy as np
+
+        for root, _, files in os.walk(mnt):
+            for name in files:
+                path = os.path.join(root, name)
+                check(not name.startswith("."), f"a temp file left: {path}")
+                if name.endswith(".npy") and not name.startswith("."):
+                    try:
+                        np.load(path)
+                        check(True, "loads")
+                    except (ValueError, OSError) as e:
+                        check(False, f"a truncated .npy left: {path}: {e}")
+    finally:
+        subprocess.run(["umount", "-l", mnt])
+
+
 def conv_transpose1d_f64(x, w, b, stride, padding):
     """torch.nn.functional.conv_transpose1d in float64 numpy: x [N, Cin, L], w [Cin, Cout, K]."""
     import numpy as np
@@ -573,6 +642,7 @@ def t_gpu_run(bench, schema, tmp):
 
 
 TESTS = {"cli_errors": t_cli_errors, "small_run": t_small_run, "atomic_out": t_atomic_out, "dump": t_dump,
+         "hostile_out": t_hostile_out,
          "adaptive": t_adaptive,
          "default_up0": t_default_up0, "gpu_run": t_gpu_run}
 

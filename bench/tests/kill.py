@@ -330,6 +330,13 @@ def t_sigkill(bench, schema, tmp, env):
             r["lease"]["verdict"] == "void",
             "recovered: the lease, never verified at the end, is void",
         )
+        # Planted (the code before the journal carried the lease): the header's lease, taken
+        # before the start check, said "no start check" although one was made.
+        reasons = " ".join(r["lease"].get("reasons", []))
+        check(
+            "no start check" not in reasons and (r["lease"].get("start_check") or {}).get("ok"),
+            f"recovered: the start check that was made is kept: {reasons[:200]}",
+        )
         check(
             r["recovered"]["torn_bytes"] >= 29,
             f"recovered: torn tail counted ({r['recovered']['torn_bytes']} bytes)",
@@ -350,6 +357,100 @@ def t_sigkill(bench, schema, tmp, env):
     lease_is_free(bench, tmp, env, "SIGKILL")
 
 
+def t_full_disk(bench, schema, tmp, env):
+    """The disk fills mid-run (a small tmpfs): the run ends with one line naming the journal and
+    the --resume that recovers it; once space is freed, --resume writes the record. Planted (the
+    code before): the bare "error: cannot write ..." named no journal."""
+    if os.geteuid() != 0:
+        print("SKIPPED: mounting a small tmpfs needs root")
+        sys.exit(77)
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt]).returncode != 0:
+        print("SKIPPED: cannot mount a tmpfs here")
+        sys.exit(77)
+    try:
+        out = os.path.join(mnt, "r.json")
+        p = start(bench, out, env, rounds=2)
+        filler = os.path.join(mnt, "filler")
+        with open(filler, "wb") as f:  # fill it to the last byte
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        try:
+            with open(filler, "ab") as f:
+                while True:
+                    f.write(b"\0")
+                    f.flush()
+        except OSError:
+            pass
+        p.send_signal(signal.SIGTERM)  # the final write now meets the full disk (if no append did)
+        _, stderr = p.communicate(timeout=120)
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        journal = out + ".journal"
+        check(p.returncode == 1, f"full disk: exit {p.returncode}, want 1")
+        check(
+            journal in last and f"--resume {journal}" in last,
+            f"full disk: the last line names the journal and --resume: {last!r}",
+        )
+        check(not os.path.exists(out), "full disk: no partial record")
+        check(os.path.exists(journal), "full disk: the journal is kept")
+        os.remove(filler)
+        q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True)
+        check(q.returncode == 0, f"full disk: --resume after freeing space: {q.stderr[-300:]}")
+        if os.path.exists(out):
+            with open(out) as f:
+                r = json.load(f)
+            validate(schema, r, "full disk")
+            check_cut_short(r, "full disk", "recovered", 2)
+    finally:
+        subprocess.run(["umount", "-l", mnt])
+
+
+def t_resume_keeps_a_complete_record(bench, schema, tmp, env):
+    """A journal left beside the complete record of its own run (the process died between the
+    record's rename and the journal's removal): --resume refuses to replace the record. Planted
+    (the code before): the complete record was overwritten with a recovered, void one."""
+    out = os.path.join(tmp, "r.json")
+    journal = out + ".journal"
+    run = [*RUN[: RUN.index("--reps") + 1], "12", *RUN[RUN.index("--reps") + 2 :]]
+    p = subprocess.Popen(
+        [bench, *run, "--out", out], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    copy = None
+    while time.monotonic() < deadline and p.poll() is None:
+        if journal_rounds(journal) >= 2:
+            with open(journal, "rb") as f:
+                copy = f.read()
+            break
+        time.sleep(0.01)
+    p.communicate(timeout=120)
+    check(p.returncode == 0 and copy is not None, f"a complete run (exit {p.returncode})")
+    if copy is None:
+        return
+    with open(out, "rb") as f:
+        before = f.read()
+    with open(journal, "wb") as f:
+        f.write(copy)
+    q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True)
+    check(
+        q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1 and "complete" in q.stderr,
+        f"--resume beside the run's complete record: exit {q.returncode}: {q.stderr.strip()!r}",
+    )
+    with open(out, "rb") as f:
+        check(f.read() == before, "the complete record is untouched")
+    # Recovered beside it, under another name, it is still available.
+    other = os.path.join(tmp, "recovered.json")
+    q = subprocess.run(
+        [bench, "--resume", journal, "--out", other], env=env, capture_output=True, text=True
+    )
+    check(q.returncode == 0 and os.path.exists(other), "--resume --out elsewhere still recovers")
+
+
 def main():
     name, bench, schema = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix=f"bench_kill_{name}_") as tmp:
@@ -359,6 +460,14 @@ def main():
             t_signal(bench, schema, tmp, env, signal.SIGTERM, 143)
         elif name == "sigint":
             t_signal(bench, schema, tmp, env, signal.SIGINT, 130)
+        elif name == "sighup":
+            # An ssh session or terminal that closes: as SIGTERM. Planted (the code before): no
+            # handler, the process died of the signal with no record.
+            t_signal(bench, schema, tmp, env, signal.SIGHUP, 129)
+        elif name == "full_disk":
+            t_full_disk(bench, schema, tmp, env)
+        elif name == "resume_complete":
+            t_resume_keeps_a_complete_record(bench, schema, tmp, env)
         elif name == "sigkill":
             t_sigkill(bench, schema, tmp, env)
         elif name == "sigterm_gate":

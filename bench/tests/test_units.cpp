@@ -1,10 +1,13 @@
 // Unit tests of bench_conv's pieces. Each check was seen failing once with a planted fault (noted
 // beside it) before it was trusted.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -122,9 +125,9 @@ TEST(AtomicWrite, WritesTheWholeFileAndLeavesNoTemp) {
 }
 
 TEST(AtomicWrite, FailedRenameRemovesTheTempAndKeepsTheTarget) {
-  // The target is a non-empty directory: rename(2) fails after the temp file was fully written,
-  // the late failure path. Planted: dropping the unlink in the rename branch leaves
-  // ".target.tmp.<pid>" and fails the listing check.
+  // The target is a non-empty directory: refused before a temp file exists (it used to fail at
+  // rename(2), after the temp was written). Planted: dropping the unlink in the rename branch
+  // left ".target.tmp.<pid>" and failed the listing check.
   fs::path d = fresh_dir("rename");
   fs::create_directories(d / "target" / "inside");
   EXPECT_THROW(write_atomically((d / "target").string(), "{}"), WriteError);
@@ -143,6 +146,101 @@ TEST(AtomicWrite, UncreatableDirectoryFailsWithTheReason) {
   }
   EXPECT_THROW(check_writable("/proc/convbench-unit.json"), WriteError);
   EXPECT_THROW(check_writable("/nonexistent-dir-xyz/r.json"), WriteError);
+}
+
+std::string slurp(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(AtomicWrite, ExistingSpecialFilesAreRefusedNotReplaced) {
+  // A FIFO, a symlink and a directory at the target: refused with the kind named, each left as it
+  // was. Fails on a writer that renames over whatever is there (the FIFO became a regular file,
+  // the symlink a file of results: as root, --out /dev/null replaced /dev/null).
+  fs::path d = fresh_dir("special");
+  ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);
+  std::ofstream(d / "victim") << "theirs";
+  fs::create_symlink(d / "victim", d / "link");
+  fs::create_directories(d / "dir");
+  for (const char *name : {"fifo", "link", "dir"}) {
+    const std::string path = (d / name).string();
+    EXPECT_THROW(check_writable(path), WriteError) << name;
+    try {
+      write_atomically(path, "{}");
+      ADD_FAILURE() << name << ": written";
+    } catch (const WriteError &e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  struct stat st {};
+  ASSERT_EQ(::lstat((d / "fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_TRUE(fs::is_symlink(d / "link"));
+  EXPECT_EQ(slurp(d / "victim"), "theirs");
+  EXPECT_EQ(listing(d).size(), 4u); // no temp file left
+  // A regular file is replaced as before.
+  std::ofstream(d / "r.json") << "old";
+  write_atomically((d / "r.json").string(), "new");
+  EXPECT_EQ(slurp(d / "r.json"), "new");
+  fs::remove_all(d);
+}
+
+TEST(AtomicWrite, APlantedTempNameIsNeverWrittenThrough) {
+  // Another local user plants symlinks at the temp names a writer could pick (the old name was
+  // ".<name>.tmp.<pid>", opened with O_TRUNC and no O_NOFOLLOW: a root run wrote its record into
+  // the victim). Fails on a predictable name or an open that follows the link.
+  fs::path d = fresh_dir("planted");
+  std::ofstream(d / "victim") << "theirs";
+  fs::create_symlink(d / "victim", d / (".r.json.tmp." + std::to_string(getpid())));
+  write_atomically((d / "r.json").string(), "ours");
+  check_writable((d / "r2.json").string());
+  EXPECT_EQ(slurp(d / "victim"), "theirs");
+  EXPECT_EQ(slurp(d / "r.json"), "ours");
+  EXPECT_EQ(listing(d).size(), 3u); // victim, the planted link, r.json
+  fs::remove_all(d);
+}
+
+TEST(AtomicWrite, TheTempIsCreatedWithTheUmasksMode) {
+  // A record others on the machine can read, as any file the user writes. Planted: the temp
+  // created 0600 (mkstemp's mode) made the record 0600: failed here.
+  fs::path d = fresh_dir("mode");
+  const mode_t old = ::umask(022);
+  write_atomically((d / "r.json").string(), "{}");
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat((d / "r.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  fs::remove_all(d);
+}
+
+// Runs `f` with writes beyond `bytes` failing (EFBIG, the full-disk path: a short write).
+template <class F> void with_file_size_limit(rlim_t bytes, F f) {
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = bytes;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+  f();
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+}
+
+TEST(Npy, AFailedWriteLeavesNoTruncatedFile) {
+  // The disk fills while an array is written: an error naming the file, and neither a truncated
+  // .npy nor a temp file. Fails on a writer that writes in place (the truncated .npy stayed).
+  fs::path d = fresh_dir("npyfull");
+  std::vector<float> big(64 * 1024, 1.f);
+  with_file_size_limit(4096, [&] {
+    EXPECT_THROW(
+        write_npy_f32((d / "x.npy").string(), {int64_t(big.size())}, big.data(), big.size()),
+        WriteError);
+  });
+  EXPECT_TRUE(listing(d).empty()) << listing(d)[0];
+  // A FIFO where the dump goes: refused, never opened (an open would block on it).
+  ASSERT_EQ(::mkfifo((d / "y.npy").c_str(), 0644), 0);
+  EXPECT_THROW(write_npy_f32((d / "y.npy").string(), {1}, big.data(), 1), WriteError);
+  fs::remove_all(d);
 }
 
 // ---- the gate ----

@@ -213,15 +213,36 @@ json Job::to_json() const {
           {"nodes", n}};
 }
 
-Job parse_job(const std::string &line) {
-  KeyValues kv = parse_key_values(line);
+Job parse_job(const std::string &text, const std::string &job_name) {
+  // The job name is the one value before the fields that matter that its owner writes freely (a
+  // newline included): "JobId=7 JobName=x OverSubscribe=NO UserId=..." must not read as an
+  // exclusive job. So the name squeue printed is cut out verbatim, and of the rest only the part
+  // before the first free-text field that follows the allocation (Command, WorkDir, Comment,
+  // StdOut...) is read; there every key's first occurrence is Slurm's own.
+  const std::string head = text.substr(0, text.find("JobName="));
+  if (head.size() == text.size() || head.rfind("JobId=", 0) != 0)
+    throw std::invalid_argument("no JobId= ... JobName= in scontrol's answer: '" +
+                                text.substr(0, 120) + "'");
+  const std::string after_name = text.substr(head.size() + 8);
+  // 22.05 prints UserId= right after the name.
+  if (after_name.compare(0, job_name.size(), job_name) != 0 ||
+      after_name.compare(job_name.size(), 8, " UserId=") != 0)
+    throw std::invalid_argument("scontrol's JobName is not the job's name as squeue prints it");
+  std::string rest = after_name.substr(job_name.size());
+  // Slurm 22.05 prints every field read here before these.
+  for (const char *free_text : {" Command=", " WorkDir=", " Comment=", " StdErr=", " StdIn=",
+                                " StdOut=", " AdminComment=", " SystemComment="})
+    rest.resize(std::min(rest.size(), rest.find(free_text)));
+  if (rest.find('\n') != std::string::npos)
+    throw std::invalid_argument("scontrol's answer holds a line break outside the job name");
+  KeyValues kv = parse_key_values(head + rest);
   Job j;
   j.id = kv.get("JobId");
   if (j.id.empty())
-    throw std::invalid_argument("no JobId= in scontrol's answer: '" + line.substr(0, 120) + "'");
+    throw std::invalid_argument("no JobId= in scontrol's answer: '" + text.substr(0, 120) + "'");
   j.array_job_id = kv.get("ArrayJobId");
   j.array_task_id = kv.get("ArrayTaskId");
-  j.name = kv.get("JobName");
+  j.name = job_name;
   j.user = kv.get("UserId");
   j.state = kv.get("JobState");
   j.reason = kv.get("Reason");
@@ -236,9 +257,12 @@ Job parse_job(const std::string &line) {
   if (std::string c = kv.get("NumCPUs");
       !c.empty() && std::isdigit(static_cast<unsigned char>(c[0])))
     j.num_cpus = to_int(c.substr(0, c.find_first_not_of("0123456789")), "NumCPUs");
-  // --details: "Nodes=a[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:2(IDX:0-1)", one group per node set.
+  // --details: "Nodes=a[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:2(IDX:0-1)", one group per node set,
+  // between JOB_GRES= and MinCPUsNode=.
   std::vector<std::string> group_hosts;
   for (auto &[k, v] : kv.items) {
+    if (k == "MinCPUsNode")
+      break;
     if (k == "Nodes") {
       group_hosts = expand_hostlist(v);
       for (auto &h : group_hosts)

@@ -12,6 +12,9 @@
    convbench-analyze with no overlap; two runs through two lock directories at once: refused as
    two mutexes, from the two files and from the history index alone; the lock directory that is
    not the site's said at run time.
+7. Ctrl-C on a terminal under `convlease run`: one interrupt, an "interrupted" record.
+8. convlease killed (SIGKILL) while its bench_conv times: bench_conv stops at once with a void
+   record instead of timing on without a lease.
 Each check was seen to fail with a planted fault (named beside it).
 """
 import argparse
@@ -37,6 +40,7 @@ def check(cond, what, detail=""):
         failures.append(what)
         if detail:
             print("     " + str(detail).replace("\n", "\n     "), flush=True)
+    return cond
 
 
 def run(cmd, env, timeout=240):
@@ -117,6 +121,43 @@ def start_and_wait_for_hold(cmd, env, lock_dir, out_path, trace=None):
     while time.monotonic() < deadline and p.poll() is None and not held_by(lock_dir, p.pid):
         time.sleep(0.02)
     return p
+
+
+def children_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def on_terminal(cmd, env, wait_for=None, lock_dir=None):
+    """Runs cmd as the foreground job of a new pseudo-terminal and types Ctrl-C into it, once
+    `wait_for` is on its stdout (or, with lock_dir, once bench_conv has journaled a round)."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+
+    def controlling_terminal():
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    p = subprocess.Popen(cmd, env=env, stdin=slave, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=controlling_terminal,
+                         pass_fds=(slave,))
+    os.close(slave)
+    if wait_for:
+        while wait_for not in (p.stdout.readline() or wait_for):
+            pass
+    else:
+        deadline = time.monotonic() + 60
+        journal = [x for x in cmd if x.endswith(".json")][0] + ".journal"
+        while time.monotonic() < deadline and not os.path.exists(journal):
+            time.sleep(0.05)
+        time.sleep(0.5)
+    os.write(master, b"\x03")  # the terminal's Ctrl-C: SIGINT to the foreground process group
+    return p, master
 
 
 def main():
@@ -286,6 +327,59 @@ def main():
     check(rc == 3 and "refused" in se, "a forged CONVBENCH_LEASE is refused with exit 3",
           f"rc={rc}\n{se}")
     check(not os.path.exists(out("forged")), "a refused run writes no result")
+
+    # 5. Ctrl-C typed on a terminal: the terminal signals the whole foreground process group
+    # (convlease and bench_conv); convlease must not send a second SIGINT, which bench_conv
+    # takes as "out now, no record". Planted (the code before): convlease forwarded it, the
+    # counting command saw 2 and bench_conv died without a record.
+    counter = ("import signal, sys, time\n"
+               "n = []\n"
+               "signal.signal(signal.SIGINT, lambda *a: n.append(1))\n"
+               "print('ready', flush=True)\n"
+               "time.sleep(3)\n"
+               "print('sigints', len(n), flush=True)\n")
+    p, _ = on_terminal([a.convlease, "run", "--", sys.executable, "-c", counter], env,
+                       wait_for="ready")
+    so = p.stdout.read() if p.stdout else ""
+    p.wait(timeout=60)
+    check("sigints 1" in so, "Ctrl-C under convlease reaches the command once", so)
+    p, _ = on_terminal([a.convlease, "run", "--", a.bench, *LONG, "--out", out("ctrl-c")], env,
+                       wait_for=None, lock_dir=locks)
+    p.wait(timeout=120)
+    err = p.stderr.read() if p.stderr else ""
+    check(p.returncode == 130, f"Ctrl-C under convlease: exit {p.returncode}, want 130", err[-800:])
+    check(os.path.exists(out("ctrl-c")) and "interrupted by SIGINT" in err,
+          "Ctrl-C under convlease: an interrupted record", err[-800:])
+    if os.path.exists(out("ctrl-c")):
+        with open(out("ctrl-c")) as f:
+            check(json.load(f)["status"] == "interrupted", "... whose status is interrupted")
+
+    # 6. convlease dies: the lease is gone with it (the kernel drops its flock), so its command
+    # must stop. Planted (the code before): bench_conv timed on, and another run got the lease.
+    p = subprocess.Popen([a.convlease, "run", "--", a.bench, *LONG, "--out", out("orphan")],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not os.path.exists(out("orphan") + ".journal"):
+        time.sleep(0.05)
+    child = children_of(p.pid)
+    check(len(child) == 1, "convlease runs bench_conv", child)
+    p.kill()
+    p.wait()
+    t0 = time.monotonic()
+    while child and time.monotonic() - t0 < 15 and os.path.exists(f"/proc/{child[0]}"):
+        with open(f"/proc/{child[0]}/stat") as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    took = time.monotonic() - t0
+    check(took < 10, f"bench_conv stops within seconds of losing convlease (took {took:.1f} s)")
+    wait_for_file = time.monotonic() + 10
+    while time.monotonic() < wait_for_file and not os.path.exists(out("orphan")):
+        time.sleep(0.05)
+    if check(os.path.exists(out("orphan")), "... and writes its record"):
+        L = lease_of(out("orphan"))
+        check(L.get("verdict") == "void", "... whose lease is void (its holder is gone)",
+              L.get("reasons"))
 
     if failures:
         print(f"{len(failures)} check(s) failed; files kept in {tmp}")

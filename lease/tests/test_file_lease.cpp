@@ -2,6 +2,10 @@
 // Each check was seen to fail with a planted fault; the plant is named beside the check.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -38,6 +42,11 @@ protected:
   }
   std::string lock_path(const std::string &res = "cpu") {
     return locks_ + "/" + Resource::this_host("").machine_id + "-" + res + ".lock";
+  }
+  // Where a user's grants of the resource are recorded (generation + holder).
+  std::string holder_path(uid_t uid = ::geteuid(), const std::string &res = "cpu") {
+    return locks_ + "/" + Resource::this_host("").machine_id + "-" + res + "." +
+           std::to_string(uid) + ".holder";
   }
 
   std::string tmp_, locks_;
@@ -239,9 +248,10 @@ TEST_F(FileLeaseTest, ConvleaseVerifyChecksTheInheritedLease) {
   EXPECT_EQ(j["resource"]["name"], "cpu");
   EXPECT_EQ(j["token"], j["fencing"]["generation"].dump()) << j.dump(2);
 
-  // The command rewrites the lock's generation in place (another grant's token), then verifies.
-  // Planted: cmd_verify printing the inherited lease as ok without adopting it -> exit 0: failed.
-  std::string sh = "printf '{\"generation\":999}' > '" + lock_path() + "' && exec " +
+  // The command rewrites the holder's generation in place (another grant's token), then
+  // verifies. Planted: cmd_verify printing the inherited lease as ok without adopting it -> exit
+  // 0: failed.
+  std::string sh = "printf '{\"generation\":999}' > '" + holder_path() + "' && exec " +
                    std::string(CONVLEASE) + " verify --json";
   Proc changed = spawn({CONVLEASE, "run", "--", "sh", "-c", sh}, tmp_ + "/changed");
   EXPECT_EQ(wait_exit(changed), 3) << slurp(changed.err);
@@ -304,7 +314,7 @@ TEST_F(FileLeaseTest, ForgedOrStaleInheritedTokenIsRefused) {
   Proc other = spawn({CONVLEASE, "run", "--", "sleep", "30"}, tmp_ + "/other");
   ASSERT_TRUE(
       wait_until([&] { return slurp(other.err).find("holding") != std::string::npos; }, 20));
-  json rec = json::parse(slurp(lock_path()));
+  json rec = json::parse(slurp(holder_path()));
   json copied = env;
   copied["token"] = std::to_string(rec["generation"].get<long long>());
   copied["holder"] = rec["holder"];
@@ -396,6 +406,149 @@ TEST_F(FileLeaseTest, LockDirectoryIsCreatedSharedOrRefusedClearly) {
     std::string m = e.what();
     EXPECT_NE(m.find("cannot create the lock directory " + bad), std::string::npos) << m;
     EXPECT_NE(m.find("install -d -m 1777"), std::string::npos) << m;
+  }
+}
+
+// ---- other local users: they can neither void a hold nor squat the lock unnamed ----
+
+constexpr uid_t kOtherUid = 12345; // a user that is neither root nor the test
+
+// Runs `f` in a child as kOtherUid; returns f's result (the child's exit status), -1 on failure.
+template <class F> int as_other_user(F f) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setresgid(kOtherUid, kOtherUid, kOtherUid) != 0 ||
+        ::setresuid(kOtherUid, kOtherUid, kOtherUid) != 0)
+      ::_exit(100);
+    ::_exit(f());
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+#define REQUIRE_ROOT()                                                                             \
+  if (::geteuid() != 0)                                                                            \
+  GTEST_SKIP() << "SKIPPED: needs root to act as a second local user (setresuid, chown)"
+
+TEST_F(FileLeaseTest, AnotherUserCanNeitherWriteTheLockNorVoidTheHold) {
+  // Fails on a lock file made 0666 with the token in it (any user rewrote the generation and
+  // every holder's verify failed: "token changed").
+  REQUIRE_ROOT();
+  ASSERT_EQ(::chmod(tmp_.c_str(), 0755), 0);
+  auto lease = RunLease::open(RunLeaseOptions{});
+  lease->verify_start();
+  struct stat st {};
+  ASSERT_EQ(::stat(lock_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 022, 0u) << "lock file mode " << std::oct << (st.st_mode & 0777);
+  const long long gen = std::stoll(lease->to_json()["token"].get<std::string>());
+  const std::string lock = lock_path(), theirs = holder_path(kOtherUid), mine = holder_path();
+  const int rc = as_other_user([&] {
+    if (::open(lock.c_str(), O_WRONLY | O_CLOEXEC) >= 0)
+      return 1; // could write the mutex
+    if (::open(mine.c_str(), O_WRONLY | O_CLOEXEC) >= 0)
+      return 2; // could write the holder's record
+    if (::unlink(mine.c_str()) == 0 || ::unlink(lock.c_str()) == 0)
+      return 3; // could remove them (the directory is sticky)
+    // Their own file, claiming a later grant: recorded, but it cannot void our hold.
+    std::ofstream(theirs) << json{{"generation", gen + 5},
+                                  {"holder", {{"pid", 1}, {"user", "x"}, {"run_id", "forged"}}}}
+                                 .dump();
+    return 0;
+  });
+  EXPECT_EQ(rc, 0) << "1: lock writable, 2: holder file writable, 3: removable";
+  lease->verify_end();
+  EXPECT_EQ(lease->verdict(), "valid") << lease->to_json().dump(2);
+  lease->release();
+  // Tokens only grow: the next grant is above every user's record.
+  auto next = RunLease::open(RunLeaseOptions{});
+  EXPECT_EQ(std::stoll(next->to_json()["token"].get<std::string>()), gen + 6);
+}
+
+TEST_F(FileLeaseTest, ALockFileOfAnotherUserIsRefusedNamingTheOwner) {
+  // Planted by another user before anyone locked: its owner could unlink it under a holder or
+  // chmod it 000. Fails on a backend that opens whatever is at the path.
+  REQUIRE_ROOT();
+  { auto first = RunLease::open(RunLeaseOptions{}); } // the directory, as a first run makes it
+  ASSERT_EQ(::unlink(lock_path().c_str()), 0);
+  int fd = ::open(lock_path().c_str(), O_CREAT | O_WRONLY, 0666);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fchown(fd, kOtherUid, kOtherUid), 0);
+  ::close(fd);
+  try {
+    RunLease::open(RunLeaseOptions{});
+    ADD_FAILURE() << "a lock file owned by another user was used";
+  } catch (const LeaseRefused &e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("owned by"), std::string::npos) << m;
+    EXPECT_NE(m.find("uid " + std::to_string(kOtherUid)), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+  }
+  // A lock directory another user owns (they can remove any file in it) is refused the same way.
+  const std::string theirs = tmp_ + "/theirs";
+  ASSERT_EQ(::mkdir(theirs.c_str(), 01777), 0);
+  ASSERT_EQ(::chown(theirs.c_str(), kOtherUid, kOtherUid), 0);
+  ::setenv("CONVBENCH_LEASE_DIR", theirs.c_str(), 1);
+  try {
+    RunLease::open(RunLeaseOptions{});
+    ADD_FAILURE() << "a lock directory owned by another user was used";
+  } catch (const LeaseRefused &e) {
+    EXPECT_NE(std::string(e.what()).find("uid " + std::to_string(kOtherUid)), std::string::npos)
+        << e.what();
+  }
+  // World-writable without the sticky bit: anyone could replace a lock file.
+  const std::string open_dir = tmp_ + "/open";
+  ASSERT_EQ(::mkdir(open_dir.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
+  ::setenv("CONVBENCH_LEASE_DIR", open_dir.c_str(), 1);
+  try {
+    RunLease::open(RunLeaseOptions{});
+    ADD_FAILURE() << "a world-writable lock directory without the sticky bit was used";
+  } catch (const LeaseRefused &e) {
+    EXPECT_NE(std::string(e.what()).find("sticky"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(FileLeaseTest, CorruptStateIsRefusedNeverReadAsTokenZero) {
+  // Fails on a reader that takes an unreadable record as generation 0 (the next token was 1,
+  // a token already granted).
+  long long gen = 0;
+  {
+    auto l = RunLease::open(RunLeaseOptions{});
+    gen = std::stoll(l->to_json()["token"].get<std::string>());
+  }
+  { auto l = RunLease::open(RunLeaseOptions{}); }
+  ASSERT_GE(gen, 1);
+  std::ofstream(holder_path(), std::ios::trunc) << "{\"generation\": 4"; // torn
+  try {
+    RunLease::open(RunLeaseOptions{});
+    ADD_FAILURE() << "a corrupt holder file was read";
+  } catch (const LeaseRefused &e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("corrupt"), std::string::npos) << m;
+    EXPECT_NE(m.find(holder_path()), std::string::npos) << m;
+  }
+  // A lock file from an older version holding its record: a floor the tokens grow from.
+  fs::remove(holder_path());
+  std::ofstream(lock_path(), std::ios::trunc) << R"({"generation": 41, "holder": null})";
+  {
+    auto l = RunLease::open(RunLeaseOptions{});
+    EXPECT_EQ(l->to_json()["token"], "42");
+  }
+  std::ofstream(lock_path(), std::ios::trunc) << "garbage";
+  EXPECT_THROW(RunLease::open(RunLeaseOptions{}), LeaseRefused);
+}
+
+TEST_F(FileLeaseTest, TokensSaturateInsteadOfWrapping) {
+  // Fails on generation + 1 without a bound (INT64_MAX wrapped to a negative token).
+  { auto l = RunLease::open(RunLeaseOptions{}); }
+  std::ofstream(holder_path(), std::ios::trunc)
+      << json{{"generation", std::numeric_limits<long long>::max()}, {"holder", nullptr}}.dump();
+  try {
+    auto l = RunLease::open(RunLeaseOptions{});
+    ADD_FAILURE() << "granted token " << l->to_json()["token"];
+  } catch (const LeaseRefused &e) {
+    EXPECT_NE(std::string(e.what()).find("maximum"), std::string::npos) << e.what();
   }
 }
 

@@ -13,7 +13,10 @@ scripts/slurm_up.sh when it is not up; that needs root). Real jobs through sbatc
 7. a benchmark that outlives its job fails the end check: the lease is void.
 8. a job with less time left than the plan's estimate: the record carries the warning.
 9. a job array of three tasks (convbench-fleet submit) gives three records that
-   `convbench-analyze fleet` reads; `convbench-fleet status` lists them.
+   `convbench-analyze fleet` reads; `convbench-fleet status` lists them. Job names and arrays
+   holding control characters are refused; a job named "x OverSubscribe=NO" is judged by its
+   real fields.
+10. a fleet task killed mid-run and requeued turns its own journal into its record.
 --only scancel (a separate CTest test): `scancel` of a running bench_conv leaves an
    `interrupted` record and frees the node. It needs bench_conv's SIGTERM handling.
 Each check names the planted fault it was seen to catch.
@@ -274,6 +277,21 @@ def exclusivity(a, tmp, env):
         "a job alone on the node but not exclusive is refused for host arms (others may join)",
         f"rc {rc}",
     )
+    # The same job named so that splitting scontrol's line at spaces reads "OverSubscribe=NO"
+    # (and once with a newline that poses as scontrol's next line). Planted (the code before):
+    # the name's field was taken for the job's, the shared job ran, exit 0: failed here.
+    for name in ("cb OverSubscribe=NO", "cb\n   OverSubscribe=NO"):
+        out = os.path.join(tmp, "named.json")
+        job, rc = sbatch(
+            ["-n1", "-c1", "--oversubscribe", "-J", name],
+            f"srun {q([a.bench, *TINY])} --out {out}",
+            env,
+        )
+        check(
+            rc != 0 and not os.path.exists(out),
+            f"a shared job named {name!r} is refused like any shared job",
+            f"rc {rc}",
+        )
     valid = []
     for mode, opts in (("shared", ["-n1", "-c1"]), ("exclusive", ["--exclusive"])):
         procs = []
@@ -438,9 +456,31 @@ def array(a, tmp, env):
             f"convbench-fleet submit {' '.join(bad[:2])}...: one line, exit 2",
             r[2],
         )
+    # Values that would end a line of the job script: refused, nothing submitted. Planted (the
+    # code before): the newline in --job-name ran "touch" in the job and dropped the directives
+    # after it; exit 0.
+    marker = os.path.join(tmp, "injected")
+    for bad in (
+        ["--job-name", f"x\ntouch {marker}", "--array", "0"],
+        ["--array", "0\n#SBATCH --oversubscribe"],
+        ["--array", "0", "--comment", "a\rb"],
+    ):
+        r = sh(
+            [sys.executable, a.fleet, "submit", "--results", results, "--bench", a.bench, *bad]
+            + ["--", *plan],
+            env,
+        )
+        check(
+            r[0] == 2 and "control character" in r[2] and len(r[2].strip().splitlines()) == 1,
+            f"convbench-fleet submit {bad!r}: refused, one line, exit 2",
+            r[1] + r[2],
+        )
+        if r[0] == 0:
+            jobs.append(r[1].strip().splitlines()[-1])
     job = so.strip().splitlines()[-1]
     jobs.append(job)
     done = wait_for(lambda: sh(["squeue", "-h", "-r", "-j", job], env)[1].strip() == "", 240)
+    check(not os.path.exists(marker), "no line of a job name ran as a command")
     recs = sorted(f for f in os.listdir(results) if f.endswith(".json"))
     # Planted: the task left out of the record's name -> one record, overwritten: failed here.
     check(done and len(recs) == 3, "three array tasks wrote three records", recs)
@@ -489,6 +529,65 @@ def array(a, tmp, env):
     if os.path.exists(rec):
         L = load(rec)["lease"]
         check(L["verdict"] == "valid" and L["token"] == f"{job}.0", "... valid under its job", L)
+
+
+def requeue(a, tmp, env):
+    """A fleet task whose node failed mid-run (bench_conv killed outright, its journal left) and
+    that Slurm requeues: the second start turns the task's own journal into its record. Planted
+    (the code before): the requeue path ran `bench_conv ... --resume` with no journal (exit 2)
+    and the journal stayed."""
+    results = os.path.join(tmp, "fleet-requeue")
+    long = [*LONG[: LONG.index("--reps") + 1], "200", *LONG[LONG.index("--reps") + 2 :]]
+    rc, so, se = sh(
+        [sys.executable, a.fleet, "submit", "--results", results, "--bench", a.bench]
+        + ["--array", "0", "-J", "cb-requeue", "--requeue", "--", *long],
+        env,
+    )
+    if not check(rc == 0, "convbench-fleet submit --requeue exits 0", se):
+        return
+    job = so.strip().splitlines()[-1]
+    jobs.append(job)
+    journal = []
+
+    def journaled():
+        found = [f for f in os.listdir(results) if f.endswith(".json.journal")]
+        journal[:] = [os.path.join(results, f) for f in found]
+        return found and sum(1 for _ in open(journal[0])) >= 3  # header + 2 rounds
+
+    if not check(wait_for(journaled, 120), "the task journals its rounds"):
+        return
+    rec = journal[0][: -len(".journal")]
+    # The node "fails": bench_conv dies without a word (SIGKILL), the journal stays.
+    bench = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmd_has(pid, rec)]
+    for pid in bench:
+        os.kill(int(pid), 9)
+    ended = wait_for(lambda: job_state(job) not in ("RUNNING", "COMPLETING", "PENDING"), 60)
+    check(ended and not os.path.exists(rec), "the killed task ended with no record", job_state(job))
+    rc, _, se = sh(["scontrol", "requeue", job], env)
+    check(rc == 0, "scontrol requeue", se)
+    # Slurm holds a requeued job back a while (Reason=BeginTime): let it start now.
+    wait_for(lambda: job_state(job) == "PENDING", 30)
+    sh(["scontrol", "update", f"JobId={job}", "StartTime=now"], env)
+    done = wait_for(lambda: os.path.exists(rec) and job_state(job) == "COMPLETED", 120)
+    check(done, "the requeued task completes and writes the record", job_state(job))
+    check(not os.path.exists(rec + ".journal"), "... from its journal, which is gone")
+    if os.path.exists(rec):
+        r = load(rec)
+        check(
+            r.get("status") == "recovered" and r["recovered"]["rounds"] >= 2,
+            "... a recovered record of the journaled rounds",
+            r.get("recovered"),
+        )
+
+
+def _cmd_has(pid, needle):
+    """pid is a bench_conv whose command line holds needle."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return False
+    return argv[0].endswith(b"bench_conv") and any(needle.encode() in x for x in argv)
 
 
 def scancel(a, tmp, env):
@@ -545,6 +644,7 @@ def main():
         "outlived": lambda: outlived(a, tmp, env),
         "time_left": lambda: time_left(a, tmp, env),
         "array": lambda: array(a, tmp, env),
+        "requeue": lambda: requeue(a, tmp, env),
         "scancel": lambda: scancel(a, tmp, env),
     }
     chosen = [a.only] if a.only else [p for p in parts if p != "scancel"]

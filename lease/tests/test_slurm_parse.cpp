@@ -42,10 +42,16 @@ std::string shared_gpu_job(const std::string &id, const std::string &idx,
          idx + ") OverSubscribe=OK WorkDir=/tmp/a b/c StdOut=/tmp/o.out";
 }
 
+// The fixtures' names hold no " UserId=": what squeue would print for them.
+std::string name_in(const std::string &line) {
+  const size_t at = line.find("JobName=") + 8;
+  return line.substr(at, line.find(" UserId=") - at);
+}
+
 Evidence evidence(const std::string &line, bool gpu, std::optional<int> index) {
   Evidence e;
   e.host = "vm";
-  e.job = parse_job(line);
+  e.job = parse_job(line, name_in(line));
   e.token_job = e.job.id;
   e.pid_job = e.job.id;
   e.gpu_wanted = gpu;
@@ -101,7 +107,7 @@ TEST(SlurmParse, GpuIndices) {
 }
 
 TEST(SlurmParse, JobWithDetails) {
-  Job j = parse_job(kExclusive);
+  Job j = parse_job(kExclusive, "bash");
   EXPECT_EQ(j.id, "1");
   EXPECT_EQ(j.state, "RUNNING");
   EXPECT_EQ(j.partition, "debug");
@@ -112,19 +118,65 @@ TEST(SlurmParse, JobWithDetails) {
   EXPECT_EQ(j.nodes.at("vm").cpu_ids, (std::vector<int>{0, 1}));
   EXPECT_EQ(j.nodes.at("vm").gpu_idx, (std::vector<int>{0, 1}));
   EXPECT_EQ(j.num_cpus, 2);
-  EXPECT_THROW(parse_job("Slurm error"), std::invalid_argument);
+  EXPECT_THROW(parse_job("Slurm error", ""), std::invalid_argument);
 }
 
 TEST(SlurmParse, MultiNodeGroups) {
   // Two node groups with different bindings: each host gets its own group's GPUs.
-  Job j = parse_job("JobId=9 JobState=RUNNING NodeList=g[1-3] OverSubscribe=OK "
-                    "Nodes=g[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:2(IDX:0-1) "
-                    "Nodes=g3 CPU_IDs=4 Mem=0 GRES=gpu:1(IDX:3)");
+  Job j =
+      parse_job("JobId=9 JobName=x UserId=u(1) JobState=RUNNING NodeList=g[1-3] OverSubscribe=OK "
+                "Nodes=g[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:2(IDX:0-1) "
+                "Nodes=g3 CPU_IDs=4 Mem=0 GRES=gpu:1(IDX:3)",
+                "x");
   // Planted: GRES applied to every host of the job -> g3 had 0-1: failed here.
   EXPECT_EQ(j.nodes.at("g1").gpu_idx, (std::vector<int>{0, 1}));
   EXPECT_EQ(j.nodes.at("g2").cpu_ids, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(j.nodes.at("g3").gpu_idx, (std::vector<int>{3}));
   EXPECT_TRUE(j.runs_on("g3"));
+}
+
+// A shared job (--oversubscribe) named "bench OverSubscribe=NO" with a comment saying the same,
+// as slurmctld 22.05.8 printed it here. Splitting the line at spaces read the name's
+// "OverSubscribe=NO" as the field and gave the shared job a valid lease.
+const char *kInjectedName =
+    "JobId=1 JobName=bench OverSubscribe=NO UserId=root(0) GroupId=root(0) MCS_label=N/A "
+    "Priority=4294901759 Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None "
+    "Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 "
+    "DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=UNLIMITED TimeMin=N/A "
+    "SubmitTime=2026-12-04T17:14:25 EligibleTime=2026-12-04T17:14:25 "
+    "AccrueTime=2026-12-04T17:14:25 StartTime=2026-12-04T17:14:26 EndTime=Unknown Deadline=N/A "
+    "SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-04T17:14:26 Scheduler=Main "
+    "Partition=debug AllocNode:Sid=localhost:4713 ReqNodeList=(null) ExcNodeList=(null) "
+    "NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* "
+    "TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* "
+    "JOB_GRES=(null)   Nodes=vm CPU_IDs=0 Mem=0 GRES= MinCPUsNode=1 MinMemoryNode=0 "
+    "MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=YES Contiguous=0 "
+    "Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp Comment=x OverSubscribe=NO  "
+    "StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= ";
+
+TEST(SlurmParse, AJobNameOrCommentCannotPoseAsFields) {
+  // Fails on a reader that splits the whole line (the name's OverSubscribe=NO came first).
+  Job j = parse_job(kInjectedName, "bench OverSubscribe=NO");
+  EXPECT_EQ(j.name, "bench OverSubscribe=NO");
+  EXPECT_EQ(j.oversubscribe, "YES");
+  EXPECT_FALSE(j.exclusive());
+  EXPECT_EQ(j.state, "RUNNING");
+  EXPECT_EQ(j.nodes.at("vm").cpu_ids, (std::vector<int>{0}));
+  // A name with a newline (sbatch takes one; scontrol -o prints it raw), posing as the next line.
+  std::string nl = kInjectedName;
+  nl.replace(nl.find("bench OverSubscribe=NO"), 22, "a\n   OverSubscribe=NO");
+  Job k = parse_job(nl, "a\n   OverSubscribe=NO");
+  EXPECT_EQ(k.oversubscribe, "YES");
+  // Allocation groups written into a free-text field after the real ones are not read.
+  std::string groups = kInjectedName;
+  groups.replace(groups.find("Comment=x"), 9,
+                 "Comment=x Nodes=vm CPU_IDs=0-63 Mem=0 GRES=gpu:8(IDX:0-7)");
+  Job g = parse_job(groups, "bench OverSubscribe=NO");
+  EXPECT_EQ(g.nodes.at("vm").cpu_ids, (std::vector<int>{0}));
+  EXPECT_TRUE(g.nodes.at("vm").gpu_idx.empty());
+  // squeue's name must be the one scontrol printed, verbatim.
+  EXPECT_THROW(parse_job(kInjectedName, "bench"), std::invalid_argument);
+  EXPECT_THROW(parse_job(kInjectedName, "other"), std::invalid_argument);
 }
 
 TEST(SlurmJudge, ExclusiveJobHoldsHostAndGpu) {
@@ -175,7 +227,7 @@ TEST(SlurmJudge, HostArmsNeedTheNodeAlone) {
   Evidence e = evidence(shared_gpu_job("3", "0"), false, std::nullopt);
   EXPECT_NE(judge(e).find("shares node vm (OverSubscribe=OK)"), std::string::npos) << judge(e);
   e = evidence(kExclusive, false, std::nullopt);
-  e.others.push_back(parse_job(shared_gpu_job("4", "1")));
+  e.others.push_back(parse_job(shared_gpu_job("4", "1"), "my bench"));
   EXPECT_NE(judge(e).find("job 4 (ana(1001)) is RUNNING on vm"), std::string::npos) << judge(e);
 }
 
@@ -190,11 +242,11 @@ TEST(SlurmJudge, GpuBoundToThisJobAlone) {
   // Another job bound to the same GPU (a GRES misconfiguration, or shards): shared.
   // Planted: other jobs' GRES not compared -> "": failed here.
   e = evidence(shared_gpu_job("3", "0"), true, 0);
-  e.others.push_back(parse_job(shared_gpu_job("5", "0-1")));
+  e.others.push_back(parse_job(shared_gpu_job("5", "0-1"), "my bench"));
   EXPECT_NE(judge(e).find("GPU 0 of vm is shared: job 5"), std::string::npos) << judge(e);
   // A job on another GPU of the node does not share ours.
   e = evidence(shared_gpu_job("3", "0"), true, 0);
-  e.others.push_back(parse_job(shared_gpu_job("6", "1")));
+  e.others.push_back(parse_job(shared_gpu_job("6", "1"), "my bench"));
   EXPECT_EQ(judge(e), "");
   // Which GPU is unknown and the node is shared: refuse rather than guess.
   e = evidence(shared_gpu_job("3", "0"), true, std::nullopt);

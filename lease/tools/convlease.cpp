@@ -5,10 +5,13 @@
 // `run` acquires through the site policy's backend, exports the lease to the command in
 // CONVBENCH_LEASE (bench_conv adopts and verifies it), keeps it renewed, runs the command,
 // verifies, releases, and exits with the command's status, or 3 when the lease was refused or lost.
+// A signal to convlease is passed on to the command (one from the terminal reached it already);
+// the command gets SIGTERM if convlease itself dies.
 // `verify`, run by a command under `run` that is not bench_conv (scripts/torch_peer.py), adopts
 // the inherited lease as bench_conv does, checks it with the authority once, and prints what a
 // record's lease block needs; exit 0 verified, 3 refused.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,7 +38,12 @@ constexpr int kExitRefused = 3, kExitUsage = 2;
 
 volatile sig_atomic_t g_child = 0;
 
-void forward(int sig) {
+// Passes a signal on to the command, except one the terminal sent (Ctrl-C, a hangup):
+// the terminal signals the whole foreground process group, the command included, and a second
+// copy from here would be a second Ctrl-C (which bench_conv takes as "stop now, no record").
+void forward(int sig, siginfo_t *info, void *) {
+  if (info && info->si_code == SI_KERNEL)
+    return;
   if (g_child > 0)
     ::kill(g_child, sig);
 }
@@ -94,11 +102,13 @@ int cmd_run(RunArgs a) {
   argv.push_back(nullptr);
 
   struct sigaction sa {};
-  sa.sa_handler = forward;
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO;
   ::sigemptyset(&sa.sa_mask);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
     ::sigaction(s, &sa, nullptr);
 
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     std::cerr << "convlease: fork failed: " << std::strerror(errno) << "\n";
@@ -109,6 +119,11 @@ int cmd_run(RunArgs a) {
     dfl.sa_handler = SIG_DFL;
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
       ::sigaction(s, &dfl, nullptr);
+    // Without convlease nobody holds the lease: the command gets SIGTERM when convlease dies (a
+    // SIGKILL, an OOM kill), so bench_conv writes its record (void: the holder is gone) and stops
+    // instead of timing on while another run is granted the resource.
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent)
+      ::_exit(kExitRefused);
     ::execvp(argv[0], argv.data());
     const char *msg = "convlease: cannot run the command: ";
     (void)!::write(2, msg, std::strlen(msg));

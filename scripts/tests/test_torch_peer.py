@@ -484,9 +484,9 @@ TINY += ["--reps", "3", "--warmup", "1"]
 
 def child_main(argv: list[str]) -> int:
     """torch_peer.main with the fake torch, in a process of its own (the command convlease runs).
-    PLANT_LOCK_DIR set: once the timed rounds are done, the lock's generation in that directory
-    is rewritten in place (another grant's token, as if the lease had been lost and re-granted),
-    before the end check."""
+    PLANT_LOCK_DIR set: once the timed rounds are done, the holder's generation in that
+    directory (its holder file) is rewritten in place (another grant's token, as if the lease had
+    been lost and re-granted), before the end check."""
     sys.modules["torch"] = fake_torch()
     peer = load_peer()
     plant = os.environ.get("PLANT_LOCK_DIR")
@@ -495,7 +495,7 @@ def child_main(argv: list[str]) -> int:
 
         def time_rounds(*a):
             order = rounds(*a)
-            (lock,) = Path(plant).glob("*.lock")
+            (lock,) = Path(plant).glob("*.holder")
             rec = json.loads(lock.read_text())
             rec["generation"] += 1
             with open(lock, "r+") as f:  # in place: the same inode, a new token

@@ -205,12 +205,15 @@ def earlier_runs(db: sqlite3.Connection, run: Run, limit: int = 12) -> list[Run]
         ),
     ).fetchall()
     start = parse_utc(d["started_utc"])
-    rows = [r for r in rows if parse_utc(r[1]) <= start]
-    rows.sort(key=lambda r: parse_utc(r[2]), reverse=True)
+    # A row whose times do not parse (an index another tool or version wrote, a damaged file)
+    # names no run that can be placed in time: skipped, as a file that is not a record is.
+    timed = [(path, _utc(ended), _utc(started)) for path, ended, started in rows]
+    rows = [r for r in timed if r[1] is not None and r[2] is not None and r[1] <= start]
+    rows.sort(key=lambda r: r[2], reverse=True)
     out = []
     for path, _, _ in rows[:limit]:
         try:
-            out.append(load_run(path))
+            out.append(load_run(str(path)))
         except InputError:
             continue  # changed since it was indexed; the next open re-reads it
     return out
@@ -240,8 +243,24 @@ def case_history(db: sqlite3.Connection, case_id: str, host: str | None = None) 
     if host:
         q += " AND r.host = ?"
         args.append(host)
-    pts = [Point(*row[:10], bool(row[10])) for row in db.execute(q, args)]
+    pts = [
+        Point(*row[:10], bool(row[10]))
+        for row in db.execute(q, args)
+        if _utc(row[0]) is not None and all(_number(v) for v in row[5:10])
+    ]
     return sorted(pts, key=lambda p: parse_utc(p.started_utc))
+
+
+def _utc(text):
+    """The time of an index cell, or None when the cell holds no ISO-8601 time."""
+    try:
+        return parse_utc(text)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def changepoints(best: list[float], cvs: list[float], th: Thresholds | None = None) -> list[int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -136,20 +138,39 @@ def _check_consistency(data: dict, where: str) -> None:
     check(data, where)
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
 def load_run(path: str | Path, schema: dict | None = None) -> Run:
     where = str(path)
     p = Path(path)
     try:
-        if p.is_file() and p.stat().st_size > MAX_BYTES:
-            raise InputError(
-                where,
-                "",
-                f"{p.stat().st_size} bytes, larger than "
-                f"{MAX_BYTES // (1024 * 1024)} MiB: not a result record "
-                "(refused unread)",
-            )
-        with open(p, "rb") as f:
-            # read at most one byte past the cap: /dev/zero or a FIFO has no size to stat
+        # Opened without blocking and checked before reading: a FIFO (or a device) named *.json
+        # would block the open or the read for good, and is no record.
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(21, "is a directory")
+            if not stat.S_ISREG(st.st_mode):
+                raise InputError(where, "", f"is {_kind(st.st_mode)}, not a result file")
+            if st.st_size > MAX_BYTES:
+                raise InputError(
+                    where,
+                    "",
+                    f"{st.st_size} bytes, larger than "
+                    f"{MAX_BYTES // (1024 * 1024)} MiB: not a result record "
+                    "(refused unread)",
+                )
+            os.set_blocking(f.fileno(), True)
+            # read at most one byte past the cap: a file may grow after its stat
             text = f.read(MAX_BYTES + 1)
     except IsADirectoryError:
         raise InputError(where, "", "is a directory, not a result file") from None

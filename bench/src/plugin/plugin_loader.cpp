@@ -28,7 +28,13 @@ constexpr size_t kMaxArms = 256;
 std::string open_table(const std::string &path, const convbench_plugin **table) {
   // RTLD_LOCAL: two plugins may define the same symbols. Never closed: the registry holds the
   // arms until exit.
-  void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void *lib = nullptr;
+  {
+    // Its constructors run here: a crash or an exit() in one is named as this plugin's.
+    const std::string loading = "bench_conv: plugin " + path + ": loading (its constructors)";
+    ActiveCall active(loading);
+    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (!lib)
     return "dlopen failed: " + one_line(dlerror());
   dlerror();

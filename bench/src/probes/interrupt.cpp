@@ -33,11 +33,13 @@ InterruptGuard::InterruptGuard() {
   sa.sa_flags = SA_RESTART; // the rest of the program never sees EINTR from a read or write
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
+  sigaction(SIGHUP, &sa, &old_hup_); // a closed terminal or ssh session: as SIGTERM
 }
 
 InterruptGuard::~InterruptGuard() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGHUP, &old_hup_, nullptr);
   g_installed = false;
 }
 
@@ -82,6 +84,10 @@ void InterruptWatchdog::watch() {
 
 bool interrupted() { return g_signal.load() != 0; }
 int interrupt_signal() { return g_signal.load(); }
+const char *interrupt_signal_name() {
+  const int s = g_signal.load();
+  return s == SIGINT ? "SIGINT" : s == SIGTERM ? "SIGTERM" : s == SIGHUP ? "SIGHUP" : "a signal";
+}
 int interrupt_exit_code() {
   const int s = g_signal.load();
   return s ? 128 + s : 0;

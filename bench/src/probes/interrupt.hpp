@@ -1,8 +1,10 @@
-// SIGINT / SIGTERM while a run is under way: the handler only records the signal (an atomic
-// store, async-signal-safe); the rounds loop asks interrupted() between samples, writes what it
-// has with status "interrupted" and exits with interrupt_exit_code() (130 for SIGINT, 143 for
-// SIGTERM, as a shell reports them). A second SIGINT (Ctrl-C twice) ends the process at once with
-// the default action; a repeated SIGTERM is only recorded again (a scheduler may send several).
+// SIGINT / SIGTERM / SIGHUP while a run is under way: the handler only records the signal (an
+// atomic store, async-signal-safe); the rounds loop asks interrupted() between samples, writes
+// what it has with status "interrupted" and exits with interrupt_exit_code() (130 for SIGINT, 143
+// for SIGTERM, 129 for SIGHUP - a closed terminal or ssh session - as a shell reports them). A
+// second SIGINT (Ctrl-C twice) ends the process at once with the default action (convlease passes
+// on no Ctrl-C that the terminal sent, so one Ctrl-C under it is one SIGINT here); a repeated
+// SIGTERM is only recorded again (a scheduler may send several).
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +24,7 @@ public:
 
 private:
   struct sigaction old_int_ {
-  }, old_term_{};
+  }, old_term_{}, old_hup_{};
 };
 
 // Before the first timed round a run is in calls that never look at interrupted(): the gate's
@@ -53,8 +55,9 @@ private:
 };
 
 bool interrupted();
-int interrupt_signal();    // SIGINT, SIGTERM, or 0 when none arrived
-int interrupt_exit_code(); // 128 + the signal, or 0
-void clear_interrupt();    // forget a recorded signal (a new run in the same process)
+int interrupt_signal();              // SIGINT, SIGTERM, SIGHUP, or 0 when none arrived
+const char *interrupt_signal_name(); // "SIGINT", "SIGTERM", "SIGHUP" or "a signal"
+int interrupt_exit_code();           // 128 + the signal, or 0
+void clear_interrupt();              // forget a recorded signal (a new run in the same process)
 
 } // namespace convbench::bench

@@ -66,6 +66,25 @@ static int32_t call(void *handle) {
     *nowhere = 1.0f;
   }
 #endif
+#if defined(FAULT_HANG) || defined(FAULT_HANG_LATER)
+  /* FAULT_HANG: every call spins (the trial run, a child process, never returns);
+   * FAULT_HANG_LATER: from this process's second call on (a timed round hangs). */
+#ifdef FAULT_HANG_LATER
+  if (getpid() == loader_pid && c->calls >= 2)
+#endif
+  {
+    volatile int spin = 1;
+    while (spin) {
+    }
+  }
+#endif
+#if defined(FAULT_EXIT) || defined(FAULT_EXIT_LATER)
+  /* FAULT_EXIT: exit(0) in every call (in the trial run); FAULT_EXIT_LATER: in a timed round. */
+#ifdef FAULT_EXIT_LATER
+  if (getpid() == loader_pid && c->calls >= 2)
+#endif
+    exit(0);
+#endif
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t oc = 0; oc < s.cout; ++oc)
       for (int64_t p = 0; p < s.l_out; ++p)
@@ -118,6 +137,14 @@ static const convbench_arm arms[] = {
 
 static convbench_plugin table = {CONVBENCH_ARM_PLUGIN_HEADER, "fault", "0.0.1",
                                  sizeof arms / sizeof *arms, arms};
+
+#ifdef FAULT_EXIT_AT_LOAD /* a constructor that ends the process while bench_conv loads it */
+__attribute__((constructor)) static void exit_at_load(void) { exit(0); }
+#endif
+#ifdef FAULT_CTOR_SEGV                /* a constructor that crashes while bench_conv loads it */
+static int *volatile nowhere_at_load; /* NULL, and the compiler cannot know it */
+__attribute__((constructor)) static void crash_at_load(void) { *nowhere_at_load = 1; }
+#endif
 
 #ifdef FAULT_NO_ENTRY
 #define ENTRY not_the_entry_point /* exported, but not under the name bench_conv looks up */

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 failures = []
@@ -96,7 +97,18 @@ def test_cli(bench, plugin_dir, schema):
         # (Planted: refusing by throwing from load_plugin made this exit 1 with no result.)
         out = tmp + "/abi.json"
         p = run(
-            [bench, "--plugin=" + so("fault_abi"), "--arms", "cpu-f64", "--reps", "1", "--target-ci", "0", "--out", out]
+            [
+                bench,
+                "--plugin=" + so("fault_abi"),
+                "--arms",
+                "cpu-f64",
+                "--reps",
+                "1",
+                "--target-ci",
+                "0",
+                "--out",
+                out,
+            ]
             + SMALL
         )
         check(p.returncode == 0, f"refused plugin: exit {p.returncode}, expected 0: {p.stderr}")
@@ -180,7 +192,17 @@ def test_cli(bench, plugin_dir, schema):
         # by side (what the ABI costs is read from the record; no timing is asserted here).
         out = tmp + "/aa.json"
         p = run(
-            [bench, "--arms", "cpu-f64,cpu-f32,abi-cpu-f32,fault-none", "--reps", "3", "--target-ci", "0", "--out", out]
+            [
+                bench,
+                "--arms",
+                "cpu-f64,cpu-f32,abi-cpu-f32,fault-none",
+                "--reps",
+                "3",
+                "--target-ci",
+                "0",
+                "--out",
+                out,
+            ]
             + SMALL,
             env=env,
         )
@@ -251,6 +273,180 @@ def test_crash_in_process(bench, plugin_dir):
         # crash (bench_conv --resume writes a "recovered" record from it).
         left = sorted(os.listdir(tmp))
         check(left in ([], ["r.json.journal"]), f"files left behind: {left}")
+
+
+def procs_with(needle):
+    """Processes whose command line holds needle (a run's unique --out path)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if needle.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def start(cmd):
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def finish(p, timeout):
+    """(returncode, stderr); a run still going after timeout is killed and reads as None."""
+    try:
+        _, err = p.communicate(timeout=timeout)
+        return p.returncode, err
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        _, err = p.communicate()
+        return None, err
+
+
+def last_line(text):
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    return lines[-1] if lines else ""
+
+
+def test_hang_and_exit(bench, plugin_dir):
+    """Each of these failed before the plugin timeout, the trial's process group and the exit
+    notice: a hanging trial hung bench_conv for good; after Ctrl-C its trial child was left
+    spinning; a hang in the rounds made SIGINT a no-op; exit(0) in a plugin ended bench_conv with
+    status 0, no record and no line; a constructor that crashed died with no line."""
+    so = {
+        n: os.path.join(plugin_dir, f"fault_{n}.so")
+        for n in ("hang", "hang_later", "exit", "exit_later", "exit_at_load", "ctor_segv")
+    }
+    plan = SMALL + ["--target-ci", "0"]
+    with tempfile.TemporaryDirectory() as tmp:
+        # A trial that never returns: killed at the timeout, its case refused, the run goes on.
+        out = os.path.join(tmp, "trial-timeout.json")
+        cmd = [bench, "--plugin", so["hang"], "--arms", "cpu-f64,fault-hang", "--reps", "2"]
+        p = start(cmd + ["--plugin-timeout", "2", "--out", out] + plan)
+        rc, err = finish(p, 60)
+        check(rc is not None, "a hanging trial run ends at --plugin-timeout: " + err[-800:])
+        check(os.path.exists(out), "... and the run writes its record")
+        check("did not finish within 2 s" in err, "... the refusal says why: " + err[-800:])
+        check(not procs_with(out), "... and no trial process is left")
+        # Ctrl-C while the trial hangs: the record, and the trial child killed with the run.
+        out = os.path.join(tmp, "trial-sigint.json")
+        p = start(cmd + ["--out", out] + plan)
+        time.sleep(3)  # into the trial (a few milliseconds of gate before it)
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, 30)
+        time.sleep(0.5)
+        check(rc == 130, f"SIGINT during a hanging trial: exit {rc}: {err[-600:]}")
+        check(os.path.exists(out), "... the interrupted record is written")
+        check(not procs_with(out), f"... no trial process is left: {procs_with(out)}")
+        for pid in procs_with(out):
+            os.kill(pid, signal.SIGKILL)
+        # A timed call that never returns: the run ends at the timeout naming the call and the
+        # journal, which --resume turns into a record.
+        out = os.path.join(tmp, "rounds-timeout.json")
+        late = [bench, "--plugin", so["hang_later"], "--arms", "cpu-f64,fault-hang-later"]
+        p = start(late + ["--reps", "3", "--plugin-timeout", "3", "--out", out] + plan)
+        rc, err = finish(p, 60)
+        line = last_line(err)
+        check(rc == 1, f"a call hanging in the rounds: exit {rc} at --plugin-timeout")
+        check(
+            "did not return within 3 s" in line and out + ".journal" in line and "--resume" in line,
+            "... one line naming the call and the journal: " + line,
+        )
+        q = run([bench, "--resume", out + ".journal"])
+        check(q.returncode == 0 and os.path.exists(out), "... which --resume turns into a record")
+        # SIGINT while a call hangs in the rounds: the same within seconds, exit 130.
+        out = os.path.join(tmp, "rounds-sigint.json")
+        p = start(late + ["--reps", "3", "--out", out] + plan)
+        for _ in range(300):
+            if os.path.exists(out + ".journal"):
+                break
+            time.sleep(0.05)
+        time.sleep(1)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p, 30)
+        took = time.monotonic() - t0
+        line = last_line(err)
+        check(rc == 130 and took < 10, f"SIGINT while a call hangs: exit {rc} after {took:.1f} s")
+        check(
+            "did not return after SIGINT" in line and out + ".journal" in line,
+            "... one line naming the call and the journal: " + line,
+        )
+        # exit() in the trial run: the case is refused, the run goes on to its record.
+        out = os.path.join(tmp, "trial-exit.json")
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so["exit"],
+                "--arms",
+                "cpu-f64,fault-exit",
+                "--reps",
+                "2",
+                "--out",
+                out,
+            ]
+            + plan,
+            timeout=120,
+        )
+        check(os.path.exists(out), f"exit() in the trial run: exit {p.returncode}, a record")
+        check(
+            "called exit() in its trial run" in p.stderr,
+            "... the refusal says so: " + p.stderr[-600:],
+        )
+        # exit() in a timed call: a non-zero status and one line naming the call and the journal.
+        out = os.path.join(tmp, "rounds-exit.json")
+        p = run(
+            [
+                bench,
+                "--plugin",
+                so["exit_later"],
+                "--arms",
+                "cpu-f64,fault-exit-later",
+                "--reps",
+                "3",
+                "--out",
+                out,
+            ]
+            + plan,
+            timeout=120,
+        )
+        line = last_line(p.stderr)
+        check(p.returncode == 1, f"exit(0) in a timed call: exit {p.returncode}, not 0")
+        check(
+            "fault-exit-later" in line and "called exit()" in line and ".journal" in line,
+            "... one line naming the arm, the call and the journal: " + line,
+        )
+        # exit() and a crash in a constructor, while bench_conv loads the plugin.
+        for name, want_rc, words in (
+            ("exit_at_load", 1, "called exit()"),
+            ("ctor_segv", -signal.SIGSEGV, "crashed (SIGSEGV)"),
+        ):
+            p = run(
+                [
+                    bench,
+                    "--plugin",
+                    so[name],
+                    "--arms",
+                    "cpu-f64",
+                    "--reps",
+                    "1",
+                    "--out",
+                    os.path.join(tmp, name + ".json"),
+                ]
+                + plan,
+                timeout=120,
+            )
+            line = last_line(p.stderr)
+            check(p.returncode == want_rc, f"{name}: exit {p.returncode}, want {want_rc}")
+            check(
+                os.path.realpath(so[name]) in line and "loading" in line and words in line,
+                f"{name}: one line naming the plugin: {p.stderr[-600:]!r}",
+            )
 
 
 def gpu_present():
@@ -496,6 +692,8 @@ def main():
         test_cli(*args)
     elif mode == "crash_in_process":
         test_crash_in_process(*args)
+    elif mode == "hang_and_exit":
+        test_hang_and_exit(*args)
     elif mode == "gpu":
         test_gpu(*args)
     elif mode == "installed_package":

@@ -130,13 +130,38 @@ std::string job_of_pid(long pid) {
   return id.substr(0, id.find(' '));
 }
 
+// The job's name as its owner gave it (it may hold spaces, "Key=" words and newlines): squeue
+// prints it alone, and parse_job matches it verbatim instead of reading it as fields.
+std::string job_name(const std::string &id) {
+  // Unit and record separators: neither can be typed into a name on a command line by accident,
+  // and a record is found by its job id (an array's id lists every task).
+  Output o = run_command({"squeue", "-h", "-t", "all", "-j", id, "-o", "%A\x1f%j\x1e"});
+  if (o.status != 0)
+    throw LeaseRefused("slurm: squeue -j " + id +
+                       " failed: " + first_line(o.err.empty() ? o.out : o.err));
+  const std::string want = id + "\x1f";
+  for (size_t at = 0; at < o.out.size();) {
+    size_t end = o.out.find("\x1e\n", at);
+    if (end == std::string::npos)
+      end = o.out.size();
+    if (o.out.compare(at, want.size(), want) == 0)
+      return o.out.substr(at + want.size(), end - at - want.size());
+    at = end + 2;
+  }
+  throw LeaseRefused("slurm: squeue -j " + id + " does not list the job: '" + first_line(o.out) +
+                     "'");
+}
+
 sl::Job show_job(const std::string &id) {
   Output o = run_command({"scontrol", "show", "job", "-o", "--details", id});
   if (o.status != 0)
     throw LeaseRefused("slurm: scontrol show job " + id +
                        " failed: " + first_line(o.err.empty() ? o.out : o.err));
+  std::string text = o.out;
+  if (!text.empty() && text.back() == '\n')
+    text.pop_back();
   try {
-    return sl::parse_job(first_line(o.out));
+    return sl::parse_job(text, job_name(id));
   } catch (const std::invalid_argument &e) {
     throw LeaseRefused(std::string("slurm: cannot read scontrol's answer: ") + e.what());
   }

@@ -1,6 +1,7 @@
 // What the slurm lease backend reads from Slurm, as plain functions over its text output, so the
 // parsing and the exclusivity judgement are tested on fixture strings (Slurm 22.05 has no --json):
-// `scontrol show job -o --details ID` (one line of Key=Value pairs, values may hold spaces),
+// `scontrol show job -o --details ID` (one line of Key=Value pairs, values may hold spaces; the
+// job's name, which its owner writes, is taken from `squeue -o %j` and matched verbatim),
 // hostlists ("gpu[01-03,07]") and GRES bindings ("gpu:a100:2(IDX:0,2)").
 #pragma once
 
@@ -54,7 +55,11 @@ struct Job {
   bool runs_on(const std::string &host) const;
   nlohmann::json to_json() const;
 };
-Job parse_job(const std::string &scontrol_line); // throws std::invalid_argument (no JobId)
+// `scontrol_line` as `scontrol show job -o --details ID` printed it; `job_name` as `squeue -h -t
+// all -j ID -o %j` printed it (the job's owner chooses it freely: it may hold " OverSubscribe=NO"
+// or a newline, so it is matched verbatim and never parsed). Throws std::invalid_argument (no
+// JobId, or the names differ).
+Job parse_job(const std::string &scontrol_line, const std::string &job_name);
 
 // Seconds from `now_utc_epoch` to a Slurm time ("2026-12-01T19:13:04", local time as Slurm
 // prints it); empty when the job has no end ("Unknown", "None", "UNLIMITED").
