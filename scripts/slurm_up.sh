@@ -80,6 +80,9 @@ SlurmctldHost=$host
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+# A requeued job waits out its old credential (cred_expire, 120 s by default) before it starts
+# again; the requeue test needs it short.
+AuthInfo=cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
