@@ -388,10 +388,14 @@ def _imprecise_line(r: dict) -> str:
     hw = f"+-{p['half_width']:.2%}" if p["half_width"] is not None else "no interval yet"
     more = p["more_rounds"]
     if more and more > 10 * max(r["n"], 1):
-        tail = (
-            f"; about {more} more rounds at this run's spread: out of reach, the spread is the "
-            "case's own (per-call staging: --staging resident times the kernel alone)"
+        why = (
+            " (per-call staging: --staging resident times the kernel alone)"
+            if r["arm"].endswith("/per-call")
+            else " (pinned host threads scatter less: bench_conv --cpus)"
+            if r["arm"].endswith("/host")
+            else ""
         )
+        tail = f"; about {more} more rounds at this run's spread: out of reach{why}"
     elif more:
         tail = (
             f"; about {more} more round(s) at this run's spread would reach it (bench_conv "

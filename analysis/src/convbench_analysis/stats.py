@@ -74,13 +74,6 @@ class PairedRatio:
     best_ratio: float  # best(num) / best(den) over the paired rounds
     method: str = "signed-rank"  # "signed-rank", "t" (2-5 rounds), "none" (one round)
 
-    @property
-    def log_half_widths(self) -> tuple[float, float] | None:
-        if self.lo is None or self.hi is None:
-            return None
-        v = math.log(self.value)
-        return v - math.log(self.lo), math.log(self.hi) - v
-
 
 def paired_rounds(num: dict[int, float], den: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
     """The two cases' seconds in the rounds both were timed in ({round: seconds} each)."""

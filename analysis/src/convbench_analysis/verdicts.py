@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from . import record
 from .pairs import TWIN
 from .stats import PairedRatio, paired_ratio, paired_rounds, widen
@@ -197,11 +195,6 @@ def precision(case: dict, th, half_width: float | None) -> Precision:
     elif half_width is None and target:
         more = max(0, 6 - n) or None  # an order-statistic interval needs 6 rounds
     return Precision(target, half_width, more)
-
-
-def median_of(case: dict) -> float | None:
-    x = list(rounds_of(case).values())
-    return float(np.median(x)) if x else None
 
 
 def twin_statement(t: Twin, ts: list[Twin], th) -> Statement | None:
