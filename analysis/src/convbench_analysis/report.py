@@ -391,7 +391,7 @@ def _imprecise_line(r: dict) -> str:
         why = (
             " (per-call staging: --staging resident times the kernel alone)"
             if r["arm"].endswith("/per-call")
-            else " (pinned host threads scatter less: bench_conv --cpus)"
+            else " (the CPUs deliver changing speed between rounds: the notes name slow ones)"
             if r["arm"].endswith("/host")
             else ""
         )
