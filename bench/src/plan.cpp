@@ -216,8 +216,9 @@ GpuFacts gpu_identity() {
   return g;
 }
 
-// Refuse what would not fit rather than die half-way (host: half of RAM; device: 90% of what is
-// free now). Counted in doubles, before any allocation.
+// Refuse what would not fit rather than die half-way (host: half of RAM; device: 90% of the GPU's
+// total here, what is free once the lease is held in open_device). Counted in doubles, before any
+// allocation.
 void check_memory(const Plan &p) {
   double host_need = 0;
   const double device_need = device_bytes_needed(p);

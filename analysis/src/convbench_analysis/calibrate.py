@@ -18,7 +18,6 @@ import numpy as np
 from . import record, verdicts
 from .findings import Assessment
 from .gates import pair_findings, seconds, spread_of
-from .stats import DEFAULT_SEED
 
 
 def _pairs(a: Assessment):
@@ -62,7 +61,7 @@ def _needed_floor(items: list, th, kind: str) -> float | None:
     return hi
 
 
-def build(a: Assessment, seed: int = DEFAULT_SEED) -> dict:  # noqa: ARG001 (the CLI's seed)
+def build(a: Assessment) -> dict:
     th = a.thresholds
     arms = defaultdict(
         lambda: {"cvs": [], "aa": [], "refused": 0, "covered": 0, "called": 0, "codes": {}}

@@ -48,7 +48,7 @@ def _common() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="override a gate threshold (see `gates`)",
     )
-    common.add_argument("--seed", type=int, default=None, help="bootstrap seed")
+    common.add_argument("--seed", type=int, default=None, help="bootstrap seed (compare)")
     common.add_argument("--schema", default=None, help="validate against this schema file")
     return common
 
@@ -152,7 +152,7 @@ def _report(args) -> int:
     runs = load_runs(args, args.files)
     earlier, held = _history_runs(args, runs, th)
     a = gates.assess(runs, th, earlier, held=held)
-    rep = report.build(a, args.baseline, seed(args), spec)
+    rep = report.build(a, args.baseline, spec)
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
     print(json.dumps(rep, indent=1) if args.json else report.render(rep))
@@ -211,7 +211,7 @@ def _calibrate(args) -> int:
     from . import calibrate, gates
 
     a = gates.assess(load_runs(args, args.files), thresholds(args))
-    rep = calibrate.build(a, seed(args))
+    rep = calibrate.build(a)
     print(json.dumps(rep, indent=1) if args.json else calibrate.render(rep))
     return EXIT_OK
 
@@ -291,7 +291,7 @@ def _fleet(args) -> int:
 
     th = thresholds(args)
     runs = load_runs(args, args.files)
-    return fleet.run(args, gates.assess(runs, th), seed(args))
+    return fleet.run(args, gates.assess(runs, th))
 
 
 add_command("fleet", _FLEET_HELP, _fleet_args, _fleet)

@@ -21,7 +21,6 @@ import numpy as np
 from . import record, report
 from .gates import Assessment, seconds
 from .report import _t
-from .stats import DEFAULT_SEED
 
 MIN_HOSTS = 3
 OUTLIER_Z = 3.5
@@ -159,10 +158,8 @@ def classify(outlier: dict, arm: str, twins: list[dict], aa_tol: float) -> dict:
     }
 
 
-def build(
-    a: Assessment, baseline=None, seed=DEFAULT_SEED, z_limit=OUTLIER_Z, min_dev=MIN_DEVIATION
-) -> dict:
-    rep = report.build(a, baseline, seed)
+def build(a: Assessment, baseline=None, z_limit=OUTLIER_Z, min_dev=MIN_DEVIATION) -> dict:
+    rep = report.build(a, baseline)
     host_of = {run.path: run.data["host"].get("name") or "?" for run in a.runs}
     files_of = defaultdict(set)
     for p, h in host_of.items():
@@ -346,8 +343,8 @@ def figures(rep: dict, out: Path) -> list[Path]:
     return written
 
 
-def run(args, a: Assessment, seed: int) -> int:
-    rep = build(a, args.baseline, seed, args.outlier_z, args.min_deviation)
+def run(args, a: Assessment) -> int:
+    rep = build(a, args.baseline, args.outlier_z, args.min_deviation)
     if args.json:
         import json
 

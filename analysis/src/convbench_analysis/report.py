@@ -15,7 +15,7 @@ from . import record, verdicts
 from .fit import fit_line
 from .gates import Assessment, pair_findings, seconds, spread_of
 from .pairs import choose, pick_baseline
-from .stats import DEFAULT_SEED, median_half_width, median_interval
+from .stats import median_half_width, median_interval
 
 
 def round_drift(cases: list[dict]) -> dict | None:
@@ -24,14 +24,7 @@ def round_drift(cases: list[dict]) -> dict | None:
     median over cases of log(time / the case's geometric mean), round by round. Ratios within a
     round cancel it; each case's CV does not. Dividing it out leaves the case's own noise
     (`cv_without_drift`). None with fewer than 3 device cases timed in all of 3 or more rounds."""
-    per = {}
-    for c in cases:
-        if c["device"]:
-            per[c["id"]] = {
-                s["round"]: s["seconds"]
-                for s in c.get("samples") or []
-                if (s.get("seconds") or 0) > 0
-            }
+    per = {c["id"]: verdicts.rounds_of(c) for c in cases if c["device"]}
     rounds = sorted({r for v in per.values() for r in v})
     full = {cid: v for cid, v in per.items() if rounds and all(r in v for r in rounds)}
     if len(full) < 3 or len(rounds) < 3:
@@ -136,7 +129,6 @@ def _run_summary(a: Assessment, i: int) -> tuple[dict, dict | None]:
 def build(
     a: Assessment,
     baseline: str | None = None,
-    seed: int = DEFAULT_SEED,
     pairs: list[tuple[str, str]] | None = None,
 ) -> dict:
     th = a.thresholds

@@ -76,23 +76,18 @@ class Twin:
         return abs(math.log(self.ratio.value))
 
 
-def _chosen(case: dict) -> str | None:
-    k = case.get("kernel")
-    return k.get("algorithm") if isinstance(k, dict) else None
-
-
 def twins(cases: list[dict], level: float) -> list[Twin]:
     """Every A/A twin of one run with its ratio to the case it repeats."""
     by_id = {c["id"]: c for c in cases}
     out = []
     for c in cases:
-        first = twin_original(c, by_id) if is_twin(c) else None
+        first = twin_original(c, by_id)
         if first is None:
             continue
         a, b = paired_rounds(rounds_of(c), rounds_of(first))
         if not len(a):
             continue
-        chose = (_chosen(c), _chosen(first))
+        chose = (record.kernel_choice(c)["algorithm"], record.kernel_choice(first)["algorithm"])
         out.append(
             Twin(
                 c,
