@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arms/host_arm.hpp"
-#include "run.hpp"
+#include "driver/run.hpp"
 #if CONVBENCH_HAVE_CUDA
 #include "convbench/fast_conv.hpp"
 #endif

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli.hpp"
-#include "cudnn_algo.hpp"
+#include "plan/cli.hpp"
+#include "plan/cudnn_algo.hpp"
 
 namespace cb = convbench::bench;
 using nlohmann::json;

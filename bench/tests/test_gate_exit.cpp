@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "arms/host_arm.hpp"
+#include "driver/run.hpp"
 #include "plugin/plugin_arm.hpp"
-#include "run.hpp"
 
 namespace fs = std::filesystem;
 using namespace convbench;

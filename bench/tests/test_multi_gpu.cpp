@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "case.hpp"
-#include "cli.hpp"
-#include "multi_gpu.hpp"
+#include "driver/multi_gpu.hpp"
+#include "plan/case.hpp"
+#include "plan/cli.hpp"
 #include "probes/neighbours.hpp"
-#include "record.hpp"
+#include "record/record.hpp"
 
 namespace convbench::bench {
 namespace {

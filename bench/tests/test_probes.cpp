@@ -24,14 +24,14 @@
 #include <random>
 #include <thread>
 
+#include "core/interrupt.hpp"
+#include "measurement/stopping.hpp"
 #include "probes/contention.hpp"
 #include "probes/cpu_speed.hpp"
 #include "probes/foreign.hpp"
 #include "probes/host_sample.hpp"
-#include "probes/interrupt.hpp"
-#include "probes/journal.hpp"
 #include "probes/prefault.hpp"
-#include "probes/stopping.hpp"
+#include "record/journal.hpp"
 
 namespace convbench::bench {
 namespace {

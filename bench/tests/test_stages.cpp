@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "catalog.hpp"
-#include "problem.hpp"
+#include "plan/catalog.hpp"
+#include "plan/problem.hpp"
 
 namespace convbench::bench {
 namespace {

@@ -12,20 +12,20 @@
 
 #include <gtest/gtest.h>
 
-#include "arm.hpp"
-#include "atomic_write.hpp"
-#include "catalog.hpp"
-#include "cli.hpp"
 #include "convbench/cuda_conv.hpp"
-#include "device.hpp"
-#include "device_gate.hpp"
-#include "gate.hpp"
-#include "gpu_probe.hpp"
-#include "npy.hpp"
-#include "plan.hpp"
-#include "record.hpp"
-#include "shuffle.hpp"
-#include "stats.hpp"
+#include "core/atomic_write.hpp"
+#include "core/device_gate.hpp"
+#include "core/npy.hpp"
+#include "core/shuffle.hpp"
+#include "core/stats.hpp"
+#include "gate/gate.hpp"
+#include "measurement/device.hpp"
+#include "plan/arm.hpp"
+#include "plan/catalog.hpp"
+#include "plan/cli.hpp"
+#include "plan/plan.hpp"
+#include "probes/gpu_probe.hpp"
+#include "record/record.hpp"
 
 namespace fs = std::filesystem;
 using namespace convbench::bench;

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "arm.hpp"
 #include "convbench/causal_conv.hpp"
 #include "convbench/cuda_conv.hpp"
-#include "device_gate.hpp"
+#include "core/device_gate.hpp"
+#include "plan/arm.hpp"
 
 #if CONVBENCH_HAVE_CUDA
-#include "device.hpp"
+#include "measurement/device.hpp"
 #endif
 
 namespace convbench::bench {

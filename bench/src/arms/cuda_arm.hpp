@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "arm.hpp"
 #include "arms/causal_arm.hpp"
 #include "convbench/cuda_conv.hpp"
-#include "device.hpp"
-#include "device_gate.hpp"
+#include "core/device_gate.hpp"
+#include "measurement/device.hpp"
+#include "plan/arm.hpp"
 
 namespace convbench::bench {
 

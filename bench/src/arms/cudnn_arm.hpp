@@ -9,11 +9,11 @@
 #include <iostream>
 #include <limits>
 
-#include "arm.hpp"
 #include "arms/causal_arm.hpp"
 #include "convbench/cudnn_conv.hpp"
-#include "device.hpp"
-#include "device_gate.hpp"
+#include "core/device_gate.hpp"
+#include "measurement/device.hpp"
+#include "plan/arm.hpp"
 
 namespace convbench::bench {
 

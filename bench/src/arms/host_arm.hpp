@@ -5,9 +5,9 @@
 #include <cstring>
 #include <vector>
 
-#include "arm.hpp"
 #include "arms/causal_arm.hpp"
 #include "convbench/cpu_conv.hpp"
+#include "plan/arm.hpp"
 
 namespace convbench::bench {
 

@@ -9,11 +9,11 @@
 #include <memory>
 #include <string>
 
-#include "arm.hpp"
 #include "arms/cuda_arm.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "convbench/tc_conv.hpp"
-#include "device_gate.hpp"
+#include "core/device_gate.hpp"
+#include "plan/arm.hpp"
 
 namespace convbench::bench {
 

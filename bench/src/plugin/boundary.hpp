@@ -7,7 +7,7 @@
 #include <string>
 
 #include "convbench/arm_plugin.h"
-#include "crash_notice.hpp"
+#include "core/crash_notice.hpp"
 
 namespace convbench::bench::plugin {
 

@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "convbench/cuda_conv.hpp"
-#include "device_gate.hpp"
+#include "core/device_gate.hpp"
 
 namespace convbench::bench::plugin {
 

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "crash_notice.hpp"
-#include "probes/interrupt.hpp"
+#include "core/crash_notice.hpp"
+#include "core/interrupt.hpp"
 
 namespace convbench::bench::plugin {
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "arm.hpp"
+#include "plan/arm.hpp"
 #include "plugin_loader.hpp"
 
 namespace convbench::bench::plugin {

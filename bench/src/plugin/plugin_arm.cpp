@@ -7,7 +7,7 @@
 
 #include "boundary.hpp"
 #include "convbench/thread_pool.hpp"
-#include "device_gate.hpp"
+#include "core/device_gate.hpp"
 #include "plugin_case.hpp"
 
 namespace convbench::bench::plugin {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "arm.hpp"
 #include "convbench/arm_plugin.h"
+#include "plan/arm.hpp"
 
 namespace convbench::bench::plugin {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "arm.hpp"
 #include "convbench/arm_plugin.h"
+#include "plan/arm.hpp"
 
 namespace convbench::bench::plugin {
 

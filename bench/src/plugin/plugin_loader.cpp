@@ -5,10 +5,10 @@
 #include <iostream>
 #include <memory>
 
-#include "arm.hpp"
 #include "boundary.hpp"
 #include "convbench/arm_plugin.h"
-#include "file_sha256.hpp"
+#include "core/file_sha256.hpp"
+#include "plan/arm.hpp"
 #include "plugin_arm.hpp"
 
 namespace fs = std::filesystem;

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/clock.hpp"
+
 namespace convbench::bench {
 
 namespace {
@@ -92,8 +94,7 @@ std::optional<uint64_t> read_migrations() {
 
 SystemCounters read_system_counters() {
   SystemCounters s;
-  s.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  s.wall_s = steady_seconds();
   read_psi(s);
   read_stat(s);
   rusage ru{};

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <string>
 
+#include "core/clock.hpp"
+
 namespace convbench::bench {
 
 double time_add_chain(int64_t adds) {
@@ -14,7 +16,7 @@ double time_add_chain(int64_t adds) {
   volatile uint64_t seed = 1;
   uint64_t x = seed, step = seed;
   const int64_t blocks = adds / 8;
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_seconds();
   for (int64_t i = 0; i < blocks; ++i) {
 #define CONVBENCH_ADD                                                                              \
   x += step;                                                                                       \
@@ -29,9 +31,8 @@ double time_add_chain(int64_t adds) {
     CONVBENCH_ADD;
 #undef CONVBENCH_ADD
   }
-  const auto t1 = std::chrono::steady_clock::now();
   seed = x; // the result is used
-  return std::chrono::duration<double>(t1 - t0).count();
+  return steady_seconds() - t0;
 }
 
 nlohmann::json WorkerSpeed::to_json() const {

@@ -10,15 +10,14 @@
 #include <map>
 #include <sstream>
 
+#include "core/clock.hpp"
+
 namespace convbench::bench {
 
 namespace {
 int online() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? int(n) : 1;
-}
-double steady_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 } // namespace
 
@@ -167,11 +166,11 @@ std::vector<ForeignProcess> top_foreign(const std::vector<ProcessCpu> &before,
 
 ForeignProcessWindow::ForeignProcessWindow(double window_s, double min_gap_s, size_t top)
     : window_s_(window_s), min_gap_s_(min_gap_s), top_n_(top) {
-  tables_.emplace_back(steady_s(), read_processes());
+  tables_.emplace_back(steady_seconds(), read_processes());
 }
 
 const std::vector<ForeignProcess> &ForeignProcessWindow::after_sample() {
-  const double now = steady_s();
+  const double now = steady_seconds();
   const double since_last = now - tables_.back().first;
   const bool short_or_empty = top_.empty() || now - tables_.front().first < window_s_;
   if (since_last < 0.5 * window_s_ && !(short_or_empty && since_last >= min_gap_s_))

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "core/clock.hpp"
+
 namespace convbench::bench {
 
 PrefaultResult prefault(void *data, size_t bytes, ThreadPool *pool) {
@@ -24,12 +26,12 @@ PrefaultResult prefault(void *data, size_t bytes, ThreadPool *pool) {
       base[off] = base[off];
     }
   };
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_seconds();
   if (pool)
     pool->parallel_for(int64_t(pages), touch);
   else
     touch(0, int64_t(pages));
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.seconds = steady_seconds() - t0;
   r.pages = pages;
   return r;
 }

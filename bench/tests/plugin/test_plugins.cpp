@@ -10,10 +10,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "arm.hpp"
+#include "driver/run.hpp"
+#include "plan/arm.hpp"
 #include "plugin/plugin_arm.hpp"
 #include "plugin/plugin_loader.hpp"
-#include "run.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -1,0 +1,377 @@
+#include "driver/run.hpp"
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+
+#include <unistd.h>
+
+#include "convbench/lease/lease.hpp"
+#include "convbench/thread_pool.hpp"
+#include "core/atomic_write.hpp"
+#include "core/device_gate.hpp"
+#include "core/interrupt.hpp"
+#include "driver/multi_gpu.hpp"
+#include "gate/gate_pass.hpp"
+#include "leasing/device_open.hpp"
+#include "leasing/leasing.hpp"
+#include "measurement/counter_pass.hpp"
+#include "measurement/rounds.hpp"
+#include "measurement/sample.hpp"
+#include "plan/plan.hpp"
+#include "plugin/plugin_arm.hpp"
+#include "probes/neighbours.hpp"
+#include "probes/sysinfo.hpp"
+#include "record/journal.hpp"
+#include "record/record.hpp"
+#include "record/report.hpp"
+#include "record/resume.hpp"
+
+#if CONVBENCH_HAVE_CUDA
+#include "measurement/device.hpp"
+#endif
+
+namespace convbench::bench {
+
+namespace {
+
+int fail(int status, const std::string &what) {
+  std::cerr << "bench_conv: " << what << "\n";
+  return status;
+}
+
+const char *signal_text(int sig) {
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+         : sig == SIGHUP  ? "SIGHUP"
+                          : "a signal";
+}
+
+// What the record says of the fault that ended a run: the arm, its words, whether the CUDA
+// context was lost (a device fault), and where the run was.
+nlohmann::json fault_json(const plugin::PluginFault &f, const char *during,
+                          const nlohmann::json &at_utc) {
+  return {{"arm", f.arm},
+          {"message", f.what()},
+          {"context_lost", f.context_lost},
+          {"during", during},
+          {"at_utc", at_utc}};
+}
+
+// The record as it would be written if a signal ended the run before its first timed round: the
+// plan, no samples, each case's gate as far as the gate got. A case the gate has not reached has
+// the gate result "not-run" (it is not timed) with `unavailable` saying why.
+class PreRoundsRecord {
+public:
+  PreRoundsRecord(Plan &plan, const RunOutcome &out) {
+    for (auto &c : plan.cases)
+      c.rule = stopping_rule(c, plan.opt); // the targets, as the rounds will set them
+    base_ = build_record(plan, out);
+    for (const auto &c : plan.cases) {
+      const bool tol = c.arm->gate() == GateKind::tolerance;
+      not_gated_[c.id] = {
+          {"kind", to_string(c.arm->gate())},
+          {"result", "not-run"},
+          {"mismatches", nullptr},
+          {"max_abs_err", nullptr},
+          {"rel_l2_err", nullptr},
+          {"tolerance", tol ? nlohmann::json(c.arm->tolerance()) : nlohmann::json(nullptr)},
+          {"unavailable", {{"result", "the run was interrupted before this case's gate"}}}};
+    }
+  }
+  void gated(const Case &c) { gated_[c.id] = {gate_json(c.gate), c.chosen}; }
+  // The record with status "interrupted", its lease block and exit status.
+  nlohmann::json interrupted_record(const nlohmann::json &lease_block, int exit_status) const {
+    nlohmann::json r = as_far_as_gated(lease_block, exit_status,
+                                       "the run was interrupted before its counter pass");
+    r["status"] = "interrupted";
+    r["interrupted"] = {{"signal", signal_text(interrupt_signal())},
+                        {"rounds_started", 0},
+                        {"at_utc", r["ended_utc"]}};
+    return r;
+  }
+  // The record with status "faulted": a plugin arm's fault ended the run in its gate.
+  nlohmann::json faulted_record(const nlohmann::json &lease_block, int exit_status,
+                                const plugin::PluginFault &f) const {
+    nlohmann::json r = as_far_as_gated(lease_block, exit_status,
+                                       "the run ended at a plugin arm's fault before its counter "
+                                       "pass");
+    for (auto &c : r["cases"])
+      if (c["gate"]["result"] == "not-run")
+        c["gate"]["unavailable"]["result"] =
+            "the run ended at a fault of arm " + f.arm + " before this case's gate";
+    r["status"] = "faulted";
+    r["fault"] = fault_json(f, "gate", r["ended_utc"]);
+    return r;
+  }
+
+private:
+  nlohmann::json as_far_as_gated(const nlohmann::json &lease_block, int exit_status,
+                                 const std::string &no_counters) const {
+    nlohmann::json r = base_;
+    for (auto &c : r["cases"]) {
+      const std::string id = c["id"];
+      c["counters"] = {{"status", "not-collected"}, {"reason", no_counters}};
+      auto it = gated_.find(id);
+      if (it == gated_.end()) {
+        c["gate"] = not_gated_.at(id);
+        c["stop_reason"] = nullptr;
+        c["interval"] = nullptr;
+        continue;
+      }
+      c["gate"] = it->second.first;
+      if (it->second.second.is_object())
+        for (const auto &[k, v] : it->second.second.items())
+          c["kernel"][k] = v;
+      const bool pass = c["gate"]["result"] == "pass";
+      c["stop_reason"] = pass ? nlohmann::json("interrupted") : nlohmann::json(nullptr);
+      if (!pass)
+        c["interval"] = nullptr;
+    }
+    r["exit_status"] = exit_status;
+    r["ended_utc"] = lease::utc_now();
+    r["lease"] = lease_block;
+    return r;
+  }
+
+  nlohmann::json base_;
+  std::map<std::string, nlohmann::json> not_gated_;
+  std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> gated_; // gate, chosen
+};
+
+// A signal before the first timed round, while the run is in a call that does not return soon:
+// the record as it stands, the lease released, one line, the exit status. Runs on the
+// watchdog's thread, which holds its lock; the main thread may still be computing.
+[[noreturn]] void end_before_rounds(const Plan &plan, lease::RunLease &lease,
+                                    const PreRoundsRecord &pre) {
+  const int code = interrupt_exit_code();
+  std::string error;
+  try {
+    const nlohmann::json r = pre.interrupted_record(lease.to_json(), code);
+    write_atomically(plan.out_path, r.dump(1) + "\n");
+  } catch (const std::exception &e) {
+    error = std::string("; error: ") + e.what();
+  }
+  try {
+    lease.release(); // _exit runs no destructor: LeaseRelease will not
+  } catch (const std::exception &e) {
+    error += std::string("; error: lease release: ") + e.what();
+  }
+  if (error.empty()) {
+    std::cout << "result: " << plan.out_path << std::endl;
+    std::cerr << "bench_conv: interrupted by " << signal_text(interrupt_signal())
+              << " before the first timed round: the plan and the gates done are in "
+              << plan.out_path << " (status interrupted, no samples), the lease is released"
+              << std::endl;
+  } else {
+    std::cerr << "bench_conv: interrupted by " << signal_text(interrupt_signal())
+              << " before the first timed round" << error << std::endl;
+  }
+  _exit(code);
+}
+
+// A plugin arm's fault (a call failing after its gate, or a device fault that loses the CUDA
+// context): the rounds cannot go on, but every finished round is kept. In the gate: the record
+// as far as the gate got; in the rounds: the journal's finished rounds. Status "faulted", the
+// fault named, exit 1; the caller releases the lease.
+int end_at_fault(const Plan &plan, const nlohmann::json &record, const plugin::PluginFault &f) {
+  write_atomically(plan.out_path, record.dump(1) + "\n");
+  std::filesystem::remove(plan.journal_path);
+  std::cout << "result: " << plan.out_path << "\n";
+  std::cerr << "bench_conv: error: " << f.what() << "\n"
+            << "bench_conv: the run ended at arm " << f.arm << "'s fault"
+            << (f.context_lost ? " (the CUDA context is lost)" : "") << "; "
+            << (record["fault"]["during"] == "gate" ? "the gates done" : "the finished rounds")
+            << " are in " << plan.out_path << " (status faulted)\n";
+  return kExitError;
+}
+
+nlohmann::json faulted_in_rounds(const Plan &plan, lease::RunLease &lease,
+                                 const plugin::PluginFault &f) {
+  nlohmann::json r = recover_record(plan.journal_path, kExitError);
+  r.erase("recovered");
+  r["status"] = "faulted";
+  r["lease"] = lease.to_json();
+  r["fault"] = fault_json(f, "rounds", r["ended_utc"]);
+  for (auto &c : r["cases"])
+    c["counters"] = {{"status", "not-collected"},
+                     {"reason", "the run ended at a plugin arm's fault before its counter pass"}};
+  return r;
+}
+
+// Off the GPU, then the lease: every prepared case freed and the CUDA context destroyed before
+// the lease goes to the next run, so a run queued behind this one never sees it on the GPU.
+void leave_gpu_then_lease(Plan &plan, lease::RunLease &lease) {
+  for (auto &c : plan.cases)
+    c.prepared.reset();
+#if CONVBENCH_HAVE_CUDA
+  if (plan.any_device && plan.gpu.present && device_gate::is_open()) {
+    try {
+      device::reset();
+    } catch (const std::exception &e) {
+      std::cerr << "bench_conv: warning: leaving the GPU: " << e.what() << "\n";
+    }
+  }
+#endif
+  try {
+    lease.release();
+  } catch (const std::exception &e) {
+    std::cerr << "bench_conv: warning: lease release: " << e.what() << "\n";
+  }
+}
+
+// The record (atomically; then the journal, which it supersedes, goes), the table, the verdict.
+// The lease is released first, so the record holds its released time.
+int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed) {
+  leave_gpu_then_lease(plan, lease);
+  const bool lease_void = lease.verdict() == "void";
+  out.signal = interrupt_signal();
+  out.status = out.signal ? "interrupted" : "complete";
+  out.exit_status = out.signal     ? interrupt_exit_code()
+                    : !gate_passed ? kExitGate
+                    : lease_void   ? kExitLease
+                                   : kExitOk;
+  out.lease = lease.to_json();
+  write_atomically(plan.out_path, build_record(plan, out).dump(1) + "\n");
+  std::filesystem::remove(plan.journal_path);
+  std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n"
+            << "verdicts (each case and ratio with its interval, or refused with the cause): "
+               "convbench-analyze report "
+            << plan.out_path << "\n";
+  if (out.signal)
+    std::cerr << "bench_conv: interrupted by " << signal_text(out.signal) << " in round "
+              << out.order.size() << ": the samples taken are in " << plan.out_path
+              << " (status interrupted), the lease is released\n";
+  else if (!gate_passed)
+    std::cerr << "bench_conv: correctness gate failed (exit 4); see the FAIL lines above\n";
+  else if (lease_void)
+    std::cerr << "bench_conv: the lease is void (exit 3); the result says why\n";
+  return out.exit_status;
+}
+
+// Everything after the lease is held; the caller releases it whichever way this returns.
+int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
+  ThreadPool pool(plan.threads, plan.placement);
+  ArmContext ctx{&pool, &plan.cudnn_algos, ""};
+  std::optional<GpuProbe> gpu;
+  if (plan.gpu.present)
+    out.gpu_nvml = gpu.emplace(plan.gpu.pci_bus_id).facts();
+  // Until the rounds look at interrupted() themselves, a signal is the watchdog's.
+  PreRoundsRecord pre(plan, out);
+  InterruptWatchdog watchdog([&] { end_before_rounds(plan, lease, pre); });
+  for (const auto &note : plan.skipped)
+    std::cerr << "bench_conv: " << note << "\n";
+  std::cerr << "bench_conv: " << plan.cases.size() << " cases (" << plan.problems.size()
+            << " problems x arms x staging), " << plan.opt.reps << " rounds at least, "
+            << plan.threads << (plan.placement.pinned ? " pinned" : "") << " host threads\n";
+  for (auto &p : plan.problems)
+    fill_problem(*p, plan.opt.seed);
+  bool gate_passed = false;
+  try {
+    gate_passed = run_gate(plan, ctx, out.run_id, [&](const Case &c) {
+      auto held = watchdog.hold();
+      pre.gated(c);
+    });
+  } catch (const plugin::PluginFault &f) {
+    auto held = watchdog.hold();
+    return end_at_fault(plan, pre.faulted_record(lease.to_json(), kExitError, f), f);
+  }
+  wait_at_node_barrier(); // a node's runs (--gpus) start their rounds together
+  const std::unique_ptr<NeighbourProbe> neighbours = node_neighbour_probe();
+  SpeedProbe speed;
+  speed.calibrate(pool);
+  watchdog.disarm(); // from here a signal ends the rounds (none if it came already)
+  out.speed_calibration = speed.to_json();
+  out.lease = lease.to_json();
+  JournalWriter journal = JournalWriter::create(plan.journal_path, journal_header_json(plan, out));
+  { // the taker's device state (events, the SM clock probe) is freed before the GPU is left
+    SampleTaker taker(plan.opt.min_time, plan.opt.device_timing == "queued", gpu ? &*gpu : nullptr,
+                      plan.gpu.sm_count, pool, speed);
+    taker.observe_neighbours(neighbours.get());
+    try {
+      out.order = run_rounds(plan, taker, lease, journal).order;
+    } catch (const plugin::PluginFault &f) {
+      return end_at_fault(plan, faulted_in_rounds(plan, lease, f), f);
+    }
+  }
+  run_counter_pass(plan);
+  return finish(plan, lease, out, gate_passed);
+}
+
+} // namespace
+
+int run_bench_conv(int argc, const char *const *argv) {
+  const std::string started = lease::utc_now();
+  device_gate::guard(); // a device call before the lease is verified is a bug from here on
+  Plan plan;
+  try {
+    const Options opt = parse_cli(argc, argv);
+    if (opt.help) {
+      std::cout << help_text();
+      return kExitOk;
+    }
+    if (!opt.resume.empty())
+      return resume_run(opt);
+    if (!opt.gpus.empty())
+      return run_node(opt, argc, argv); // one child run per GPU, each back through here
+    plan = make_plan(opt, std::vector<std::string>(argv, argv + argc), started);
+  } catch (const UsageError &e) {
+    return fail(kExitUsage, e.what());
+  } catch (const DataError &e) {
+    return fail(kExitUsage, e.what());
+  } catch (const std::exception &e) {
+    return fail(kExitError, std::string("error: ") + e.what());
+  }
+  RunOutcome out;
+  out.run_id = new_run_id();
+  // Waiting for the lease, or refused it, this run is invisible on the GPU: no device call yet.
+  std::unique_ptr<lease::RunLease> lease;
+  try {
+    lease = open_lease(plan, out.run_id);
+  } catch (const lease::LeaseBusy &e) {
+    return fail(kExitLease,
+                std::string("lease refused: ") + e.what() +
+                    (plan.opt.lease_wait > 0 ? "" : "; wait for it with --lease-wait S"));
+  } catch (const lease::LeaseRefused &e) {
+    return fail(kExitLease, std::string("lease refused: ") + e.what());
+  } catch (const std::exception &e) {
+    return fail(kExitError, std::string("error: lease: ") + e.what());
+  }
+  device_gate::lease_step("lease-acquired");
+  LeaseRelease release_at_exit(lease.get());
+  if (!lease->verify_start()) {
+    const nlohmann::json check = lease->to_json().value("start_check", nlohmann::json());
+    return fail(kExitLease, "lease refused: the start check failed (" +
+                                (check.is_object() ? check.value("detail", std::string()) : "") +
+                                "); nothing was run on the device, no result written");
+  }
+  device_gate::lease_step("lease-verified");
+  device_gate::open();
+  try {
+    open_device(plan);
+  } catch (const lease::LeaseRefused &e) {
+    return fail(kExitLease, std::string("lease refused: ") + e.what());
+  } catch (const UsageError &e) {
+    return fail(kExitUsage, e.what());
+  } catch (const std::exception &e) {
+    return fail(kExitError, std::string("error: ") + e.what());
+  }
+  clear_interrupt();
+  InterruptGuard on_signal; // SIGINT/SIGTERM/SIGHUP: the rounds stop, the record says "interrupted"
+  try {
+    return measure(plan, *lease, out);
+  } catch (const std::exception &e) {
+    // The result or the journal could not be written (a full disk, a permission): the rounds
+    // journaled so far are the samples; say where they are and how to make the record of them.
+    std::error_code ec;
+    if (std::filesystem::exists(plan.journal_path, ec))
+      return fail(kExitError, std::string("error: ") + e.what() + "; the samples taken are in " +
+                                  plan.journal_path + ": once the cause is fixed, bench_conv " +
+                                  "--resume " + plan.journal_path + " writes their record");
+    return fail(kExitError, std::string("error: ") + e.what());
+  }
+}
+
+} // namespace convbench::bench

@@ -1,0 +1,22 @@
+// The correctness gate: an arm's output against the cpu-f64 reference, before any timing.
+#pragma once
+
+#include "core/types.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/arm.hpp"
+
+namespace convbench::bench {
+
+// bitwise: pass iff no cell differs (memcmp). tolerance: pass iff rel_l2_err <= tolerance and
+// every output is finite. reference: the reference itself (pass).
+GateResult gate_output(GateKind kind, double tolerance, const std::vector<float> &y,
+                       const std::vector<float> &ref);
+
+uint32_t crc32(const void *data, size_t bytes);
+
+} // namespace convbench::bench
