@@ -21,8 +21,8 @@
 
 #include "convbench/lease/lease.hpp"
 #include "convbench/lease/nvml_gpu.hpp"
-#include "core/atomic_write.hpp"
 #include "core/exit_codes.hpp"
+#include "record/record.hpp"
 
 extern char **environ;
 
@@ -322,7 +322,7 @@ int run_node(const Options &opt, int argc, const char *const *argv) {
   }
   const json summary =
       summary_json(children, started, released, std::vector<std::string>(argv, argv + argc));
-  write_atomically(out, summary.dump(1) + "\n");
+  write_record(out, summary);
   std::cout << "node: " << out << " (" << gpus.size() << " GPU record(s) beside it)\n";
   return summary["exit_status"].get<int>();
 }

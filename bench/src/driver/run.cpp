@@ -10,7 +10,6 @@
 
 #include "convbench/lease/lease.hpp"
 #include "convbench/thread_pool.hpp"
-#include "core/atomic_write.hpp"
 #include "core/device_gate.hpp"
 #include "core/interrupt.hpp"
 #include "driver/multi_gpu.hpp"
@@ -24,6 +23,7 @@
 #include "plugin/plugin_arm.hpp"
 #include "probes/neighbours.hpp"
 #include "probes/sysinfo.hpp"
+#include "record/endings.hpp"
 #include "record/journal.hpp"
 #include "record/record.hpp"
 #include "record/report.hpp"
@@ -42,105 +42,6 @@ int fail(int status, const std::string &what) {
   return status;
 }
 
-const char *signal_text(int sig) {
-  return sig == SIGINT    ? "SIGINT"
-         : sig == SIGTERM ? "SIGTERM"
-         : sig == SIGHUP  ? "SIGHUP"
-                          : "a signal";
-}
-
-// What the record says of the fault that ended a run: the arm, its words, whether the CUDA
-// context was lost (a device fault), and where the run was.
-nlohmann::json fault_json(const plugin::PluginFault &f, const char *during,
-                          const nlohmann::json &at_utc) {
-  return {{"arm", f.arm},
-          {"message", f.what()},
-          {"context_lost", f.context_lost},
-          {"during", during},
-          {"at_utc", at_utc}};
-}
-
-// The record as it would be written if a signal ended the run before its first timed round: the
-// plan, no samples, each case's gate as far as the gate got. A case the gate has not reached has
-// the gate result "not-run" (it is not timed) with `unavailable` saying why.
-class PreRoundsRecord {
-public:
-  PreRoundsRecord(Plan &plan, const RunOutcome &out) {
-    for (auto &c : plan.cases)
-      c.rule = stopping_rule(c, plan.opt); // the targets, as the rounds will set them
-    base_ = build_record(plan, out);
-    for (const auto &c : plan.cases) {
-      const bool tol = c.arm->gate() == GateKind::tolerance;
-      not_gated_[c.id] = {
-          {"kind", to_string(c.arm->gate())},
-          {"result", "not-run"},
-          {"mismatches", nullptr},
-          {"max_abs_err", nullptr},
-          {"rel_l2_err", nullptr},
-          {"tolerance", tol ? nlohmann::json(c.arm->tolerance()) : nlohmann::json(nullptr)},
-          {"unavailable", {{"result", "the run was interrupted before this case's gate"}}}};
-    }
-  }
-  void gated(const Case &c) { gated_[c.id] = {gate_json(c.gate), c.chosen}; }
-  // The record with status "interrupted", its lease block and exit status.
-  nlohmann::json interrupted_record(const nlohmann::json &lease_block, int exit_status) const {
-    nlohmann::json r = as_far_as_gated(lease_block, exit_status,
-                                       "the run was interrupted before its counter pass");
-    r["status"] = "interrupted";
-    r["interrupted"] = {{"signal", signal_text(interrupt_signal())},
-                        {"rounds_started", 0},
-                        {"at_utc", r["ended_utc"]}};
-    return r;
-  }
-  // The record with status "faulted": a plugin arm's fault ended the run in its gate.
-  nlohmann::json faulted_record(const nlohmann::json &lease_block, int exit_status,
-                                const plugin::PluginFault &f) const {
-    nlohmann::json r = as_far_as_gated(lease_block, exit_status,
-                                       "the run ended at a plugin arm's fault before its counter "
-                                       "pass");
-    for (auto &c : r["cases"])
-      if (c["gate"]["result"] == "not-run")
-        c["gate"]["unavailable"]["result"] =
-            "the run ended at a fault of arm " + f.arm + " before this case's gate";
-    r["status"] = "faulted";
-    r["fault"] = fault_json(f, "gate", r["ended_utc"]);
-    return r;
-  }
-
-private:
-  nlohmann::json as_far_as_gated(const nlohmann::json &lease_block, int exit_status,
-                                 const std::string &no_counters) const {
-    nlohmann::json r = base_;
-    for (auto &c : r["cases"]) {
-      const std::string id = c["id"];
-      c["counters"] = {{"status", "not-collected"}, {"reason", no_counters}};
-      auto it = gated_.find(id);
-      if (it == gated_.end()) {
-        c["gate"] = not_gated_.at(id);
-        c["stop_reason"] = nullptr;
-        c["interval"] = nullptr;
-        continue;
-      }
-      c["gate"] = it->second.first;
-      if (it->second.second.is_object())
-        for (const auto &[k, v] : it->second.second.items())
-          c["kernel"][k] = v;
-      const bool pass = c["gate"]["result"] == "pass";
-      c["stop_reason"] = pass ? nlohmann::json("interrupted") : nlohmann::json(nullptr);
-      if (!pass)
-        c["interval"] = nullptr;
-    }
-    r["exit_status"] = exit_status;
-    r["ended_utc"] = lease::utc_now();
-    r["lease"] = lease_block;
-    return r;
-  }
-
-  nlohmann::json base_;
-  std::map<std::string, nlohmann::json> not_gated_;
-  std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> gated_; // gate, chosen
-};
-
 // A signal before the first timed round, while the run is in a call that does not return soon:
 // the record as it stands, the lease released, one line, the exit status. Runs on the
 // watchdog's thread, which holds its lock; the main thread may still be computing.
@@ -150,7 +51,7 @@ private:
   std::string error;
   try {
     const nlohmann::json r = pre.interrupted_record(lease.to_json(), code);
-    write_atomically(plan.out_path, r.dump(1) + "\n");
+    write_record(plan.out_path, r);
   } catch (const std::exception &e) {
     error = std::string("; error: ") + e.what();
   }
@@ -161,12 +62,12 @@ private:
   }
   if (error.empty()) {
     std::cout << "result: " << plan.out_path << std::endl;
-    std::cerr << "bench_conv: interrupted by " << signal_text(interrupt_signal())
+    std::cerr << "bench_conv: interrupted by " << signal_name(interrupt_signal())
               << " before the first timed round: the plan and the gates done are in "
               << plan.out_path << " (status interrupted, no samples), the lease is released"
               << std::endl;
   } else {
-    std::cerr << "bench_conv: interrupted by " << signal_text(interrupt_signal())
+    std::cerr << "bench_conv: interrupted by " << signal_name(interrupt_signal())
               << " before the first timed round" << error << std::endl;
   }
   _exit(code);
@@ -177,7 +78,7 @@ private:
 // as far as the gate got; in the rounds: the journal's finished rounds. Status "faulted", the
 // fault named, exit 1; the caller releases the lease.
 int end_at_fault(const Plan &plan, const nlohmann::json &record, const plugin::PluginFault &f) {
-  write_atomically(plan.out_path, record.dump(1) + "\n");
+  write_record(plan.out_path, record);
   std::filesystem::remove(plan.journal_path);
   std::cout << "result: " << plan.out_path << "\n";
   std::cerr << "bench_conv: error: " << f.what() << "\n"
@@ -186,19 +87,6 @@ int end_at_fault(const Plan &plan, const nlohmann::json &record, const plugin::P
             << (record["fault"]["during"] == "gate" ? "the gates done" : "the finished rounds")
             << " are in " << plan.out_path << " (status faulted)\n";
   return kExitError;
-}
-
-nlohmann::json faulted_in_rounds(const Plan &plan, lease::RunLease &lease,
-                                 const plugin::PluginFault &f) {
-  nlohmann::json r = recover_record(plan.journal_path, kExitError);
-  r.erase("recovered");
-  r["status"] = "faulted";
-  r["lease"] = lease.to_json();
-  r["fault"] = fault_json(f, "rounds", r["ended_utc"]);
-  for (auto &c : r["cases"])
-    c["counters"] = {{"status", "not-collected"},
-                     {"reason", "the run ended at a plugin arm's fault before its counter pass"}};
-  return r;
 }
 
 // Off the GPU, then the lease: every prepared case freed and the CUDA context destroyed before
@@ -234,14 +122,14 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
                     : lease_void   ? kExitLease
                                    : kExitOk;
   out.lease = lease.to_json();
-  write_atomically(plan.out_path, build_record(plan, out).dump(1) + "\n");
+  write_record(plan.out_path, build_record(plan, out));
   std::filesystem::remove(plan.journal_path);
   std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n"
             << "verdicts (each case and ratio with its interval, or refused with the cause): "
                "convbench-analyze report "
             << plan.out_path << "\n";
   if (out.signal)
-    std::cerr << "bench_conv: interrupted by " << signal_text(out.signal) << " in round "
+    std::cerr << "bench_conv: interrupted by " << signal_name(out.signal) << " in round "
               << out.order.size() << ": the samples taken are in " << plan.out_path
               << " (status interrupted), the lease is released\n";
   else if (!gate_passed)
@@ -259,6 +147,8 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   if (plan.gpu.present)
     out.gpu_nvml = gpu.emplace(plan.gpu.pci_bus_id).facts();
   // Until the rounds look at interrupted() themselves, a signal is the watchdog's.
+  for (auto &c : plan.cases)
+    c.rule = stopping_rule(c, plan.opt); // the targets, as the rounds will set them
   PreRoundsRecord pre(plan, out);
   InterruptWatchdog watchdog([&] { end_before_rounds(plan, lease, pre); });
   for (const auto &note : plan.skipped)
@@ -293,7 +183,8 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
     try {
       out.order = run_rounds(plan, taker, lease, journal).order;
     } catch (const plugin::PluginFault &f) {
-      return end_at_fault(plan, faulted_in_rounds(plan, lease, f), f);
+      return end_at_fault(
+          plan, faulted_rounds_record(plan.journal_path, lease.to_json(), kExitError, f), f);
     }
   }
   run_counter_pass(plan);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "convbench/lease/lease.hpp"
+#include "core/atomic_write.hpp"
 #include "plan/floors.hpp"
 #include "plan/plan.hpp"
 #include "plugin/plugin_loader.hpp"
@@ -371,13 +372,17 @@ std::vector<BenchmarkRun> benchmark_runs(const json &cases) {
 
 constexpr const char *kSignalNames[] = {"", "SIGHUP", "SIGINT", "SIGQUIT"};
 
+} // namespace
+
 std::string signal_name(int sig) {
   if (sig == 15)
     return "SIGTERM";
   return sig > 0 && sig < 4 ? kSignalNames[sig] : "signal " + std::to_string(sig);
 }
 
-} // namespace
+void write_record(const std::string &path, const nlohmann::json &record) {
+  write_atomically(path, record.dump(1) + "\n");
+}
 
 json build_record(const Plan &plan, const RunOutcome &out) {
   json cases = json::array();

@@ -31,6 +31,9 @@ struct RunOutcome {
 };
 
 nlohmann::json build_record(const Plan &plan, const RunOutcome &out);
+// The one writer of result files: a record, atomically (a reader never sees half of one).
+void write_record(const std::string &path, const nlohmann::json &record);
+std::string signal_name(int sig); // "SIGINT", "SIGTERM", "SIGHUP", ...; "signal N" otherwise
 
 // The journal: line 1 holds the record as it stands before the first timed sample; each round's
 // line holds its order, its samples, the stopping decision of each case in it and the lease block

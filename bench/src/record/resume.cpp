@@ -60,7 +60,7 @@ int resume_run(const Options &opt) {
                      " is not a bench_conv journal: " + e.what());
   }
   refuse_to_replace_the_runs_own_record(out, record, opt.resume);
-  write_atomically(out, record.dump(1) + "\n");
+  write_record(out, record);
   std::filesystem::remove(opt.resume);
   std::cout << "result: " << out << "\n";
   std::cerr << "bench_conv: recovered " << record["recovered"]["rounds"].get<size_t>()
