@@ -128,7 +128,7 @@ TEST(GateExit, WrongArmsFailTheGateAreNotTimedAndExit4) {
 
 namespace {
 // Two arms of one summation order (cpu-f32's), and one whose last bit differs in one cell: each
-// within cpu-f32's tolerance of the reference, so only the bitwise peer comparison tells.
+// within cpu-f32's tolerance of the reference, so only the bitwise sibling comparison tells.
 void one_bit_off_f32(const ConvShape &s, const float *x, const float *w, const float *b, float *y,
                      ThreadPool &pool) {
   conv_cpu_f32(s, x, w, b, y, pool);
@@ -139,25 +139,25 @@ void one_bit_off_f32(const ConvShape &s, const float *x, const float *w, const f
 }
 class PeerBase final : public HostArm {
 public:
-  std::string name() const override { return "test-peer-base"; }
+  std::string name() const override { return "test-sibling-base"; }
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &conv_cpu_f32; }
 };
 class PeerSame final : public HostArm {
 public:
-  std::string name() const override { return "test-peer-same"; }
+  std::string name() const override { return "test-sibling-same"; }
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
-  std::string bitwise_peer() const override { return "test-peer-base"; }
+  std::string bitwise_sibling() const override { return "test-sibling-base"; }
   HostConvFn function() const override { return &conv_cpu_f32; }
 };
 class PeerOff final : public HostArm {
 public:
-  std::string name() const override { return "test-peer-off"; }
+  std::string name() const override { return "test-sibling-off"; }
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
-  std::string bitwise_peer() const override { return "test-peer-base"; }
+  std::string bitwise_sibling() const override { return "test-sibling-base"; }
   HostConvFn function() const override { return &one_bit_off_f32; }
 };
 } // namespace
@@ -166,27 +166,28 @@ CONVBENCH_REGISTER_ARM(PeerBase)
 CONVBENCH_REGISTER_ARM(PeerSame)
 CONVBENCH_REGISTER_ARM(PeerOff)
 
-// The bitwise peer gate: an arm one bit off its peer in one cell fails (exit 4, not timed) though
-// its tolerance gate against the reference passes; the arm equal to its peer passes.
-// Planted: gate_peers skipped (no comparison) made the off arm pass and the exit 0.
+// The bitwise sibling gate: an arm one bit off its sibling in one cell fails (exit 4, not timed)
+// though its tolerance gate against the reference passes; the arm equal to its sibling passes.
+// Planted: gate_siblings skipped (no comparison) made the off arm pass and the exit 0.
 TEST(GateExit, AnArmOneBitOffItsBitwisePeerFails) {
-  const SmallRun run = run_small("cpu-f64,test-peer-base,test-peer-same,test-peer-off", "peer");
+  const SmallRun run =
+      run_small("cpu-f64,test-sibling-base,test-sibling-same,test-sibling-off", "sibling");
   EXPECT_EQ(run.rc, 4);
   ASSERT_FALSE(run.record.is_null());
   const auto &r = run.record;
   int seen = 0;
   for (const auto &c : r["cases"]) {
     const std::string arm = c["arm"];
-    if (arm == "test-peer-same" || arm == "test-peer-off") {
+    if (arm == "test-sibling-same" || arm == "test-sibling-off") {
       ++seen;
-      const bool off = arm == "test-peer-off";
-      EXPECT_EQ(c["gate"]["peer"]["arm"], "test-peer-base/host") << arm;
-      EXPECT_EQ(c["gate"]["peer"]["mismatches"], off ? 1 : 0) << arm;
+      const bool off = arm == "test-sibling-off";
+      EXPECT_EQ(c["gate"]["sibling"]["arm"], "test-sibling-base/host") << arm;
+      EXPECT_EQ(c["gate"]["sibling"]["mismatches"], off ? 1 : 0) << arm;
       EXPECT_EQ(c["gate"]["result"], off ? "fail" : "pass") << arm;
       EXPECT_LE(c["gate"]["rel_l2_err"].get<double>(), 1e-4) << arm; // the tolerance alone passes
       EXPECT_EQ(c["samples"].size(), off ? 0u : 2u) << arm;
     } else {
-      EXPECT_FALSE(c["gate"].contains("peer")) << arm;
+      EXPECT_FALSE(c["gate"].contains("sibling")) << arm;
     }
   }
   EXPECT_EQ(seen, 2);

@@ -102,7 +102,7 @@ public:
   }
   bool device() const override { return true; }
   GateKind gate() const override { return GateKind::tolerance; }
-  std::string bitwise_peer() const override {
+  std::string bitwise_sibling() const override {
     return kernel() == cuda::CausalKernel::tiled
                ? "cuda-causal-register" + std::string(out() == cuda::CausalOut::bf16 ? "-bf16" : "")
                : std::string();

@@ -73,9 +73,9 @@ struct GateResult {
   double rel_l2_err = 0;     // ||y - ref|| / ||ref||
   double tolerance = 0;      // rel L2 bound (tolerance gates)
   uint32_t output_crc32 = 0; // zlib CRC-32 of the output's bytes: ties a --dump file to the run
-  // The bitwise comparison with the arm's peer (Arm::bitwise_peer), when the peer ran too.
-  std::string peer;            // "<arm>/<staging>" compared with; "" when none was
-  int64_t peer_mismatches = 0; // cells whose bytes differ from the peer's
+  // The bitwise comparison with the arm's sibling (Arm::bitwise_sibling), when it ran too.
+  std::string sibling;            // "<arm>/<staging>" compared with; "" when none was
+  int64_t sibling_mismatches = 0; // cells whose bytes differ from the sibling's
 };
 
 } // namespace convbench::bench

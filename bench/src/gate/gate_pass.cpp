@@ -66,19 +66,20 @@ std::vector<float> gate_case(Case &c, const std::vector<float> &ref, ArmContext 
   return y;
 }
 
-// The bitwise comparison of each case with its arm's peer on the same problem (the same staging
-// when the peer ran it, else any): a differing cell fails the case's gate, as a wrong arm.
-void gate_peers(std::vector<Case *> &cases, const std::map<Case *, std::vector<float>> &outputs) {
+// The bitwise comparison of each case with its arm's sibling on the same problem (the same staging
+// when the sibling ran it, else any): a differing cell fails the case's gate, as a wrong arm.
+void gate_siblings(std::vector<Case *> &cases,
+                   const std::map<Case *, std::vector<float>> &outputs) {
   for (Case *c : cases) {
-    const std::string peer = c->arm->bitwise_peer();
-    if (peer.empty())
+    const std::string sibling = c->arm->bitwise_sibling();
+    if (sibling.empty())
       continue;
     Case *match = nullptr;
     for (Case *o : cases)
-      if (o != c && o->arm->name() == peer && (!match || o->staging == c->staging))
+      if (o != c && o->arm->name() == sibling && (!match || o->staging == c->staging))
         match = o;
     if (!match) {
-      std::cerr << "bench_conv: gate " << c->id << ": its bitwise peer " << peer
+      std::cerr << "bench_conv: gate " << c->id << ": its bitwise sibling " << sibling
                 << " is not in the plan: not compared\n";
       continue;
     }
@@ -86,10 +87,10 @@ void gate_peers(std::vector<Case *> &cases, const std::map<Case *, std::vector<f
     int64_t differ = 0;
     for (size_t i = 0; i < a.size(); ++i)
       differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
-    c->gate.peer = match->arm->name() + "/" + match->staging;
-    c->gate.peer_mismatches = differ;
+    c->gate.sibling = match->arm->name() + "/" + match->staging;
+    c->gate.sibling_mismatches = differ;
     std::cerr << "bench_conv: gate " << c->id << ": " << (differ ? "FAIL" : "pass")
-              << " (bitwise to " << c->gate.peer << ", " << differ << " cells differ)\n";
+              << " (bitwise to " << c->gate.sibling << ", " << differ << " cells differ)\n";
     if (differ) {
       c->gate.pass = false;
       c->prepared.reset(); // a wrong arm is never timed
@@ -127,14 +128,14 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
       }
     }
     std::vector<Case *> cases;
-    std::set<std::string> peers; // arms some case of this problem is compared with
+    std::set<std::string> siblings; // arms some case of this problem is compared with
     for (auto &c : plan.cases)
       if (c.problem == p.get()) {
         cases.push_back(&c);
-        if (!c.arm->bitwise_peer().empty())
-          peers.insert(c.arm->bitwise_peer());
+        if (!c.arm->bitwise_sibling().empty())
+          siblings.insert(c.arm->bitwise_sibling());
       }
-    // Outputs are kept past their case's gate only for the peer comparison.
+    // Outputs are kept past their case's gate only for the sibling comparison.
     std::map<Case *, std::vector<float>> outputs;
     for (Case *c : cases) {
       std::vector<float> y = gate_case(*c, ref, ctx);
@@ -147,14 +148,14 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
           dump_failed(e, *p);
           dir.clear();
         }
-      if (!c->arm->bitwise_peer().empty() || peers.count(c->arm->name()))
+      if (!c->arm->bitwise_sibling().empty() || siblings.count(c->arm->name()))
         outputs[c] = std::move(y);
     }
-    gate_peers(cases, outputs);
+    gate_siblings(cases, outputs);
     for (Case *c : cases) {
       all_pass &= c->gate.pass;
-      if (gated && !c->gate.peer.empty())
-        gated(*c); // again, with the peer comparison
+      if (gated && !c->gate.sibling.empty())
+        gated(*c); // again, with the sibling comparison
     }
   }
   return all_pass;

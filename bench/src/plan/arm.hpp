@@ -59,7 +59,7 @@ public:
   // An arm whose output this one promises to equal bit for bit (two kernels of one summation
   // order, e.g. the causal op's register and tiled kernels): when both run a problem, the gate
   // also compares their outputs byte for byte, and any differing cell fails this arm. "": none.
-  virtual std::string bitwise_peer() const { return {}; }
+  virtual std::string bitwise_sibling() const { return {}; }
   // Which devices.json floor applies: "fp32_fma", "fp64_fma", "fp64_nofma"; "" for host arms.
   virtual std::string floor_kind() const = 0;
   virtual bool available(std::string *why_not) const = 0;

@@ -168,10 +168,10 @@ json gate_json(const GateResult &g) {
             {"output_crc32", crc}};
   if (!std::isfinite(g.max_abs_err) || !std::isfinite(g.rel_l2_err))
     j["unavailable"] = {{"max_abs_err", "the output holds NaN or infinity"}};
-  if (!g.peer.empty())
-    j["peer"] = {{"arm", g.peer},
-                 {"mismatches", g.peer_mismatches},
-                 {"result", g.peer_mismatches == 0 ? "pass" : "fail"}};
+  if (!g.sibling.empty())
+    j["sibling"] = {{"arm", g.sibling},
+                    {"mismatches", g.sibling_mismatches},
+                    {"result", g.sibling_mismatches == 0 ? "pass" : "fail"}};
   return j;
 }
 
