@@ -28,7 +28,7 @@ import synth
 
 from convbench_analysis import gates, load, report, verdicts
 from convbench_analysis.findings import GATES, Gate
-from convbench_analysis.stats import best_ratio, paired_ratio
+from convbench_analysis.stats import best_ratio, paired_ratio, widen
 from convbench_analysis.thresholds import Thresholds
 
 TH = Thresholds()
@@ -134,6 +134,22 @@ def test_paired_ratio_needs_rounds_and_says_its_method():
     assert r.value == pytest.approx(2.0) and r.lo == pytest.approx(2.0)
     with pytest.raises(ValueError):
         paired_ratio([1.0, 2.0], [1.0])
+
+
+def test_a_few_scattered_rounds_give_an_unbounded_interval_not_a_crash():
+    # Two rounds 10x apart at the aa-unstable level: Student's t with one degree of freedom puts
+    # the upper bound past what a double holds (exp(m + half), half ~ 733).
+    r = paired_ratio([1.0, 10.0], [1.0, 1.0], level=0.999)
+    assert r.method == "t" and r.hi == math.inf and 0.0 <= r.lo < r.value < r.hi
+    lo, hi = widen(r.value, r.lo, r.hi, 0.01)
+    assert lo == pytest.approx(r.lo) and hi == math.inf
+    v = verdicts.state(
+        {"samples": [{"round": 0, "seconds": 1.0}, {"round": 1, "seconds": 10.0}]},
+        {"samples": [{"round": 0, "seconds": 1.0}, {"round": 1, "seconds": 1.0}]},
+        {},
+        TH.__class__(ci_level=0.999),
+    )
+    assert v.verdict == "AMBIGUOUS" and v.hi == math.inf
 
 
 def test_a_ratio_is_never_narrower_than_the_run_s_twins(tmp_path):

@@ -61,6 +61,45 @@ def _needed_floor(items: list, th, kind: str) -> float | None:
     return hi
 
 
+def _arm_rows(arms: dict) -> list[dict]:
+    """Per arm: its noise floor (median CV of its cases) and what its A/A twins showed."""
+    rows = []
+    for key in sorted(arms):
+        e = arms[key]
+        n = len(e["aa"])
+        rows.append(
+            {
+                "arm": key,
+                "cases": len(e["cvs"]),
+                "noise_floor_cv": float(np.median(e["cvs"])) if e["cvs"] else None,
+                "aa_pairs": n,
+                "aa_max_dev": float(max(abs(v - 1.0) for v in e["aa"])) if n else None,
+                "aa_covered": int(e["covered"]),
+                "aa_called": int(e["called"]),
+                "aa_refused": e["refused"],
+                "refusal_codes": dict(sorted(e["codes"].items())),
+            }
+        )
+    return rows
+
+
+def _per_kind(pairs: list[dict], kinds: dict, th) -> dict:
+    """Per kind of case: its twins' coverage, false verdicts, the floor and the floor needed."""
+    per_kind = {}
+    for kind in verdicts.KINDS:
+        ps = [p for p in pairs if p["kind"] == kind]
+        if not ps:
+            continue
+        per_kind[kind] = {
+            "pairs": len(ps),
+            "coverage": sum(p["covers_one"] for p in ps) / len(ps),
+            "called": sum(p["verdict"] in ("FASTER", "SLOWER") for p in ps),
+            "floor": verdicts.floor_of(kind, th),
+            "floor_needed": _needed_floor(kinds[kind], th, kind),
+        }
+    return per_kind
+
+
 def build(a: Assessment) -> dict:
     th = a.thresholds
     arms = defaultdict(
@@ -100,36 +139,9 @@ def build(a: Assessment) -> dict:
                 "kernels_differ": list(t.kernels_differ) if t.kernels_differ else None,
             }
         )
-    rows = []
-    for key in sorted(arms):
-        e = arms[key]
-        n = len(e["aa"])
-        rows.append(
-            {
-                "arm": key,
-                "cases": len(e["cvs"]),
-                "noise_floor_cv": float(np.median(e["cvs"])) if e["cvs"] else None,
-                "aa_pairs": n,
-                "aa_max_dev": float(max(abs(v - 1.0) for v in e["aa"])) if n else None,
-                "aa_covered": int(e["covered"]),
-                "aa_called": int(e["called"]),
-                "aa_refused": e["refused"],
-                "refusal_codes": dict(sorted(e["codes"].items())),
-            }
-        )
+    rows = _arm_rows(arms)
     total = len(pairs)
-    per_kind = {}
-    for kind in verdicts.KINDS:
-        ps = [p for p in pairs if p["kind"] == kind]
-        if not ps:
-            continue
-        per_kind[kind] = {
-            "pairs": len(ps),
-            "coverage": sum(p["covers_one"] for p in ps) / len(ps),
-            "called": sum(p["verdict"] in ("FASTER", "SLOWER") for p in ps),
-            "floor": verdicts.floor_of(kind, th),
-            "floor_needed": _needed_floor(kinds[kind], th, kind),
-        }
+    per_kind = _per_kind(pairs, kinds, th)
 
     def rate(key) -> float | None:
         return sum(bool(p[key]) for p in pairs) / total if total else None
