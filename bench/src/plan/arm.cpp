@@ -15,6 +15,8 @@ std::string to_string(GateKind g) {
     return "bitwise";
   case GateKind::tolerance:
     return "tolerance";
+  case GateKind::gemm:
+    return "gemm";
   }
   return "?";
 }

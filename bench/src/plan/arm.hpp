@@ -6,6 +6,7 @@
 #include "core/types.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ public:
   // What the arm chose while it was prepared (cuDNN: the algorithm its Find picked and the
   // workspace), merged into the case's "kernel" block; null when it chose nothing.
   virtual nlohmann::json chosen() const { return nullptr; }
+  // An arm of GateKind::gemm (a ceiling) computes a GEMM, not the convolution: the gate calls this
+  // instead of comparing output() with the reference. It runs the call and checks the product
+  // against the host's.
+  virtual GateResult own_check() { throw std::logic_error("this arm has no check of its own"); }
 };
 
 class Arm {

@@ -61,6 +61,16 @@ json interval_json(const StopDecision &d) {
   return j;
 }
 
+// The arm's part in the comparison: the reference, a ceiling (computes the case's GEMM, not the
+// convolution), the peer (cuDNN) or a candidate (ours, a plugin's).
+std::string role_of(const Arm &a) {
+  if (a.gate() == GateKind::reference)
+    return "reference";
+  if (a.gate() == GateKind::gemm)
+    return "ceiling";
+  return a.name().rfind("cudnn-", 0) == 0 ? "peer" : "candidate";
+}
+
 json case_json(const Case &c, const std::optional<DeviceFloors> &floors) {
   const Problem &p = *c.problem;
   json samples = json::array();
@@ -74,6 +84,7 @@ json case_json(const Case &c, const std::optional<DeviceFloors> &floors) {
           {"staging", c.staging},
           {"twin_of", c.twin_of.empty() ? json(nullptr) : json(c.twin_of)},
           {"device", c.arm->device()},
+          {"role", role_of(*c.arm)},
           {"shape", problem_shape_json(p)},
           {"flops", p.flops()},
           {"min_bytes", p.min_bytes()},
@@ -164,8 +175,15 @@ json gate_json(const GateResult &g) {
             {"mismatches", g.mismatches},
             {"max_abs_err", number_or_null(g.max_abs_err)},
             {"rel_l2_err", number_or_null(g.rel_l2_err)},
-            {"tolerance", g.kind == GateKind::tolerance ? json(g.tolerance) : json(nullptr)},
+            {"tolerance", g.kind == GateKind::tolerance || g.kind == GateKind::gemm
+                              ? json(g.tolerance)
+                              : json(nullptr)},
             {"output_crc32", crc}};
+  if (g.kind == GateKind::gemm) {
+    j["cells"] = g.cells;
+    j["checks"] = "the GEMM's sampled cells against the host's f64 product of the same operands "
+                  "(the arm computes no convolution)";
+  }
   if (!std::isfinite(g.max_abs_err) || !std::isfinite(g.rel_l2_err))
     j["unavailable"] = {{"max_abs_err", "the output holds NaN or infinity"}};
   if (!g.sibling.empty())
