@@ -39,6 +39,7 @@ public:
   std::string name() const override { return "test-onebit"; }
   GateKind gate() const override { return GateKind::bitwise; }
   HostConvFn function() const override { return &one_bit_off; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "host", ArmRole::candidate}; }
 };
 class NoBias final : public HostArm {
 public:
@@ -46,6 +47,7 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &no_bias; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 } // namespace
 
@@ -144,6 +146,7 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &conv_cpu_f32; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 class PeerSame final : public HostArm {
 public:
@@ -152,6 +155,7 @@ public:
   double tolerance() const override { return 1e-4; }
   std::string bitwise_sibling() const override { return "test-sibling-base"; }
   HostConvFn function() const override { return &conv_cpu_f32; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 class PeerOff final : public HostArm {
 public:
@@ -160,6 +164,7 @@ public:
   double tolerance() const override { return 1e-4; }
   std::string bitwise_sibling() const override { return "test-sibling-base"; }
   HostConvFn function() const override { return &one_bit_off_f32; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 } // namespace
 
@@ -208,6 +213,7 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &device_fault; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 } // namespace
 

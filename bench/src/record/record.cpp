@@ -77,10 +77,14 @@ json case_json(const Case &c, const std::optional<DeviceFloors> &floors) {
   for (const auto &s : c.samples)
     samples.push_back(sample_json(s));
   const auto secs = c.seconds();
+  const ArmFacts facts = c.arm->facts();
   return {{"id", c.id},
           {"stage", p.stage},
           {"frames", p.frames},
           {"arm", c.arm->name()},
+          {"precision", facts.precision ? json(to_string(*facts.precision)) : json(nullptr)},
+          {"math", facts.math},
+          {"role", to_string(facts.role)},
           {"staging", c.staging},
           {"twin_of", c.twin_of.empty() ? json(nullptr) : json(c.twin_of)},
           {"device", c.arm->device()},

@@ -22,6 +22,7 @@ public:
   bool hidden() const override { return true; }
   GateKind gate() const override { return base().gate(); }
   double tolerance() const override { return base().tolerance(); }
+  ArmFacts facts() const override { return base().facts(); }
   std::string floor_kind() const override { return base().floor_kind(); }
   cuda::Accum accum() const override { return base().accum(); }
   cuda::Kernel kernel() const override { return base().kernel(); }

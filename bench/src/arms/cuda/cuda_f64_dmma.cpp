@@ -15,6 +15,7 @@ class CudaF64Dmma final : public TcArm {
 public:
   tc::Precision precision() const override { return tc::Precision::f64; }
   double tolerance() const override { return 1e-9; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "dmma", ArmRole::candidate}; }
   std::string floor_kind() const override { return "fp64_dmma"; }
 };
 } // namespace convbench::bench
