@@ -8,6 +8,7 @@ namespace convbench::bench {
 class CublasBf16 final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::bf16; }
+  ArmPrecision precision() const override { return ArmPrecision::bf16; }
   std::string floor_kind() const override { return "fp32_fma"; }
 };
 } // namespace convbench::bench
