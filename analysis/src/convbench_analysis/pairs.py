@@ -10,6 +10,7 @@ import re
 REFERENCE = "cpu-f64/host"
 TWIN = re.compile(r"#\d+$")  # an A/A twin's suffix: cuda-f32#2
 PEERS = ("cudnn-", "torch-cudnn-")
+CEILINGS = ("cublas-",)  # a GEMM, not the convolution: ceilings.py sets arms against them
 
 
 def split(label: str) -> tuple[str, str]:
@@ -58,7 +59,7 @@ def default_pairs(labels: list[str]) -> list[tuple[str, str]]:
     out = []
     for lb in sorted(labels):
         arm, staging = split(lb)
-        if lb == REFERENCE or TWIN.search(arm) or is_peer(arm):
+        if lb == REFERENCE or TWIN.search(arm) or is_peer(arm) or arm.startswith(CEILINGS):
             continue  # twins go to the A/A table; peers and the reference are denominators
         den = _peer_of(lb, labels) if staging != "host" else None
         den = den or (REFERENCE if REFERENCE in labels else None)

@@ -13,7 +13,7 @@ using wg::cdiv;
 using wg::kInt;
 
 // The cost model's constants, in cycles of one multiprocessor (H200: 132 at ~1.98 GHz). DMMA:
-// 128 f64 multiply-adds per cycle (67 TFLOP/s, dmma_peak), at tile_time() of that; a block's
+// 128 f64 multiply-adds per cycle (67 TFLOP/s, tensor_peak), at tile_time() of that; a block's
 // fixed cost (its pipeline filling, the epilogue): ~2000 cycles; device memory ~1750 bytes per
 // cycle for the whole device; inputs taken to stay in L2 between the row tiles that read them
 // below 24 MB.
