@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis" / "src"))
-from convbench_analysis import gates, load, report  # noqa: E402
+from convbench_analysis import assess, load, report  # noqa: E402
 
 TARGETS = (
     "cuda-f32 faster than cudnn-f32",
@@ -417,10 +417,7 @@ def print_cases(assessed) -> None:
         for r in rep["aa"]:
             held = "yes" if r["covers_one"] else "no"
             ci = "[no interval]" if r["ci"] is None else f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]"
-            print(
-                f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} "
-                f"| {ci} | {held} |"
-            )
+            print(f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} | {ci} | {held} |")
 
 
 def pair_ceilings(loaded):
@@ -481,7 +478,7 @@ def main(argv):
         except load.InputError as e:
             print(f"perf_table: {e}", file=sys.stderr)
             return 2
-        loaded.append((run, gates.assess([run])))
+        loaded.append((run, assess.assess([run])))
     try:
         runs = pair_ceilings(loaded)
     except Refusal as e:

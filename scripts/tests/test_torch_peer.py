@@ -32,7 +32,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis" / "src"))
-from convbench_analysis import gates  # noqa: E402
+from convbench_analysis import assess  # noqa: E402
 from convbench_analysis.load import load_run, parse_utc  # noqa: E402  (the one reader of records)
 
 BF16 = "bfloat16 (fake)"  # the fake's torch.bfloat16: values held in f32, rounded to 7 bits
@@ -543,7 +543,7 @@ def peer_under_lease(env, tmp_path, argv, lease_args=(), peer_env=None):
 
 def lease_codes(path: Path) -> dict[str, str]:
     """The analysis's lease findings on a record: code -> detail."""
-    found = gates.assess([load_run(path)]).all_findings()
+    found = assess.assess([load_run(path)]).all_findings()
     return {f.code: f.detail for f in found if f.code.startswith("lease")}
 
 

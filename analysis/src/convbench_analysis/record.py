@@ -3,7 +3,26 @@ schema: arm labels, run summaries, counters. Everything else asks here."""
 
 from __future__ import annotations
 
-from .load import Run
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass
+class Run:
+    """One loaded record: the file it came from and its JSON."""
+
+    path: str
+    data: dict
+
+    @property
+    def cases(self) -> list[dict]:
+        return self.data["cases"]
+
+
+def parse_utc(text: str) -> datetime:
+    """A record's ISO-8601 UTC time ('...Z' or '+00:00')."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
 
 # CUPTI metric names: FLOP = add + mul + 2 x fma, peak = 2 x fma/cycle x SM clock
 _OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"

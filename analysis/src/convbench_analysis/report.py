@@ -12,8 +12,9 @@ from collections import defaultdict
 import numpy as np
 
 from . import record, verdicts
+from .checks import pair_findings, seconds, spread_of
+from .findings import Assessment
 from .fit import fit_line
-from .gates import Assessment, pair_findings, seconds, spread_of
 from .pairs import choose, pick_baseline
 from .stats import median_half_width, median_interval
 

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import record
+from .findings import Finding
 from .pairs import TWIN
 from .stats import PairedRatio, paired_ratio, paired_rounds, widen
 
@@ -200,8 +201,6 @@ def twin_statement(t: Twin, ts: list[Twin], th) -> Statement | None:
 def aa_findings(run, th) -> list:
     """aa-unstable on every case of a kind whose twins disagree beyond the band, interval
     included (twins that ran different kernels are said by the A/A table, not refused here)."""
-    from .findings import Finding
-
     strict = replace(th, ci_level=th.aa_unstable_level)
     ts = twins(run.cases, th.ci_level)
     out = []
