@@ -155,7 +155,7 @@ def build(
             groups[(c["stage"], c["frames"])].append(c)
         for (stage, frames), cases in groups.items():
             by_label = {record.label(c): c for c in cases}
-            chosen, note = choose(list(by_label), baseline, pairs)
+            chosen, note = choose(by_label, baseline, pairs)
             g = {
                 "file": run.path,
                 "stage": stage,
