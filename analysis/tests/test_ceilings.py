@@ -12,7 +12,7 @@ import pytest
 import synth
 from test_perf_table import relabel
 
-from convbench_analysis import ceilings, gates, load
+from convbench_analysis import assess, ceilings, load
 
 # arm -> its ceiling's time as a fraction of the arm's, round by round
 KNOWN = {"cuda-f32": 0.8, "cuda-tf32": 0.5, "cuda-f32x3": 0.4, "cuda-f64-dmma": 1.25}
@@ -57,7 +57,7 @@ def ceiling_run(reps=8, fields=False):
 def rows_of(tmp_path, run):
     p = tmp_path / "run.json"
     p.write_text(json.dumps(run))
-    return ceilings.build(gates.assess([load.load_run(p)]))
+    return ceilings.build(assess.assess([load.load_run(p)]))
 
 
 def test_each_arm_against_the_ceiling_of_its_precision(tmp_path):

@@ -2,7 +2,7 @@
 of case by default, `--twins all` one per case; an arm listed twice runs as `arm#2`).
 
 Over every twin pair of the runs: how often its interval holds 1 (the coverage the report's
-intervals claim), how often it is called FASTER or SLOWER (a false verdict), how often the gates
+intervals claim), how often it is called FASTER or SLOWER (a false verdict), how often the checks
 refuse it (a false refusal: the runs were clean), and per kind of case (host, per-call,
 resident) the smallest widening floor that would give the stated coverage over these runs (to
 set aa_floor_<kind> from one batch of runs and check it on another)."""
@@ -16,12 +16,12 @@ from dataclasses import replace
 import numpy as np
 
 from . import record, verdicts
+from .checks import pair_findings, seconds, spread_of
 from .findings import Assessment
-from .gates import pair_findings, seconds, spread_of
 
 
 def _pairs(a: Assessment):
-    """(run index, twin, its statement, the gates' reasons) for every twin pair of the runs."""
+    """(run index, twin, its statement, the checks' reasons) for every twin pair of the runs."""
     th = a.thresholds
     for i, run in enumerate(a.runs):
         ts = verdicts.twins(run.cases, th.ci_level)
@@ -196,7 +196,7 @@ def render(rep: dict) -> str:
     lines.append(
         f"over {rep['aa_pairs']} clean A/A pairs: {_pct(rep['coverage'])} of the "
         f"{rep['level']:.0%} intervals hold 1; {_pct(rep['false_verdict_rate'])} called FASTER "
-        f"or SLOWER (band {rep['band']:.0%}); the gates would refuse {rep['aa_refused']} "
+        f"or SLOWER (band {rep['band']:.0%}); the checks would refuse {rep['aa_refused']} "
         f"({_pct(rep['false_refusal_rate'])})"
     )
     return "\n".join(lines)

@@ -12,9 +12,7 @@ ceilings themselves are not judged."""
 
 from __future__ import annotations
 
-import re
-
-from . import stats, verdicts
+from . import record, stats, verdicts
 from .findings import Assessment
 
 CEILING_OF = {
@@ -24,29 +22,16 @@ CEILING_OF = {
     "bf16": "cublas-bf16",
     "f64": "cublas-dgemm",
 }
-TWIN = re.compile(r"#\d+$")
 
 
 def precision(case: dict) -> str | None:
-    """The case's "precision", else the arm name's: cuda-f32x3 -> f32x3, cuda-f64-dmma -> f64."""
-    if case.get("precision"):
-        return case["precision"]
-    for tok in TWIN.sub("", case["arm"]).split("-")[1:]:
-        if re.fullmatch(r"tf32|f64|f32x3|f32|bf16", tok):
-            return tok
-    return None
+    """The case's precision (record.arm_facts: the record's field, else the arm's name)."""
+    return record.arm_facts(case).precision
 
 
 def role(case: dict) -> str:
-    """The case's "role", else the arm name's (records written before the field)."""
-    if case.get("role"):
-        return case["role"]
-    arm = case["arm"]
-    if arm.startswith("cublas-"):
-        return "ceiling"
-    if arm.startswith(("cudnn-", "torch-cudnn-")):
-        return "peer"
-    return "reference" if arm == "cpu-f64" else "candidate"
+    """The case's role (record.arm_facts: the record's field, else the arm's name)."""
+    return record.arm_facts(case).role
 
 
 def ceiling_of(case: dict) -> str | None:

@@ -25,7 +25,7 @@ timed in the same rounds; '-' stands where either side was not measured.
 
 from pathlib import Path
 
-from . import ceilings, gates, load, report
+from . import assess, ceilings, load, report
 
 TARGETS = (
     "cuda-f32 faster than cudnn-f32",
@@ -423,7 +423,7 @@ def check_arguments(args) -> None:
 def run(args, runs, th) -> int:
     """The tables of one record, or (--doc) the document of every record given; each record's
     ratios from its own cases alone."""
-    assessed = [(r, gates.assess([r], th)) for r in runs]
+    assessed = [(r, assess.assess([r], th)) for r in runs]
     if args.doc:
         print_doc(assessed, args.files, args.doc_file)
     else:

@@ -12,8 +12,9 @@ from collections import defaultdict
 import numpy as np
 
 from . import ceilings, record, verdicts
+from .checks import pair_findings, seconds, spread_of
+from .findings import Assessment
 from .fit import fit_line
-from .gates import Assessment, pair_findings, seconds, spread_of
 from .pairs import choose, pick_baseline
 from .stats import median_half_width, median_interval
 
@@ -154,7 +155,7 @@ def build(
             groups[(c["stage"], c["frames"])].append(c)
         for (stage, frames), cases in groups.items():
             by_label = {record.label(c): c for c in cases}
-            chosen, note = choose(list(by_label), baseline, pairs)
+            chosen, note = choose(by_label, baseline, pairs)
             g = {
                 "file": run.path,
                 "stage": stage,
