@@ -16,7 +16,7 @@ import io
 import json
 import shutil
 
-from tabulate import tabulate
+import tabulate
 
 FORMATS = ("text", "md", "csv", "json")
 NOT_A_TERMINAL_WIDTH = 100
@@ -25,15 +25,16 @@ NOT_A_TERMINAL_WIDTH = 100
 MIN_WRAP = 10
 
 
-def add_format(p, json_means: str = "the command's data") -> None:
-    """The `--format` option, with `--json` kept as the older spelling of `--format json`."""
+def add_format(p, json_means: str = "the command's data", json_flag: bool = False) -> None:
+    """The `--format` option; json_flag keeps a command's `--json` as `--format json`."""
     p.add_argument(
         "--format",
         choices=FORMATS,
         default="text",
         help=f"text (fitted to the terminal), md, csv (the table alone) or json ({json_means})",
     )
-    p.add_argument("--json", action="store_true", help="the same as --format json")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="the same as --format json")
 
 
 def format_of(args) -> str:
@@ -71,7 +72,7 @@ def _md_cell(v: str) -> str:
 
 
 def _tabulate(headers, rows, fmt, align, limits=None) -> str:
-    return tabulate(
+    return tabulate.tabulate(
         rows,
         headers,
         tablefmt=fmt,
@@ -82,26 +83,66 @@ def _tabulate(headers, rows, fmt, align, limits=None) -> str:
     )
 
 
+def _register_narrow() -> str:
+    """tabulate's "simple" with one space between columns, registered by name: tabulate wraps
+    multi-line cells only in the formats it knows by name."""
+    simple = tabulate._table_formats["simple"]
+    line, row = tabulate.Line("", "-", " ", ""), tabulate.DataRow("", " ", "")
+    name = "convbench-narrow"
+    tabulate._table_formats[name] = simple._replace(
+        lineabove=line, linebelowheader=line, linebelow=line, headerrow=row, datarow=row
+    )
+    tabulate.multiline_formats[name] = name
+    return name
+
+
+_TEXT_FORMATS = {2: "simple", 1: _register_narrow()}
+
+
+def _text(headers, rows, align, limits, gap) -> str:
+    saved, tabulate.MIN_PADDING = tabulate.MIN_PADDING, 0  # a header as wide as its words
+    try:
+        return _tabulate(headers, rows, _TEXT_FORMATS[gap], align, limits)
+    finally:
+        tabulate.MIN_PADDING = saved
+
+
 def _longest_line(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
 
 
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
 def _fit(headers, rows, align, width: int) -> str:
-    """tabulate's text, its widest columns wrapped until every line fits `width` (or no column
-    can give more: the table is then as narrow as it can be)."""
+    """The text table, its widest columns wrapped until every line fits `width`; where wrapping
+    down to MIN_WRAP (or a column's longest word) is not enough, one space between columns
+    instead of two; where even that is not, as narrow as it can be."""
     n = len(headers)
-    natural = [max(_longest_line(v) for v in [headers[i], *(r[i] for r in rows)]) for i in range(n)]
-    floors = [min(w, MIN_WRAP) for w in natural]
+    columns = [[headers[i], *(r[i] for r in rows)] for i in range(n)]
+    natural = [max(map(_longest_line, col)) for col in columns]
+    # a cell up to MIN_WRAP wide stays whole; a header may wrap between its words
+    floors = [
+        min(
+            MIN_WRAP, max(max(map(_longest_word, col)), max(map(_longest_line, col[1:]), default=0))
+        )
+        for col in columns
+    ]
     limits = list(natural)
-    while True:
-        shrunk = [lim if lim < nat else None for lim, nat in zip(limits, natural, strict=True)]
-        text = _tabulate(headers, rows, "simple", align, shrunk)
-        over = _longest_line(text) - width
-        slack = [i for i in range(n) if limits[i] > floors[i]]
-        if over <= 0 or not slack:
-            return text
-        i = max(slack, key=lambda k: limits[k])
-        others = [limits[k] for k in slack if k != i]
-        # the widest gives way down to the next widest, then they give way in turns
-        step = min(over, limits[i] - max(others, default=floors[i])) or 1
-        limits[i] = max(floors[i], limits[i] - step)
+    for gap in (2, 1):
+        while True:
+            shrunk = [lim if lim < nat else None for lim, nat in zip(limits, natural, strict=True)]
+            text = _text(headers, rows, align, shrunk, gap)
+            over = _longest_line(text) - width
+            slack = [i for i in range(n) if limits[i] > floors[i]]
+            if over <= 0:
+                return text
+            if not slack:
+                break
+            i = max(slack, key=lambda k: limits[k])
+            others = [limits[k] for k in slack if k != i]
+            # the widest gives way down to the next widest, then they give way in turns
+            step = min(over, limits[i] - max(others, default=floors[i])) or 1
+            limits[i] = max(floors[i], limits[i] - step)
+    return text
