@@ -1,5 +1,5 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-perf-table | checks.
+perf-table | host-table | tile-table | checks.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -15,6 +15,8 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from . import tables
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_REFUSED, EXIT_STRICT = 0, 2, 3, 4
 PROG = "convbench-analyze"
@@ -190,10 +192,10 @@ def _plot(args) -> int:
 
 
 def _compare_args(p) -> None:
-    p.add_argument("a")
-    p.add_argument("b")
+    p.add_argument("a", metavar="A.json", help="the run before (A)")
+    p.add_argument("b", metavar="B.json", help="the run after (B)")
     p.add_argument("--arm", default=None, help="only this arm (arm or arm/staging)")
-    p.add_argument("--json", action="store_true")
+    tables.add_format(p, "every comparison with its reasons, times in seconds", json_flag=True)
 
 
 def _compare(args) -> int:
@@ -202,7 +204,8 @@ def _compare(args) -> int:
 
     a = assess(load_runs(args, [args.a, args.b]), thresholds(args), compared=True)
     rep = compare.build(a, args.arm, seed(args))
-    print(json.dumps(rep, indent=1) if args.json else compare.render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else compare.render(rep, fmt))
     return EXIT_REFUSED if rep["refused"] else EXIT_OK
 
 
@@ -333,6 +336,44 @@ def _perf_table(args) -> int:
     return perf_table.run(args, load_runs(args, args.files), thresholds(args))
 
 
+def _host_table_args(p) -> None:
+    from . import host_table
+
+    host_table.arguments(p)
+
+
+def _host_table(args) -> int:
+    from . import host_table
+
+    return host_table.run(args)
+
+
+def _tile_table_args(p) -> None:
+    from . import tile_table
+
+    tile_table.arguments(p)
+
+
+def _tile_table(args) -> int:
+    from . import tile_table
+
+    return tile_table.run(args)
+
+
+add_command(
+    "host-table",
+    "the host arms' noise: CV, best-of-N drift and what the round times move with (--doc)",
+    _host_table_args,
+    _host_table,
+    common=False,
+)
+add_command(
+    "tile-table",
+    "the tile sweep: the plan's tile against every forced tile and split",
+    _tile_table_args,
+    _tile_table,
+    common=False,
+)
 add_command(
     "perf-table",
     "the performance targets of one record: peer, floors, cuBLAS ceilings (--doc: the document)",
