@@ -2,7 +2,8 @@
 # h200.sh step `aa-order` (sourced after ../common.sh: log, cap, enough, B, W, OUT).
 # When cuDNN's A/A twins disagree beyond the tolerance: does the gap follow the order in which
 # the instances are prepared (and their buffers allocated), or the instance? The instrument's
-# cases as compare_h200.sh runs them (cuDNN's twins last), then with cuDNN's twins first.
+# cases as scripts/device/comparison.sh runs them (cuDNN's twins last), then with cuDNN's twins
+# first.
 for order in last first; do
   arms=cuda-f32,cuda-f32,cuda-f64,cuda-f64,cudnn-f32,cudnn-f32
   [ $order = first ] && arms=cudnn-f32,cudnn-f32,cuda-f32,cuda-f32,cuda-f64,cuda-f64

@@ -6,7 +6,7 @@
 # in the same rounds); then the instrument's own check (9 rounds with A/A twins); then the analysis
 # report of every result and perf-table.md, our arms against the peer, the floors and the
 # ceilings of the same run (convbench-analyze perf-table, per record).
-# Usage: scripts/compare_h200.sh BUILD_DIR OUT_DIR
+# Usage: scripts/device/comparison.sh BUILD_DIR OUT_DIR (the compare step of scripts/h200.sh)
 #   MODELS="..." (default: the three families) and ARMS="..." (default below, with the
 #   tensor-core arms cuda-tf32 and cuda-f64-dmma, the ones the TF32 and f64 ceilings face) narrow
 #   a run; GEMM=0 leaves out the ceilings; DEVICE_TIMING=queued times the resident
