@@ -2,7 +2,7 @@
 # The one script for the GPU machine (H200): build from source for sm_90, run every test (the GPU
 # ones included), the sanitizers, the benchmarks and the performance comparison, and leave logs
 # and result records under $OUT (one archive, h200.tgz, and the summary). Every timing is a
-# bench_conv run (the one measurement engine) or torch_peer.py's records of PyTorch.
+# bench_conv run (the one measurement engine).
 # Usage: scripts/h200.sh [STEP...]
 #   steps: build tests gpu-tests tests-bench sanitize sanitize-splits bench counters lease ncu perf
 #          compare sweep queued ncu-f32 ncu-f64 main gemm cpu aa-order
@@ -12,9 +12,9 @@
 #   frames and 256x up0/96; default: all but main, ncu-f32, ncu-f64, gpu-tests, the GPU test
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
-#   cuBLAS SGEMM / DGEMM on every stage's polyphase GEMM: the measured ceiling of the floor targets;
+#   the cuBLAS ceiling arms beside ours on every stage's polyphase GEMM, in one run per family;
 #   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them, their tile
-#   sweep, ncu of their kernels; dmma, dmma-san: the fp64 tensor-core rate (dmma_peak), the DMMA
+#   sweep, ncu of their kernels; dmma, dmma-san: the fp64 tensor-core rate (tensor_peak), the DMMA
 #   kernels' device tests and cuda-f64-dmma on every stage, memcheck and racecheck of them;
 #   main10, aa, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, A/A runs with every case twinned (calibrate's coverage), the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
@@ -24,7 +24,7 @@
 #   cuda-f64-fma's bitwise gate on the forward stages; tensor-counters: the tensor-pipe counters
 #   (tensor_probe's metrics and units, tensor_peak, the profiles' tests, ncu beside CUPTI on one
 #   DMMA and one wgmma call, the main job's counters column and the counters' cost on its wall);
-#   cpu, cpu-f32 (and each of its instruction sets) and PyTorch's CPU op in turns, 3 rounds; aa-order, the instrument's cases with
+#   cpu, cpu-f32 (and each of its instruction sets), 3 runs; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first; queue: a holder and three --lease-wait contenders
 #   on the GPU plus one refused at once, nvidia-smi sampled, the four records judged)
 # Each step is one file, scripts/device/steps/STEP.sh, sourced in the order below (not the order

@@ -3,8 +3,8 @@
 # The fp64 tensor-core rate (devices.json's fp64_dmma_flops), then the DMMA kernels' device gates
 # (every tile and split, random shapes, planted faults) and cuda-f64-dmma on every stage of
 # DMMA_MODELS at 96/384/1536 frames beside its floor.
-timeout $(cap 60) $B/bin/dmma_peak >"$W/results/dmma-peak.json" 2>"$W/logs/dmma-peak.err"
-log "dmma_peak rc=$? $(cat "$W/results/dmma-peak.json" "$W/logs/dmma-peak.err")"
+timeout $(cap 60) $B/bin/tensor_peak >"$W/results/tensor-peak.json" 2>"$W/logs/tensor-peak.err"
+log "tensor_peak rc=$? $(cat "$W/results/tensor-peak.json" "$W/logs/tensor-peak.err")"
 timeout $(cap "${DMMA_TIMEOUT:-240}") $B/bin/tc_gpu_tests --gtest_filter="${DMMA_FILTERS:-Dmma.*}" >"$W/logs/tc-dmma.txt" 2>&1
 log "tc_gpu_tests ${DMMA_FILTERS:-Dmma.*} rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/logs/tc-dmma.txt" | tr '\n' ' ')"
 grep -E "Failure|ulp off|not caught|\[ +(OK|FAILED) +\]" "$W/logs/tc-dmma.txt" | head -40 | tee -a "$W/logs/summary.txt" >&2

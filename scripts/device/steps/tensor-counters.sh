@@ -25,8 +25,6 @@ if enough 60 "tensor main job"; then
   $B/bin/counter_check "$W/results/tc-up0.json" >"$W/logs/tc-counter-check.txt" 2>&1
   log "counter_check rc=$? $(tr '\n' ';' <"$W/logs/tc-counter-check.txt" | cut -c1-400)"
 fi
-timeout $(cap 30) $B/bin/dmma_peak >"$W/results/dmma-peak.json" 2>&1
-log "dmma_peak rc=$? $(cat "$W/results/dmma-peak.json")"
 timeout $(cap 60) $B/bin/tensor_peak >"$W/results/tensor-peak.json" 2>&1
 log "tensor_peak rc=$? $(cat "$W/results/tensor-peak.json")"
 timeout $(cap 150) ctest --test-dir $B --output-on-failure --timeout 140 -R '^profiles\.' \
