@@ -6,6 +6,7 @@
 
 #include "async_copy.hpp"
 #include "convbench/cuda_check.hpp"
+#include "convbench/device_facts.hpp"
 #include "dm_launch.hpp"
 #include "tc_kernel.cuh" // tc_reduce
 
@@ -234,7 +235,7 @@ void launch_tile(const Plan &p, const double *a, const float *x, const float *bi
 
 void launch_pack(const Plan &p, const float *d_w, double *a, cudaStream_t st) {
   const int64_t n = packed_weight_doubles(p);
-  const unsigned nb = unsigned(std::min<int64_t>((n + 255) / 256, 132 * 32));
+  const unsigned nb = unsigned(std::min<int64_t>((n + 255) / 256, device_facts().sms * 32));
   dm_pack<<<nb, 256, 0, st>>>(p, n, d_w, a);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // dm_pack launch
 }
@@ -257,7 +258,7 @@ void launch(const Plan &p, const double *a, const float *x, const float *bias, f
                                 std::to_string(bn) + " tile");
   if (p.g.split > 1) {
     const int64_t cells = int64_t(p.g.batch) * p.g.cout * p.g.l_out;
-    const int64_t nb = std::min<int64_t>((cells + 255) / 256, 132 * 16);
+    const int64_t nb = std::min<int64_t>((cells + 255) / 256, device_facts().sms * 16);
     detail::tc_reduce<double><<<unsigned(nb), 256, 0, st>>>(cells, p.g.split, p.g.cout, p.g.l_out,
                                                             ws, p.g.bias ? bias : nullptr, y);
     CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_reduce launch

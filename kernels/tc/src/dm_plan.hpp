@@ -63,11 +63,11 @@ struct Forced {
 std::string unsupported_reason(const ConvShape &s);
 // The plan with the least modelled time; a forced variant the shape cannot take falls back to
 // the automatic choice (the caller can compare).
-Plan plan(const ConvShape &s, int sms, const Forced &f = {});
+Plan plan(const ConvShape &s, const DeviceFacts &d, const Forced &f = {});
 // Shared memory of one block: kBuffers x (weight tile + input window), in bytes.
 int smem_bytes(const Plan &p);
 // The modelled time in cycles of one multiprocessor; plan() minimises it.
-double cost(const Plan &p, int sms);
+double cost(const Plan &p, const DeviceFacts &d);
 int64_t packed_weight_doubles(const Plan &p);
 // Doubles of the split-K workspace: split x output cells (0 unsplit).
 int64_t workspace_doubles(const Plan &p);

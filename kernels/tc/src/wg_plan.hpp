@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <string>
 
+#include "convbench/device_facts.hpp"
 #include "convbench/shape.hpp"
 #include "host_device.hpp"
 
@@ -120,10 +121,10 @@ Plan geometry(const ConvShape &s);
 // gpb, row_tile and col_tile are set.
 void tile_sets(Plan &c);
 
-// The plan for `s` on a device with `sms` multiprocessors: the orientation, tile and split with
+// The plan for `s` on device `d`: the orientation, tile and split with
 // the least modelled time (see plan.cpp). A forced variant the shape cannot take falls back to the
 // automatic choice (the caller can compare).
-Plan plan(const ConvShape &s, Math m, int sms, const Forced &f = {});
+Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f = {});
 
 // Bytes of one pipeline buffer (both operands' boxes, both planes of the weights for f32x3, the
 // lo plane of xT too with rows on M) and the shared memory the kernel asks for (buffers, the
@@ -133,7 +134,7 @@ int smem_bytes(const Plan &p);
 // Floats of the epilogue's tile in shared memory (it reuses the buffers).
 int64_t tile_floats(const Plan &p);
 // The modelled time of a plan in cycles of one multiprocessor; plan() minimises it.
-double cost(const Plan &p, int sms);
+double cost(const Plan &p, const DeviceFacts &d);
 // Whether cutting `iters` into `split` ranks of ceil(iters / split) leaves none empty.
 bool ranks_nonempty(int iters, int split);
 
