@@ -8,7 +8,7 @@
 
 namespace convbench::tc::cost_model {
 
-// Multiply-adds per cycle: tf32 wgmma 1024; f64 DMMA 128 (67 TFLOP/s, dmma_peak).
+// Multiply-adds per cycle: tf32 wgmma 1024; f64 DMMA 128 (67 TFLOP/s, tensor_peak).
 constexpr double kTf32MacsPerCycle = 1024.0;
 constexpr double kF64MacsPerCycle = 128.0;
 // L2 -> shared memory through TMA: ~48 bytes per cycle.
