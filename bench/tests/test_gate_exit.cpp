@@ -290,6 +290,7 @@ public:
   bool device() const override { return false; }
   GateKind gate() const override { return GateKind::gemm; }
   double tolerance() const override { return 1e-5; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::ceiling}; }
   std::string floor_kind() const override { return ""; }
   bool available(std::string *) const override { return true; }
   std::unique_ptr<PreparedArm> prepare(const Problem &, const std::string &,
