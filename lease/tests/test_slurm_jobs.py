@@ -629,7 +629,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
     ap.add_argument("--probe", required=True)
-    ap.add_argument("--fleet", default=os.path.join(REPO, "scripts", "convbench-fleet"))
+    ap.add_argument("--fleet", default=os.path.join(REPO, "lease", "tools", "convbench-fleet"))
     ap.add_argument("--only", default=None, help="run one part (e.g. scancel)")
     a = ap.parse_args()
     if not slurm_up():

@@ -1,4 +1,5 @@
-"""convbench-analyze: report | plot | compare | history | calibrate | index | fleet | checks.
+"""convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
+perf-table | checks.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -316,6 +317,27 @@ add_command(
     "one node's GPUs side by side: slow GPUs, GPUs coupled to their neighbours' load",
     _gpus_args,
     _gpus,
+)
+
+
+def _perf_table_args(p) -> None:
+    from . import perf_table
+
+    perf_table.arguments(p)
+
+
+def _perf_table(args) -> int:
+    from . import perf_table
+
+    perf_table.check_arguments(args)
+    return perf_table.run(args, load_runs(args, args.files), thresholds(args))
+
+
+add_command(
+    "perf-table",
+    "the performance targets of one record: peer, floors, cuBLAS ceilings (--doc: the document)",
+    _perf_table_args,
+    _perf_table,
 )
 _CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
 add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)

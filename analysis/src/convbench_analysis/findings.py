@@ -30,8 +30,8 @@ _ALL = (
     _c(
         "lease-none",
         "the run was not under a lease (not collected, no token, or --no-lease)",
-        "run under the lease: bench_conv without --no-lease, torch_peer.py as "
-        "`convlease run [--gpu N] -- python3 scripts/torch_peer.py ...`",
+        "run under the lease: bench_conv without --no-lease (or under "
+        "`convlease run [--gpu N] -- bench_conv ...`)",
     ),
     _c(
         "lease-void",

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import record, verdicts
+from . import ceilings, record, verdicts
 from .checks import pair_findings, seconds, spread_of
 from .findings import Assessment
 from .fit import fit_line
@@ -180,6 +180,7 @@ def build(
     out["ambiguous"] = sum(r["verdict"] == "AMBIGUOUS" for g in out["groups"] for r in g["rows"])
     _fits(out, accepted_points, th)
     out["signatures"] = _signatures(out, th)
+    out["ceilings"] = ceilings.build(a)
     return out
 
 
@@ -462,6 +463,7 @@ def render(rep: dict) -> str:
     for s in rep["signatures"]:
         lines.append(f"  {s['arm']} / {s['baseline']}: {s['text']}")
     lines += _render_aa(rep)
+    lines += ceilings.render_lines(rep["ceilings"])
     lines.append("")
     lines.append(summary_line(rep))
     return "\n".join(lines)
