@@ -45,3 +45,12 @@ def test_lease_and_plan_views_say_what_the_record_leaves_out():
     assert lease.foreign_gpu_processes_max == 0 and lease.fencing is None and not lease.adopted
     assert record.Plan({}).device_timing == "launched" and record.Plan({}).rounds is None
     assert record.Plan({"order": [[0], [1]]}).rounds == 2
+
+
+def test_blocks_set_after_the_run_was_made_are_read_as_views():
+    run = record.Run("run.json", synth.make_run(seed=4))
+    run.data["lease"] = dict(run.data["lease"], token=None)
+    run.data["cases"].append(dict(run.cases[0], id="extra"))
+    run.cases[0]["samples"].append(dict(run.cases[0].samples[0], round=99))
+    assert run.lease.token is None and run.cases[-1].id == "extra"
+    assert run.cases[0].samples[-1].round == 99 and isinstance(run.lease, record.Lease)

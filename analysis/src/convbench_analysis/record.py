@@ -121,11 +121,17 @@ class Case(_View):
 
     @property
     def samples(self) -> list[Sample]:
-        return self.get("samples") or []
+        xs = self.get("samples") or []
+        if not all(isinstance(x, Sample) for x in xs):  # a sample set after the view was made
+            xs[:] = [Sample.of(x) for x in xs]
+        return xs
 
     @property
     def gate(self) -> CorrectnessGate:
-        return self["gate"]
+        g = self["gate"]
+        if not isinstance(g, CorrectnessGate):
+            g = self["gate"] = CorrectnessGate.of(g)
+        return g
 
     @property
     def stats(self) -> dict | None:
@@ -267,28 +273,36 @@ class Run:
     data: dict
 
     def __post_init__(self):
-        d = self.data
-        if isinstance(d.get("cases"), list):
-            d["cases"] = [Case.of(c) for c in d["cases"]]
+        if isinstance(self.data.get("cases"), list):
+            self.data["cases"] = [Case.of(c) for c in self.data["cases"]]
         for key, view in (("lease", Lease), ("plan", Plan), ("fault", Fault)):
-            if isinstance(d.get(key), dict):
-                d[key] = view.of(d[key])
+            self._view(key, view)
+
+    def _view(self, key: str, view: type):
+        """The block at `key` as its view, made in place (also for a block set later)."""
+        v = self.data.get(key)
+        if isinstance(v, dict) and not isinstance(v, view):
+            v = self.data[key] = view(v)
+        return v
 
     @property
     def cases(self) -> list[Case]:
-        return self.data["cases"]
+        cs = self.data["cases"]
+        if not all(isinstance(c, Case) for c in cs):  # a case set after the run was made
+            cs[:] = [Case.of(c) for c in cs]
+        return cs
 
     @property
     def lease(self) -> Lease:
-        return self.data["lease"]
+        return self._view("lease", Lease)
 
     @property
     def plan(self) -> Plan:
-        return self.data["plan"]
+        return self._view("plan", Plan)
 
     @property
     def fault(self) -> Fault | None:
-        return self.data.get("fault") or None
+        return self._view("fault", Fault) or None
 
     @property
     def run_id(self) -> str:
