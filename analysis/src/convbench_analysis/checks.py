@@ -19,7 +19,7 @@ from .thresholds import Thresholds
 
 
 def seconds(case: dict) -> np.ndarray:
-    return np.array([s["seconds"] for s in case.get("samples") or []], dtype=float)
+    return np.array([s.seconds for s in record.Case.of(case).samples], dtype=float)
 
 
 def spread_of(x: np.ndarray) -> tuple[float, float]:
@@ -66,22 +66,23 @@ def cpu_ranges(cpus: list[int]) -> str:
 
 
 def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
-    lease, p, out = run.data["lease"], run.path, []
-    status, token = lease.get("status"), lease.get("token")
-    if status != "collected":
-        why = lease.get("reason") or lease.get("message")
+    lease, p, out = run.lease, run.path, []
+    if not lease.collected:
+        why = lease.why
         out.append(
-            Finding("lease-none", f"lease status {status!r}" + (f" ({why})" if why else ""), p)
+            Finding(
+                "lease-none", f"lease status {lease.status!r}" + (f" ({why})" if why else ""), p
+            )
         )
         return out
-    if token in (None, ""):
+    if lease.token in (None, ""):
         out.append(Finding("lease-none", "the lease block has no token", p))
-    if lease.get("verdict") == "outside-lease":
+    if lease.verdict == "outside-lease":
         out.append(Finding("lease-none", "verdict outside-lease (run with --no-lease)", p))
-    if lease.get("verdict") == "void":
-        why = "; ".join(lease.get("reasons") or [])
+    if lease.verdict == "void":
+        why = "; ".join(lease.reasons)
         out.append(Finding("lease-void", "verdict void" + (f": {why}" if why else ""), p))
-    gap, ttl = lease.get("max_renew_gap_s"), lease.get("ttl_s")
+    gap, ttl = lease.max_renew_gap_s, lease.ttl_s
     if gap is not None and ttl and gap >= th.renew_gap_fraction * ttl:
         out.append(
             Finding(
@@ -92,17 +93,13 @@ def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
         )
     status = record.run_status(run)
     if status != "complete":
-        short = [c["id"] for c in run.cases if c.get("stop_reason") == "interrupted"]
-        fault = run.data.get("fault") or {}
+        short = [c.id for c in run.cases if c.stop_reason == "interrupted"]
+        fault = run.fault
         out.append(
             Finding(
                 "run-incomplete",
                 f"status {status}"
-                + (
-                    f" (arm {fault.get('arm')} faulted in its {fault.get('during')})"
-                    if fault
-                    else ""
-                )
+                + (f" (arm {fault.arm} faulted in its {fault.during})" if fault else "")
                 + (f"; {len(short)} case(s) cut short" if short else ""),
                 p,
             )
@@ -114,21 +111,21 @@ def lease_findings(run: Run, th: Thresholds) -> list[Finding]:
 
 
 def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
-    p, cid, out = run.path, case["id"], []
+    p, cid, out = run.path, case.id, []
     x = seconds(case)
     if len(x) < th.min_rounds:
         out.append(Finding("too-few-rounds", f"{len(x)} timed rounds < {th.min_rounds:g}", p, cid))
     cv, spread = spread_of(x)
     cv_max, sp_max = (
         (th.device_cv_max, th.device_spread_max)
-        if case["device"]
+        if case.device
         else (th.host_cv_max, th.host_spread_max)
     )
     # A host arm's CV above its limit is judged by what it does to the estimate: with enough
     # rounds (adaptive rounds add them) the median's interval can be narrow although single
     # samples scatter; the max/min limit still catches a run whose samples fall in two groups.
     hw = None
-    if not case["device"] and spread <= sp_max and cv > cv_max:
+    if not case.device and spread <= sp_max and cv > cv_max:
         hw = median_half_width(x)
     if hw is not None and hw <= th.host_ci_max:
         out.append(
@@ -150,7 +147,7 @@ def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
                 cid,
             )
         )
-    if case.get("stop_reason") == "interrupted":
+    if case.stop_reason == "interrupted":
         out.append(
             Finding(
                 "cut-short",
@@ -164,7 +161,7 @@ def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
         out.append(
             Finding(
                 "ci-not-reached",
-                f"stopped by {case.get('stop_reason') or 'its budget'} after {len(x)} rounds"
+                f"stopped by {case.stop_reason or 'its budget'} after {len(x)} rounds"
                 + (f" before the {target:.2%} interval target" if target else ""),
                 p,
                 cid,
@@ -175,12 +172,12 @@ def _rounds_and_spread(run: Run, case: dict, th: Thresholds) -> list[Finding]:
 
 def _host_threads(run: Run, sample: dict) -> int:
     hs = record.host_speed(sample)
-    return len(hs["workers"]) if hs else int(run.data["plan"].get("threads") or 1)
+    return len(hs["workers"]) if hs else int(run.plan.threads or 1)
 
 
 def _foreign_cpu(run: Run, case: dict, th: Thresholds) -> list[Finding]:
-    p, cid = run.path, case["id"]
-    samples = case["samples"]
+    p, cid = run.path, case.id
+    samples = case.samples
     x = seconds(case)
     refusals, noise = [], []
     for j, s in enumerate(samples):
@@ -188,10 +185,10 @@ def _foreign_cpu(run: Run, case: dict, th: Thresholds) -> list[Finding]:
         if share <= th.foreign_cpu_share_max:
             continue
         if share <= res:
-            noise.append(f"round {s['round']}: {share:.3f} <= its tick resolution {res:.3f}")
+            noise.append(f"round {s.round}: {share:.3f} <= its tick resolution {res:.3f}")
             continue
         c = record.contention(s) or {}
-        window_us = (s.get("total_seconds") or s["seconds"]) * 1e6
+        window_us = s.window_s * 1e6
         evidence = []
         if c.get("psi_some_us") is not None and window_us > 0:
             psi = c["psi_some_us"] / window_us
@@ -205,13 +202,13 @@ def _foreign_cpu(run: Run, case: dict, th: Thresholds) -> list[Finding]:
         if slow:
             evidence.append(f"{rel:.2f}x the best of the other rounds")
         if not evidence:
-            noise.append(f"round {s['round']}: {share:.3f}, and the arm lost no time")
+            noise.append(f"round {s.round}: {share:.3f}, and the arm lost no time")
             continue
         who = record.top_foreign(s) or record.top_foreign_of(samples)
         refusals.append(
             Finding(
                 "foreign-cpu",
-                f"round {s['round']}: foreign CPU share {share:.3f} (resolution {res:.3f}); "
+                f"round {s.round}: foreign CPU share {share:.3f} (resolution {res:.3f}); "
                 + ", ".join(evidence)
                 + (f"; top: {who}" if who else ""),
                 p,
@@ -236,8 +233,8 @@ def _pinned_cpu_shared(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     of the rounds (then the median and the best are the contended ones); fewer are said."""
     if not record.pinned_cpus(run):
         return []  # unpinned workers also queue behind each other: run delay is not foreign
-    p, cid = run.path, case["id"]
-    samples = case["samples"]
+    p, cid = run.path, case.id
+    samples = case.samples
     hits = []
     for s in samples:
         w = record.most_delayed_thread(s)
@@ -250,7 +247,7 @@ def _pinned_cpu_shared(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     who = record.top_foreign_of(samples)
     detail = (
         f"worker {w['worker']} (cpu {w['cpu']}) waited for its CPU {w['share']:.0%} of round "
-        f"{s['round']}'s sample (schedstat run delay {w['run_delay_s'] * 1e3:.3g} ms); "
+        f"{s.round}'s sample (schedstat run delay {w['run_delay_s'] * 1e3:.3g} ms); "
         f"{len(hits)} of {len(samples)} rounds had a worker waiting over "
         f"{th.run_delay_share_max:.0%}, on cpu {cpu_ranges(cpus)}"
         + (f"; top foreign process in the case's windows: {who}" if who else "")
@@ -285,11 +282,10 @@ def _merge(fs: list[Finding]) -> Finding:
 def _stolen_rounds(run: Run, case: dict, th: Thresholds) -> list[tuple[int, float]]:
     """(index, steal share) of each round the hypervisor stole over steal_share_max of the
     CPUs' time from, and more than two ticks of the sample's window (USER_HZ 100 on every CPU)."""
-    cpus = max(1, int((run.data.get("host") or {}).get("cores") or 1))
+    cpus = run.cores
     out = []
-    for j, s in enumerate(case["samples"]):
-        c = record.contention(s) or {}
-        share, wall = c.get("steal_share"), (s.get("contention") or {}).get("wall_s")
+    for j, s in enumerate(case.samples):
+        share, wall = (record.contention(s) or {}).get("steal_share"), s.wall_s
         if share is None or share <= th.steal_share_max:
             continue
         ticks = (wall or 0.0) * cpus * 100.0
@@ -329,11 +325,11 @@ def _host_steal(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     slowed = _slowed_stolen_rounds(run, case, th)
     if not slowed:
         return []
-    samples = case["samples"]
+    samples = case.samples
     j, rel, share = max(slowed, key=lambda t: t[1])
-    rounds = ", ".join(str(samples[k]["round"]) for k, _, _ in sorted(slowed)[:6])
+    rounds = ", ".join(str(samples[k].round) for k, _, _ in sorted(slowed)[:6])
     detail = (
-        f"round {samples[j]['round']}: the hypervisor took {share:.0%} of the CPUs' time (steal) "
+        f"round {samples[j].round}: the hypervisor took {share:.0%} of the CPUs' time (steal) "
         f"during the sample, which took {rel:.2f}x the best of the unstolen rounds; "
         f"{len(slowed)} of {len(samples)} rounds stolen and slowed (rounds {rounds})"
     )
@@ -342,13 +338,13 @@ def _host_steal(run: Run, case: dict, th: Thresholds) -> list[Finding]:
         "the host is quieter, or on a dedicated (bare-metal or exclusive) host"
     )
     if len(slowed) >= th.host_slow_rounds_max * len(samples):
-        return [Finding("host-steal", detail, run.path, case["id"], remedy)]
+        return [Finding("host-steal", detail, run.path, case.id, remedy)]
     return [
         Finding(
             "host-steal-noted",
             detail + ": the best and the median are values of unstolen rounds",
             run.path,
-            case["id"],
+            case.id,
         )
     ]
 
@@ -370,7 +366,7 @@ def _slow_cpu_rounds(case: dict, th: Thresholds) -> list[int]:
     """Indices of the rounds whose slowest CPU delivered under host_speed_min_relative."""
     return [
         j
-        for j, s in enumerate(case["samples"])
+        for j, s in enumerate(case.samples)
         if (w := record.slowest_worker(s)) and w.get("relative", 1.0) < th.host_speed_min_relative
     ]
 
@@ -383,8 +379,8 @@ def _slowed_host_rounds(case: dict, th: Thresholds) -> list[tuple[int, float, fl
 
 
 def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
-    p, cid = run.path, case["id"]
-    samples = case["samples"]
+    p, cid = run.path, case.id
+    samples = case.samples
     slowed = _slowed_host_rounds(case, th)
     if not slowed:
         return []
@@ -402,7 +398,7 @@ def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     peak = w["adds_per_s"] / w["relative"] if w.get("relative") else None
     of = f" of {peak / 1e9:.2g}" if peak else ""
     detail = (
-        f"round {s['round']}: cpu {w.get('cpu')} delivered "
+        f"round {s.round}: cpu {w.get('cpu')} delivered "
         f"{w['adds_per_s'] / 1e9:.2g} G/s{of} ({w['relative']:.2f}); the sample took "
         f"{rel:.2f}x the best of the rounds on full-speed CPUs (allowed {1 + allowed:.2f}); "
         f"{len(slowed)} of {len(samples)} rounds slowed so"
@@ -426,13 +422,9 @@ def _host_speed(run: Run, case: dict, th: Thresholds) -> list[Finding]:
 
 
 def _foreign_gpu(run: Run, case: dict) -> list[Finding]:
-    p, cid = run.path, case["id"]
-    observed = (run.data["lease"].get("observation") or {}).get("foreign_gpu_samples") or []
-    foreign = [
-        (s["round"], (s.get(k) or {}).get("foreign_processes") or 0)
-        for s in case["samples"]
-        for k in ("gpu_before", "gpu_after")
-    ]
+    p, cid = run.path, case.id
+    observed = run.lease.foreign_gpu_samples
+    foreign = [(s.round, n) for s in case.samples for n in s.foreign_gpu_processes()]
     foreign = [(r, n) for r, n in foreign if n > 0]
     if foreign:
         r, n = max(foreign, key=lambda t: t[1])
@@ -450,14 +442,14 @@ def _foreign_gpu(run: Run, case: dict) -> list[Finding]:
 
 
 def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
-    p, cid, out = run.path, case["id"], []
-    samples = case["samples"]
+    p, cid, out = run.path, case.id, []
+    samples = case.samples
     clock_max = (record.gpu_of(run) or {}).get("sm_clock_max_mhz")
     low = []
     for s in samples:
         mhz = record.measured_clock(s)
         if clock_max and mhz is not None and mhz < th.sm_clock_min_fraction * clock_max:
-            low.append((s["round"], mhz))
+            low.append((s.round, mhz))
     if low:
         r, mhz = min(low, key=lambda t: t[1])
         out.append(
@@ -479,7 +471,7 @@ def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
     clocks = [c for c in clocks if c is not None]
     at = f" at >= {min(clocks):.0f} MHz" if clocks else ""
     free = len(samples) - len(capped)
-    rounds = ", ".join(str(samples[j]["round"]) for j in capped[:6])
+    rounds = ", ".join(str(samples[j].round) for j in capped[:6])
     if eff is not None:
         if eff > allowed:
             out.append(
@@ -510,7 +502,7 @@ def _clock_and_throttle(run: Run, case: dict, th: Thresholds) -> list[Finding]:
 def _cap_effect(case: dict, th: Thresholds) -> tuple[list[int], float | None, float]:
     """The capped samples' indices, their median's slowdown against the uncapped ones' (None with
     fewer than two uncapped), and the slowdown allowed: max(throttle_k x their CV, floor)."""
-    samples = case["samples"]
+    samples = case.samples
     capped = [
         j
         for j, s in enumerate(samples)
@@ -533,19 +525,18 @@ def _cap_without_effect(case: dict, th: Thresholds) -> bool:
 
 
 def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
-    p, cid = run.path, case["id"]
-    fault = run.data.get("fault") or {}
-    if fault and fault.get("arm") == case["arm"]:
+    p, cid = run.path, case.id
+    fault = run.fault
+    if fault and fault.arm == case.arm:
         return [
             Finding(
                 "arm-faulted",
-                f"the run ended at this arm's fault in its {fault.get('during')}: "
-                f"{fault.get('message')}",
+                f"the run ended at this arm's fault in its {fault.during}: {fault.message}",
                 p,
                 cid,
             )
         ]
-    if case["gate"]["result"] == "not-run":
+    if case.gate.result == "not-run":
         return [
             Finding(
                 "cut-short",
@@ -555,22 +546,14 @@ def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
                 cid,
             )
         ]
-    if case["gate"]["result"] == "fail":
-        g = case["gate"]
+    if case.gate.result == "fail":
         return [
-            Finding(
-                "gate-failed",
-                f"{g['kind']} gate: {g.get('mismatches')} mismatching "
-                f"cells, max abs err {g.get('max_abs_err')}, rel L2 "
-                f"{g.get('rel_l2_err')} (tolerance {g.get('tolerance')})",
-                p,
-                cid,
-            )
+            Finding("gate-failed", case.gate.summary(), p, cid)
         ]  # never timed: nothing else to judge
     out = _rounds_and_spread(run, case, th)
-    if not case["samples"]:
+    if not case.samples:
         return out
-    if not case["device"]:
+    if not case.device:
         named = _foreign_cpu(run, case, th) + _host_speed(run, case, th)
         named += _host_steal(run, case, th)
         noted = {"host-speed-noted", "host-steal-noted"}
@@ -592,7 +575,7 @@ def case_findings(run: Run, case: dict, th: Thresholds) -> list[Finding]:
 
 def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Thresholds) -> list:
     """What only the two cases together can show: throttling that differs between the arms."""
-    if not (num["device"] and den["device"]):
+    if not (num.device and den.device):
         return []
     fa, how_a = record.capped_fraction(num)
     fb, how_b = record.capped_fraction(den)
@@ -602,11 +585,11 @@ def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Threshol
     clocks = [
         record.measured_clock(s)
         for c in (num, den)
-        for s in c["samples"]
+        for s in c.samples
         if record.measured_clock(s) is not None
     ]
     at = f" at >= {min(clocks):.0f} MHz" if clocks else ""
-    text = f"{num['arm']} capped {fa:.0%} of its time, {den['arm']} {fb:.0%} (by {how}){at}"
+    text = f"{num.arm} capped {fa:.0%} of its time, {den.arm} {fb:.0%} (by {how}){at}"
     if abs(fa - fb) > th.throttle_fraction_diff_max:
         # The fractions differ; the ratio is biased only if the cap slowed a capped arm. Where
         # each capped arm's own capped samples are measured no slower than its uncapped ones,
@@ -618,15 +601,15 @@ def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Threshol
                     text + "; in each capped arm the capped samples are no slower than its "
                     "uncapped ones: the cap did not reach the times",
                     run_num.path,
-                    num["id"],
+                    num.id,
                 )
             ]
-        return [Finding("throttle-differs", text, run_num.path, num["id"])]
+        return [Finding("throttle-differs", text, run_num.path, num.id)]
     return [
         Finding(
             "throttle-alike",
             text + f"; within {th.throttle_fraction_diff_max:.0%} of each other: both arms alike",
             run_num.path,
-            num["id"],
+            num.id,
         )
     ]

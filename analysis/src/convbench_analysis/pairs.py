@@ -29,7 +29,7 @@ def facts_of(labels) -> dict[str, record.ArmFacts]:
 
 def _is_twin(label: str, labels) -> bool:
     case = labels.get(label) if isinstance(labels, Mapping) else None
-    return bool(case and case.get("twin_of")) or record.is_twin_arm(split(label)[0])
+    return bool(case and record.Case.of(case).twin_of) or record.is_twin_arm(split(label)[0])
 
 
 def resolve(name: str, labels) -> str | None:
