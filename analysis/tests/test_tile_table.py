@@ -1,31 +1,36 @@
-"""scripts/tile_table.py on a synthetic record with known times: the plan's case (cuda-tf32, its
-kernel named in the record) against hidden variants of both orientations timed at known fractions
-of it; likewise cuda-f64-dmma against its DMMA tiles. Planted (seen failing): the best variant
-taken as the slowest (max instead of min); the DMMA variants' pattern left out (no variant)."""
+"""`convbench-analyze tile-table` on a synthetic record with known times: the plan's case
+(cuda-tf32, its kernel named in the record) against hidden variants of both orientations timed at
+known fractions of it; likewise cuda-f64-dmma against its DMMA tiles. Planted (seen failing): the
+best variant taken as the slowest (max instead of min); the DMMA variants' pattern left out (no
+variant); the rank counting the variants slower than the plan. Each format parses as itself."""
 
+import csv
+import io
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import synth
 from test_perf_table import relabel
 
-REPO = Path(__file__).resolve().parents[2]
 # variant -> its time as a fraction of the plan's
 KNOWN = {"rows-n128-s1": 0.8, "rows-n192-s2": 1.3, "pos-n24-g2": 1.1}
 
 
-def run_table(tmp_path, run):
-    p = tmp_path / "tiles.json"
-    p.write_text(json.dumps(run))
+def tile_table(*args):
     return subprocess.run(
-        [sys.executable, str(REPO / "scripts/tile_table.py"), str(p)],
+        [sys.executable, "-m", "convbench_analysis", "tile-table", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def run_table(tmp_path, run, *args):
+    p = tmp_path / "tiles.json"
+    p.write_text(json.dumps(run))
+    return tile_table(p, *args)
 
 
 def sweep(source, arm, known, kernel):
@@ -61,24 +66,30 @@ def sweep(source, arm, known, kernel):
 def test_plan_against_the_best_variant(tmp_path, source, arm, known, kernel, best, ratio):
     # The plan (its kernel named) against its variants: the best one, the plan's time over it,
     # the plan's rank among the three variants and itself.
-    r = run_table(tmp_path, sweep(source, arm, known, kernel))
+    run = sweep(source, arm, known, kernel)
+    r = run_table(tmp_path, run, "--format", "csv")
     assert r.returncode == 0, r.stderr
-    lines = [ln for ln in r.stdout.splitlines() if f" {arm} " in ln]
-    assert len(lines) == 6
-    for ln in lines:
-        f = ln.split()
-        assert f[4] == best and f[5] == ratio and f[6] == "2/3", ln
-        assert f"[{kernel}]" in ln
+    table = list(csv.DictReader(io.StringIO(r.stdout)))
+    mine = [x for x in table if x["arm"] == arm]
+    assert len(mine) == 6 and len(table) == 6
+    for x in mine:
+        assert x["best"] == best and x["plan/best"] == ratio and x["rank"] == "2/3", x
+        assert x["kernel"] == kernel and x["record"] == "tiles.json"
+    r = run_table(tmp_path, run)
+    assert r.returncode == 0, r.stderr
     assert "the plan within 5% of the best variant in 0 of 6 cases" in r.stdout
+    r = run_table(tmp_path, run, "--format", "json")
+    got = json.loads(r.stdout)
+    assert len(got) == 6 and all(x["best"] == best and not x["near"] for x in got)
+    assert all(abs(x["plan_s"] / x["best_s"] - float(ratio)) < 1e-3 for x in got)
+    md = [x for x in run_table(tmp_path, run, "--format", "md").stdout.splitlines() if x]
+    assert md[0].startswith("| record") and set(md[1]) <= set("|-:") and len(md) == 2 + 6 + 1
 
 
 def test_a_bad_record_is_one_line_and_exit_2(tmp_path):
     p = tmp_path / "bad.json"
     p.write_text("{")
-    r = subprocess.run(
-        [sys.executable, str(REPO / "scripts/tile_table.py"), str(p)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    r = tile_table(p)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and not r.stdout
+    r = tile_table("--help")
+    assert r.returncode == 0 and "forced tile" in r.stdout

@@ -230,6 +230,15 @@ def check_case(r, c, order, reps, fixed, what):
     """One case: its id, gate, stopping, rounds, samples and stats."""
     cid = c["id"]
     check(cid == f"{c['stage']}/{c['frames']}/{c['arm']}/{c['staging']}", f"{what}: id {cid}")
+    # The arm's facts ride with every case; the reference is the one arm gated against none.
+    # Planted: the record without "role" failed here (the schema keeps it optional).
+    check(
+        all(k in c for k in ("precision", "math", "role")), f"{what}: {cid} without its arm's facts"
+    )
+    check(
+        (c.get("role") == "reference") == (c["gate"]["kind"] == "reference"),
+        f"{what}: {cid} role {c.get('role')} with gate {c['gate']['kind']}",
+    )
     if c["gate"]["result"] != "pass":
         check(
             c["samples"] == [] and c["stats"] is None,

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import record
-from .gates import Assessment, seconds
+from . import record, tables
+from .checks import seconds
+from .findings import Assessment
+from .report import _t
 from .stats import DEFAULT_SEED, best_ratio, mann_whitney_u
 
 
@@ -64,23 +66,38 @@ def build(a: Assessment, arm: str | None = None, seed: int = DEFAULT_SEED) -> di
     }
 
 
-def render(rep: dict) -> str:
+HEADERS = ("case", "n A", "n B", "median A", "median B", "B/A", "95% CI", "U", "p", "verdict")
+ALIGN = ("left", "right", "right", "right", "right", "right", "left", "right", "right", "left")
+
+
+def cells(r: dict) -> list:
+    head = [r["case"], r["n_a"], r["n_b"], _t(r["median_a_s"]), _t(r["median_b_s"])]
+    if r["status"] == "REFUSED":
+        codes = ", ".join(dict.fromkeys(f["code"] for f in r["reasons"])) or "no samples"
+        return head + ["", "", "", "", f"REFUSED ({codes})"]
+    return head + [
+        f"{r['ratio_b_over_a']:.4g}",
+        f"[{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]",
+        f"{r['u']:g}",
+        f"{r['p']:.3g} ({r['method']})",
+        r["verdict"],
+    ]
+
+
+def render(rep: dict, fmt: str = "text") -> str:
+    table = tables.render(HEADERS, [cells(r) for r in rep["rows"]], fmt, ALIGN)
+    if fmt == "csv":
+        return table
     lines = [
         f"A {rep['a']['path']} (lease {rep['a']['lease']}, git {rep['a']['git_sha']})",
         f"B {rep['b']['path']} (lease {rep['b']['lease']}, git {rep['b']['git_sha']})",
+        "",
+        table if rep["rows"] else "no case common to both runs",
     ]
-    if not rep["rows"]:
-        lines.append("no case common to both runs")
     for r in rep["rows"]:
-        if r["status"] == "REFUSED":
-            lines.append(f"{r['case']:<34} REFUSED")
-            for f in r["reasons"]:
-                lines.append(f"    {f['code']} [{f['file']}]: {f['detail']} (fix: {f['remedy']})")
-        else:
+        for f in r["reasons"]:
             lines.append(
-                f"{r['case']:<34} B/A {r['ratio_b_over_a']:.4g} [{r['ci'][0]:.4g}, "
-                f"{r['ci'][1]:.4g}]  U={r['u']:g} p={r['p']:.3g} ({r['method']})  "
-                f"{r['verdict']}"
+                f"{r['case']}: {f['code']} [{f['file']}]: {f['detail']} (fix: {f['remedy']})"
             )
     lines.append(
         f"{rep['refused']} comparison(s) refused" if rep["refused"] else "all comparisons accepted"

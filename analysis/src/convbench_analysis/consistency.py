@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from .load import InputError, parse_utc
+from .errors import InputError
+from .record import parse_utc
 
 
 def _fail(where: str, field: str, message: str):

@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from . import record
+from .checks import case_findings, lease_findings, seconds, spread_of
 from .findings import Assessment, Finding
-from .gates import case_findings, lease_findings, seconds, spread_of
 from .load import Run, parse_utc
 
 
@@ -150,7 +150,7 @@ def _finding(me: Run, c: dict, other: Run, cy: dict, d, th, earlier: bool) -> Fi
 
 
 def accepted_cases(run: Run, th) -> set[str]:
-    """The cases of a reference run that its own gates accept: only those are references."""
+    """The cases of a reference run that its own checks accept: only those are references."""
     if any(f.refuses for f in lease_findings(run, th)):
         return set()
     return {

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from . import record, report
-from .gates import Assessment, seconds
+from .checks import seconds
+from .findings import Assessment
 from .report import _t
 
 MIN_HOSTS = 3

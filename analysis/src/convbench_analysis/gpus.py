@@ -9,14 +9,15 @@ an effect of at least MIN_EFFECT on the medians, so run-to-run noise alone does 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from statistics import median
 
 from scipy.stats import mannwhitneyu, spearmanr
 
+from . import tables
 from .load import InputError, load_run, load_schema, parse
+from .report import _t
 
 BUSY_UTIL = 50.0  # percent: a neighbour at or above this is busy
 IDLE_UTIL = 10.0  # percent: every neighbour at or below this: the sample ran alone
@@ -29,7 +30,7 @@ TEMP_RISE_C = 5.0
 
 def arguments(p) -> None:
     p.add_argument("files", nargs="+", help="a node summary, or the per-GPU records of one node")
-    p.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    tables.add_format(p, "the analysis, times in seconds", json_flag=True)
 
 
 def _record_path(summary: Path, given: str) -> Path:
@@ -162,35 +163,39 @@ def analyse(gpus: list[dict]) -> dict:
     }
 
 
-def render(rep: dict) -> str:
-    lines = ["GPU  uuid / record"]
-    lines += [f"{g['index']:>3}  {g['uuid'] or g['record']}" for g in rep["gpus"]]
-    lines.append("")
-    lines.append(f"{'case':<34} {'GPU':>3} {'median':>11} {'n':>4}  verdict")
-    for r in rep["cases"]:
-        c = r["coupling"]
-        words = []
-        if r["slow"]:
-            words.append(f"SLOW: {r['alone_over_siblings']:.3f}x its siblings while alone")
-        elif r["alone_over_siblings"] is None:
-            words.append("slowness not judged (too few samples with every neighbour idle)")
-        if c["coupled"]:
-            through = ", ".join(c["through"]) or "not power, thermal or host by the figures"
-            words.append(
-                f"COUPLED ({through}): {c['busy_over_idle']:.3f}x when a neighbour is busy"
-            )
-        elif "busy_over_idle" in c:
-            words.append("no coupling seen")
-        else:
-            words.append(
-                f"coupling not judged ({c['busy_samples']} busy, {c['idle_samples']} idle "
-                f"samples; {MIN_SAMPLES} of each needed)"
-            )
-        med = f"{r['median_s'] * 1e3:.4f} ms" if r["median_s"] is not None else "-"
-        lines.append(
-            f"{r['case']:<34} {r['gpu']:>3} {med:>11} {r['samples']:>4}  {'; '.join(words)}"
+HEADERS = ("case", "GPU", "median", "n", "verdict")
+ALIGN = ("left", "right", "right", "right", "left")
+
+
+def verdict(r: dict) -> str:
+    c = r["coupling"]
+    words = []
+    if r["slow"]:
+        words.append(f"SLOW: {r['alone_over_siblings']:.3f}x its siblings while alone")
+    elif r["alone_over_siblings"] is None:
+        words.append("slowness not judged (too few samples with every neighbour idle)")
+    if c["coupled"]:
+        through = ", ".join(c["through"]) or "not power, thermal or host by the figures"
+        words.append(f"COUPLED ({through}): {c['busy_over_idle']:.3f}x when a neighbour is busy")
+    elif "busy_over_idle" in c:
+        words.append("no coupling seen")
+    else:
+        words.append(
+            f"coupling not judged ({c['busy_samples']} busy, {c['idle_samples']} idle "
+            f"samples; {MIN_SAMPLES} of each needed)"
         )
-    return "\n".join(lines)
+    return "; ".join(words)
+
+
+def render(rep: dict, fmt: str = "text") -> str:
+    rows = [
+        [r["case"], r["gpu"], _t(r["median_s"]), r["samples"], verdict(r)] for r in rep["cases"]
+    ]
+    table = tables.render(HEADERS, rows, fmt, ALIGN)
+    if fmt == "csv":
+        return table
+    gpus = [[g["index"], g["uuid"] or g["record"]] for g in rep["gpus"]]
+    return tables.render(("GPU", "uuid / record"), gpus, fmt, ("right", "left")) + "\n\n" + table
 
 
 def run(args) -> int:
@@ -201,5 +206,6 @@ def run(args) -> int:
         except (OSError, ValueError) as e:
             raise InputError(args.schema, "", f"unreadable schema: {e}") from None
     rep = analyse(load_node(args.files, schema))
-    print(json.dumps(rep, indent=1) if args.json else render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else render(rep, fmt))
     return 0

@@ -3,7 +3,95 @@ schema: arm labels, run summaries, counters. Everything else asks here."""
 
 from __future__ import annotations
 
-from .load import Run
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass
+class Run:
+    """One loaded record: the file it came from and its JSON."""
+
+    path: str
+    data: dict
+
+    @property
+    def cases(self) -> list[dict]:
+        return self.data["cases"]
+
+
+def parse_utc(text: str) -> datetime:
+    """A record's ISO-8601 UTC time ('...Z' or '+00:00')."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
+
+# ---- what an arm is (the record's `precision`, `math`, `role`; older records: its name) -------
+
+ROLES = ("reference", "candidate", "peer", "ceiling")
+_PRECISIONS = ("f64", "f32x3", "f32", "tf32", "bf16", "f16")
+
+
+@dataclass(frozen=True)
+class ArmFacts:
+    precision: str | None  # f64, f32, f32x3, tf32, bf16; None: the arm does not say
+    math: str | None  # simt, simt-fma, dmma, mma-tf32, wgmma-tf32, cudnn, cublas, host, ...
+    role: str  # reference, candidate, peer (the library to beat), ceiling (cuBLAS)
+    stated: bool  # True: the record's own fields; False: read from the arm's name
+
+    @property
+    def accuracy(self) -> str | None:
+        """The precision a peer is matched on: 3xTF32 is f32-accurate."""
+        return "f32" if self.precision == "f32x3" else self.precision
+
+
+def twin_base(arm: str) -> str:
+    """An A/A twin's arm without its suffix (cuda-f32#2 -> cuda-f32); other arms unchanged."""
+    base, sep, n = arm.rpartition("#")
+    return base if sep and n.isdigit() else arm
+
+
+def is_twin_arm(arm: str) -> bool:
+    return twin_base(arm) != arm
+
+
+def _precision_in_name(tokens: list[str]) -> str | None:
+    for t in tokens[1:]:
+        head, _, n = t.partition("x")
+        if head in _PRECISIONS and (not n or n.isdigit()):
+            return t if t in _PRECISIONS else head
+    return None
+
+
+def _facts_from_name(arm: str) -> ArmFacts:
+    """An older record's arm, read from its name: <provider>-<precision>[-<variant>]."""
+    base = twin_base(arm)
+    tokens = base.split("-")
+    prec = _precision_in_name(tokens)
+    if base == "cpu-f64":
+        role = "reference"
+    elif base.startswith(("cudnn-", "torch-cudnn-")):
+        role = "peer"
+    elif base.startswith("cublas-"):
+        role = "ceiling"
+    else:
+        role = "candidate"
+    math = next((m for m in ("cudnn", "cublas", "dmma") if m in tokens), None)
+    if math is None and tokens[0] == "cpu":
+        math = "host"
+    elif math is None and tokens[0] == "cuda":
+        math = (
+            "simt-fma" if "fma" in tokens else ("mma-tf32" if prec in ("tf32", "f32x3") else "simt")
+        )
+    return ArmFacts(prec, math, role, False)
+
+
+def arm_facts(case: dict) -> ArmFacts:
+    """What the case's arm computes with and what it is in the comparison: the record's fields
+    `precision`, `math`, `role` where it has them, else read from the arm's name."""
+    role = case.get("role")
+    if role in ROLES:
+        return ArmFacts(case.get("precision"), case.get("math"), role, True)
+    return _facts_from_name(case.get("arm") or "")
+
 
 # CUPTI metric names: FLOP = add + mul + 2 x fma, peak = 2 x fma/cycle x SM clock
 _OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"

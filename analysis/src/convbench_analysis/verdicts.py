@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import record
-from .pairs import TWIN
+from .findings import Finding
 from .stats import PairedRatio, paired_ratio, paired_rounds, widen
 
 KINDS = ("host", "per-call", "resident")
@@ -51,15 +51,15 @@ def twin_original(case: dict, by_id: dict[str, dict]) -> dict | None:
     """The case an A/A twin repeats: the record's twin_of, else the arm without its #n suffix."""
     if case.get("twin_of"):
         return by_id.get(case["twin_of"])
-    if not TWIN.search(case.get("arm", "")):
+    if not record.is_twin_arm(case.get("arm", "")):
         return None
-    base = TWIN.sub("", case["arm"])
+    base = record.twin_base(case["arm"])
     want = f"{case['stage']}/{case['frames']}/{base}/{case['staging']}"
     return by_id.get(want)
 
 
 def is_twin(case: dict) -> bool:
-    return bool(case.get("twin_of")) or bool(TWIN.search(case.get("arm", "")))
+    return bool(case.get("twin_of")) or record.is_twin_arm(case.get("arm", ""))
 
 
 @dataclass(frozen=True)
@@ -200,8 +200,6 @@ def twin_statement(t: Twin, ts: list[Twin], th) -> Statement | None:
 def aa_findings(run, th) -> list:
     """aa-unstable on every case of a kind whose twins disagree beyond the band, interval
     included (twins that ran different kernels are said by the A/A table, not refused here)."""
-    from .findings import Finding
-
     strict = replace(th, ci_level=th.aa_unstable_level)
     ts = twins(run.cases, th.ci_level)
     out = []

@@ -13,7 +13,7 @@ using wg::cdiv;
 using wg::kInt;
 
 // The cost model's constants, in cycles of one multiprocessor (H200: 132 at ~1.98 GHz). DMMA:
-// 128 f64 multiply-adds per cycle (67 TFLOP/s, dmma_peak), at tile_time() of that; a block's
+// 128 f64 multiply-adds per cycle (67 TFLOP/s, tensor_peak), at tile_time() of that; a block's
 // fixed cost (its pipeline filling, the epilogue): ~2000 cycles; device memory ~1750 bytes per
 // cycle for the whole device; inputs taken to stay in L2 between the row tiles that read them
 // below 24 MB.
@@ -51,7 +51,7 @@ std::string unsupported_reason(const ConvShape &s) {
 }
 
 int smem_bytes(const Plan &p) {
-  return kStages * (p.g.row_tile * kApitch * 8 + kBk * (p.g.col_tile + kBpad) * 4);
+  return kBuffers * (p.g.row_tile * kApitch * 8 + kBk * (p.g.col_tile + kBpad) * 4);
 }
 
 double cost(const Plan &p, int sms) {
@@ -105,7 +105,7 @@ Plan plan(const ConvShape &s, int sms, const Forced &f) {
       if (c.g.split > 1 && double(c.g.batch) * c.g.cout * c.g.l_out * c.g.split >= double(kInt))
         continue; // the workspace's index
       c.g.iters_per_rank = int(cdiv(c.g.iters, c.g.split));
-      c.g.stages = kStages;
+      c.g.buffers = kBuffers;
       const double k = cost(c, sms);
       // Ties: the earlier tile, then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
@@ -133,7 +133,7 @@ int64_t issued_macs(const Plan &p) {
 std::string kernel_name(const Plan &p) {
   std::string n = "dmma f64 m16n8k16 tile " + std::to_string(p.g.row_tile) + "x" +
                   std::to_string(p.g.col_tile) + "x" + std::to_string(kBk) + " stages " +
-                  std::to_string(kStages);
+                  std::to_string(kBuffers);
   if (p.g.split > 1)
     n += " split " + std::to_string(p.g.split);
   return n + " (weights packed)";

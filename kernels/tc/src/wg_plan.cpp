@@ -54,11 +54,11 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
   }
 }
 
-// Pipeline stages for a rank of `iters` iterations: as many as shared memory holds (at most 8),
+// Pipeline buffers for a rank of `iters` iterations: as many as shared memory holds (at most 8),
 // but no more than the iterations (a smaller block leaves room for a second one on the
 // multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
-int stages_for(const Plan &p, int iters) {
-  const int sb = stage_bytes(p);
+int buffers_for(const Plan &p, int iters) {
+  const int sb = buffer_bytes(p);
   const int most = std::min(8, (kSmemBytes - 2048) / sb);
   const int tile = int(cdiv(tile_floats(p) * 4, sb));
   const int want = std::max({2, tile, std::min(most, iters)});
@@ -108,7 +108,7 @@ std::string unsupported_reason(const ConvShape &s) {
   return "";
 }
 
-int stage_bytes(const Plan &p) {
+int buffer_bytes(const Plan &p) {
   const int planes = p.math == Math::f32x3 ? 2 : 1;
   if (p.along == Along::rows)
     return planes * (kBm + p.n) * kBk * 4;
@@ -117,7 +117,7 @@ int stage_bytes(const Plan &p) {
   return planes * p.gpb * p.n * kBk * 4 + x;
 }
 
-int smem_bytes(const Plan &p) { return p.stages * stage_bytes(p) + 2048; }
+int smem_bytes(const Plan &p) { return p.buffers * buffer_bytes(p) + 2048; }
 
 int64_t tile_floats(const Plan &p) {
   if (p.along == Along::rows)
@@ -137,7 +137,7 @@ bool ranks_nonempty(int iters, int split) {
 double cost(const Plan &p, int sms) {
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kMacsPerCycle;
-  const double fill = double(stage_bytes(p)) / kFillBytesPerCycle;
+  const double fill = double(buffer_bytes(p)) / kFillBytesPerCycle;
   const double frags =
       p.along == Along::positions ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? 2.0 : 1.0) : 0.0;
   const double iter = std::max(mma, fill) + frags + kIterOverhead;
@@ -223,8 +223,8 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
       if (!ranks_nonempty(c.iters, c.split) || (f.split > 0 && c.split != f.split))
         continue;
       c.iters_per_rank = int(cdiv(c.iters, c.split));
-      c.stages = stages_for(c, c.iters_per_rank);
-      if (c.stages == 0)
+      c.buffers = buffers_for(c, c.iters_per_rank);
+      if (c.buffers == 0)
         continue;
       const double k = cost(c, sms);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
@@ -303,7 +303,7 @@ std::string kernel_name(const Plan &p) {
   else
     n += " positions-on-M m64n" + std::to_string(p.n) + "k8 tile " + std::to_string(kPm) + "x" +
          (p.gpb == 2 ? "2x" : "") + std::to_string(p.n) + "x" + std::to_string(kBk);
-  n += " stages " + std::to_string(p.stages);
+  n += " stages " + std::to_string(p.buffers);
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
   return n + " (weights packed)";

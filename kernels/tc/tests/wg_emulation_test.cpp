@@ -258,8 +258,8 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
         const Plan p = plan(st.shape, m, kSms);
         EXPECT_TRUE(ranks_nonempty(p.iters, p.split));
         EXPECT_LE(smem_bytes(p), kSmemBytes);
-        EXPECT_GE(p.stages, 2);
-        EXPECT_LE(tile_floats(p) * 4, int64_t(p.stages) * stage_bytes(p));
+        EXPECT_GE(p.buffers, 2);
+        EXPECT_LE(tile_floats(p) * 4, int64_t(p.buffers) * buffer_bytes(p));
         positions += p.along == Along::positions;
         const double best = cost(p, kSms);
         for (int along : {1, 2})

@@ -7,4 +7,4 @@ timeout $(cap "${TILE_TIMEOUT:-200}") $B/bin/bench_conv --stage "${TILE_STAGES:-
   --frames "${TILE_FRAMES:-96,1536}" --staging resident --reps 3 --min-time 0.02 --no-counters \
   --arms "${TILE_ARMS:-cuda-tf32,cuda-tf32@*}" --out "$W/results/tiles.json" >"$W/logs/tiles.txt" 2>"$W/logs/tiles.err"
 log "tile sweep: rc=$?"
-python3 scripts/tile_table.py "$W/results/tiles.json" 2>&1 | tee -a "$W/logs/summary.txt" >&2
+PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}" python3 -m convbench_analysis tile-table "$W/results/tiles.json" 2>&1 | tee -a "$W/logs/summary.txt" >&2

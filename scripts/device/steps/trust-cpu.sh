@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # h200.sh step `trust-cpu` (sourced after ../common.sh: log, cap, enough, B, W, OUT).
 # What pinning does to the host arms: 16 and 8 threads, pinned and not, three runs each in
-# turns, and one thread on up3; then the table (scripts/host_table.py).
+# turns, and one thread on up3; then the table (convbench-analyze host-table).
 for r in 1 2 3; do for p in pin nopin; do for t in 16 8; do
   enough 40 "cpu $p t$t r$r" || break 3
   x=""; [ $p = nopin ] && x=--no-pin
@@ -13,4 +13,4 @@ for p in pin nopin; do
   timeout $(cap 60) $B/bin/bench_conv --stage up3 --arms cpu-f64,cpu-f32 --threads 1 $x --reps 5 --target-ci 0 \
     --no-counters --no-lease --out "$W/results/cpu1-$p.json" >"$W/logs/cpu1-$p.txt" 2>&1
 done
-python3 scripts/host_table.py "$W"/results/cpu-*.json "$W"/results/cpu1-*.json 2>&1 | tee -a "$W/logs/summary.txt" >&2
+PYTHONPATH="$PWD/analysis/src${PYTHONPATH:+:$PYTHONPATH}" python3 -m convbench_analysis host-table "$W"/results/cpu-*.json "$W"/results/cpu1-*.json 2>&1 | tee -a "$W/logs/summary.txt" >&2

@@ -1,11 +1,11 @@
-"""Each gate: a mutated copy of a clean run that trips it (asserting the EXACT set of reasons,
-so a gate that also trips something else, or a neighbour that trips too, fails the test) and a
+"""Each check: a mutated copy of a clean run that trips it (asserting the EXACT set of reasons,
+so a check that also trips something else, or a neighbour that trips too, fails the test) and a
 near-miss copy that must not trip it.
 
 Planted faults seen failing (then reverted):
 - drift with the floor ignored (allowed = k x noise only): the near-miss
   test_drift_within_floor_accepted failed (4.6% apart tripped drift);
-- _case_gates without the early return after gate-failed: test_gate_failed_exact also saw
+- case_findings without the early return after gate-failed: test_gate_failed_exact also saw
   too-few-rounds and failed;
 - clock read gpu_before (the idle clock between samples): test_clock_idle_before_not_tripped
   failed;
@@ -33,7 +33,7 @@ import pytest
 import synth
 from helpers import assess_files, tripped
 
-from convbench_analysis import gates
+from convbench_analysis import assess, checks
 
 HOST = "up0/96/cpu-f64/host"
 DEV = "up0/96/cuda-f64/resident"
@@ -487,15 +487,15 @@ def test_timing_mode_only_between_runs_whose_cases_are_set_against_each_other(wr
     # another host's queued run named beside a launched one: nothing is compared across them
     # in a report, so nothing is refused; `compare` sets them against each other and refuses.
     # Planted fault seen failing: timing_mode_findings ignoring `compared` (always tripping).
-    from convbench_analysis import gates, load
+    from convbench_analysis import load
 
     a = synth.make_run(seed=1)
     b = synth.make_run(seed=2, start=1_795_100_000.0, token="2001", host="gpu-node-18")
     b["host"]["machine_id"] = "1" * 32
     b["plan"]["device_timing"] = "queued"
     runs = [load.load_run(write(a)), load.load_run(write(b))]
-    assert tripped(gates.assess(runs)) == set()
-    got = tripped(gates.assess(runs, compared=True))
+    assert tripped(assess.assess(runs)) == set()
+    got = tripped(assess.assess(runs, compared=True))
     assert got and {code for _, _, code in got} == {"timing-mode"}
 
 
@@ -631,7 +631,7 @@ def test_capped_fractions_differ_with_effect_refuses(tmp_path):
 def test_an_arm_capped_in_every_round_cannot_show_no_effect(tmp_path, monkeypatch):
     # Planted: the effect test always passing would accept the power-capped-arm corpus (capped in
     # every round, so nothing uncapped to compare): seen caught here.
-    monkeypatch.setattr(gates, "_cap_without_effect", lambda case, th: True)
+    monkeypatch.setattr(checks, "_cap_without_effect", lambda case, th: True)
     assert corpus.caught("power-capped-arm", tmp_path, n=4) < 1.0
 
 

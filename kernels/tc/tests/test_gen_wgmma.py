@@ -1,12 +1,12 @@
-"""scripts/gen_wgmma.py: the committed wrappers are what the script writes, and --check sees a
-difference (a planted one-character change to a copy fails it)."""
+"""kernels/tc/tools/gen_wgmma.py: the committed wrappers are what the script writes, and --check
+sees a difference (a planted one-character change to a copy fails it)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "gen_wgmma.py"
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "kernels" / "tc" / "tools" / "gen_wgmma.py"
 COMMITTED = ROOT / "kernels" / "tc" / "src" / "wgmma_ops.inc"
 
 

@@ -1,4 +1,5 @@
-"""scripts/fast_tuning.py: a block-shape sweep's records -> the tuning table, on records built here.
+"""kernels/fast/tools/fast_tuning.py: a block-shape sweep's records -> the tuning table, on records
+built here.
 
 Planted (each seen failing these tests): choosing the largest median instead of the smallest;
 taking a case whose gate failed; counting per-call cases.
@@ -13,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ROW = re.compile(
     r"    // (.*)\n    \{(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), Arm::(\w+), \{([^}]*)\}\},"
 )
 
 
 def load_tuning():
-    spec = importlib.util.spec_from_file_location("fast_tuning", ROOT / "scripts/fast_tuning.py")
+    tool = ROOT / "kernels/fast/tools/fast_tuning.py"
+    spec = importlib.util.spec_from_file_location("fast_tuning", tool)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
-"""How noisy the host arms are, from bench_conv records: a markdown table with one row per
-(rounds rule, threads, pinned or not, arm, stage/frames) over the runs that share it.
+"""`host-table`: how noisy the host arms are, from bench_conv records: one row per (rounds rule,
+threads, pinned or not, arm, stage/frames) over the runs that share it.
 
 Columns: runs; rounds per run; the within-run CV of the round times (sample standard deviation
 over mean, the median over the runs); the drift of best-of-N between runs (max best / min best -
@@ -15,42 +14,39 @@ own run's median for the case) with
   steal     contention.steal_share, the hypervisor's steal of every CPU's time over the round.
 A correlation is "-" where fewer than three rounds carry the value or either side is constant.
 
-    host_table.py RUN.json ...                 the table
-    host_table.py --doc RUN.json ...           docs/host-noise-h200.md (table, findings)
-    host_table.py --doc --out FILE RUN.json    the document, elsewhere
+    convbench-analyze host-table RUN.json ...                the table
+    convbench-analyze host-table --doc RUN.json ...          docs/host-noise-h200.md (table,
+                                                             findings), from the repository root
+    convbench-analyze host-table --doc --out FILE RUN.json   the document, elsewhere
 
 Exit 0, or 2 with one line on stderr for a record that cannot be read or holds no host arm.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "host-noise-h200.md"
+from . import tables
+from .load import InputError
+
+DOC = Path("docs") / "host-noise-h200.md"
 COVARIATES = ("speed", "imbalance", "delay", "psi", "steal")
-
-
-class BadInput(Exception):
-    pass
 
 
 def load_record(path):
     try:
         r = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadInput(f"{path}: cannot read a record: {e}") from None
+        raise InputError(str(path), "", f"cannot read a record: {e}") from None
     if not isinstance(r, dict) or not isinstance(r.get("cases"), list):
-        raise BadInput(f"{path}: not a bench_conv record (no cases)")
+        raise InputError(str(path), "", "not a bench_conv record (no cases)")
     return r
 
 
@@ -105,14 +101,14 @@ def host_runs(records):
             threads = int(plan["threads"])
             pinned = bool(plan["placement"]["pinned"])
         except (KeyError, TypeError, ValueError):
-            raise BadInput(f"{path}: no plan.threads or plan.placement.pinned") from None
+            raise InputError(str(path), "", "no plan.threads or plan.placement.pinned") from None
         started = r.get("started_utc")
         for c in r["cases"]:
             if c.get("device") or c.get("staging") != "host":
                 continue
             secs = [s.get("seconds") for s in c.get("samples") or []]
             if not secs or not all(isinstance(x, (int, float)) and x > 0 for x in secs):
-                raise BadInput(f"{path}: {c.get('id')}: a round without a positive time")
+                raise InputError(str(path), str(c.get("id")), "a round without a positive time")
             key = (rounds_rule(plan), threads, pinned, c["arm"], f"{c['stage']}/{c['frames']}")
             groups.setdefault(key, []).append(
                 {
@@ -123,7 +119,7 @@ def host_runs(records):
                 }
             )
     if not groups:
-        raise BadInput("no host arm (a case with staging host) in the records")
+        raise InputError("the records", "", "no host arm (a case with staging host)")
     return groups
 
 
@@ -198,26 +194,44 @@ def rounds_text(rounds):
     return str(rounds[0]) if rounds[0] == rounds[-1] else f"{rounds[0]}-{rounds[-1]}"
 
 
-def markdown(rows):
-    head = (
-        "| rounds rule | threads | pinned | arm | stage | runs | rounds/run | CV in run "
-        "(median) | best drift | r speed | r imbalance | r delay | r psi | r steal |"
-    )
-    out = [head, "|" + "---|" * 14]
-    for x in rows:
-        cells = [
-            x["rule"],
-            str(x["threads"]),
-            "yes" if x["pinned"] else "no",
-            x["arm"],
-            x["case"],
-            str(x["runs"]),
-            rounds_text(x["rounds"]),
-            pct(x["cv"]),
-            pct(x["drift"]),
-        ] + [corr(x["r"][k]) for k in COVARIATES]
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
+HEADERS = (
+    "rounds rule",
+    "threads",
+    "pinned",
+    "arm",
+    "stage",
+    "runs",
+    "rounds per run",
+    "CV in run (median)",
+    "best drift",
+    *(f"r {k}" for k in COVARIATES),
+)
+ALIGN = ("left", "right", "left", "left", "left", "right", "right", *["right"] * 7)
+
+
+def cells(x):
+    """One row's cells as the table prints them."""
+    return [
+        x["rule"],
+        str(x["threads"]),
+        "yes" if x["pinned"] else "no",
+        x["arm"],
+        x["case"],
+        str(x["runs"]),
+        rounds_text(x["rounds"]),
+        pct(x["cv"]),
+        pct(x["drift"]),
+    ] + [corr(x["r"][k]) for k in COVARIATES]
+
+
+def table(rows, fmt):
+    return tables.render(HEADERS, [cells(x) for x in rows], fmt, ALIGN)
+
+
+def data(rows):
+    """The rows for --format json: the numbers as computed (fractions, seconds)."""
+    keys = ("rule", "threads", "pinned", "arm", "case", "runs", "rounds", "cv", "drift", "best")
+    return [{k: x[k] for k in keys} | {"n": x["n"], "r": x["r"]} for x in rows]
 
 
 def median_of(rows, field, **match):
@@ -231,9 +245,24 @@ def threads_text(t):
     return f"{t} thread" + ("" if t == 1 else "s")
 
 
+NAMES = {
+    "speed": "the slowest worker's speed",
+    "imbalance": "the imbalance",
+    "delay": "the largest run-delay share",
+    "psi": "PSI some",
+    "steal": "the hypervisor's steal",
+}
+
+
 def findings(rows):
     """Sentences formatted from the rows' numbers."""
-    out = []
+    out = [pinning_finding(rows), drift_finding(rows)]
+    out += adaptive_findings(rows)
+    out += [pooled_finding(rows), per_row_finding(rows)]
+    return [s for s in out if s]
+
+
+def pinning_finding(rows):
     fixed = [x for x in rows if x["rule"].startswith("fixed")]
     parts = []
     for t in sorted({x["threads"] for x in fixed}, reverse=True):
@@ -241,30 +270,37 @@ def findings(rows):
         nopin, _ = median_of(fixed, "cv", threads=t, pinned=False)
         if pin is not None and nopin is not None:
             parts.append(f"{pct(pin)} pinned against {pct(nopin)} unpinned at {threads_text(t)}")
-    if parts:
-        out.append(
-            "With a fixed number of rounds the median within-run CV is " + ", ".join(parts) + "."
-        )
+    if not parts:
+        return None
+    return "With a fixed number of rounds the median within-run CV is " + ", ".join(parts) + "."
+
+
+def drift_finding(rows):
     drifted = [x for x in rows if x["drift"] is not None]
-    if drifted:
-        worst = max(drifted, key=lambda x: x["drift"])
-        pin, npin = median_of(drifted, "drift", pinned=True)
-        nopin, nnopin = median_of(drifted, "drift", pinned=False)
-        s = (
-            f"Best-of-N moves between runs of one setting by up to {pct(worst['drift'])} "
-            f"({worst['arm']} {worst['case']}, {threads_text(worst['threads'])}, "
-            f"{'pinned' if worst['pinned'] else 'unpinned'}, {worst['rule']} rounds)"
+    if not drifted:
+        return None
+    worst = max(drifted, key=lambda x: x["drift"])
+    pin, npin = median_of(drifted, "drift", pinned=True)
+    nopin, nnopin = median_of(drifted, "drift", pinned=False)
+    s = (
+        f"Best-of-N moves between runs of one setting by up to {pct(worst['drift'])} "
+        f"({worst['arm']} {worst['case']}, {threads_text(worst['threads'])}, "
+        f"{'pinned' if worst['pinned'] else 'unpinned'}, {worst['rule']} rounds)"
+    )
+    if pin is not None and nopin is not None:
+        s += (
+            f"; the median drift is {pct(pin)} over the {npin} pinned rows and {pct(nopin)} "
+            f"over the {nnopin} unpinned ones"
         )
-        if pin is not None and nopin is not None:
-            s += (
-                f"; the median drift is {pct(pin)} over the {npin} pinned rows and {pct(nopin)} "
-                f"over the {nnopin} unpinned ones"
-            )
-        out.append(s + ".")
+    return s + "."
+
+
+def adaptive_findings(rows):
     adaptive = {}
     for x in rows:
         if not x["rule"].startswith("fixed") and x["drift"] is not None:
             adaptive.setdefault((x["rule"], x["threads"], x["pinned"]), []).append(x)
+    out = []
     for (rule, t, pinned), xs in adaptive.items():
         runs = sorted({x["runs"] for x in xs})
         rounds = sorted(n for x in xs for n in x["rounds"])
@@ -277,13 +313,10 @@ def findings(rows):
             + ", ".join(pct(x["drift"]) for x in xs)
             + " in their best."
         )
-    names = {
-        "speed": "the slowest worker's speed",
-        "imbalance": "the imbalance",
-        "delay": "the largest run-delay share",
-        "psi": "PSI some",
-        "steal": "the hypervisor's steal",
-    }
+    return out
+
+
+def pooled_finding(rows):
     pooled = {}
     for k in COVARIATES:
         norm, cov = [], []
@@ -293,30 +326,33 @@ def findings(rows):
         r = pearson(norm, cov)
         if r is not None:
             pooled[k] = (r, sum(v is not None for v in cov))
-    if pooled:
-        n = max(v[1] for v in pooled.values())
-        lead = max(pooled, key=lambda k: abs(pooled[k][0]))
-        out.append(
-            f"Pooled over all {n} rounds, the normalised round time correlates with "
-            + ", ".join(f"{names[k]} at r = {v[0]:+.2f}" for k, v in pooled.items())
-            + f" (chance alone stays within about 2/sqrt(N) = {2 / n**0.5:.2f}); the "
-            f"strongest, {names[lead]}, accounts for {100 * pooled[lead][0] ** 2:.0f}% of the "
-            "variance."
-        )
+    if not pooled:
+        return None
+    n = max(v[1] for v in pooled.values())
+    lead = max(pooled, key=lambda k: abs(pooled[k][0]))
+    return (
+        f"Pooled over all {n} rounds, the normalised round time correlates with "
+        + ", ".join(f"{NAMES[k]} at r = {v[0]:+.2f}" for k, v in pooled.items())
+        + f" (chance alone stays within about 2/sqrt(N) = {2 / n**0.5:.2f}); the "
+        f"strongest, {NAMES[lead]}, accounts for {100 * pooled[lead][0] ** 2:.0f}% of the "
+        "variance."
+    )
+
+
+def per_row_finding(rows):
     meds = {}
     for k in COVARIATES:
         vals = [x["r"][k] for x in rows if x["r"][k] is not None]
         if vals:
             meds[k] = (statistics.median(vals), len(vals))
-    if meds:
-        small = min(x["n"] for x in rows)
-        out.append(
-            "Row by row (as few as "
-            f"{small} rounds each) the median r is "
-            + ", ".join(f"{v[0]:+.2f} for {names[k]} ({v[1]} rows)" for k, v in meds.items())
-            + "."
-        )
-    return out
+    if not meds:
+        return None
+    small = min(x["n"] for x in rows)
+    return (
+        f"Row by row (as few as {small} rounds each) the median r is "
+        + ", ".join(f"{v[0]:+.2f} for {NAMES[k]} ({v[1]} rows)" for k, v in meds.items())
+        + "."
+    )
 
 
 def command_of(argv):
@@ -430,15 +466,15 @@ def document(records, rows, argv):
         spacing_sentence(rows),
         f"The {len(records)} records are not in git: bench_conv wrote them (`--out`) to "
         f"{where} on the machine; copied into the ignored `results/` folder (git ignores "
-        f"`results/*.json`) they give this page again: `python3 scripts/host_table.py --doc "
+        f"`results/*.json`) they give this page again: `convbench-analyze host-table --doc "
         f"{recs}`.",
         "",
-        "Columns: see `scripts/host_table.py --help`. The correlations are pooled over a row's "
-        "rounds (runs x rounds/run), each round time divided by its own run's median; "
+        "Columns: see `convbench-analyze host-table --help`. The correlations are pooled over "
+        "a row's rounds (runs x rounds per run), each round time divided by its own run's median; "
         "speed is the slowest worker's probed speed (negative r: a slow worker, a slow round), "
         "delay the largest per-thread run-delay share, psi the CPU pressure share.",
         "",
-        markdown(rows),
+        table(rows, "md"),
         "",
         "## Findings",
         "",
@@ -451,42 +487,39 @@ def write_atomically(path, text):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n\n", 1)[1],
-    )
-    ap.add_argument("records", nargs="+", help="bench_conv result records (JSON)")
-    ap.add_argument("--doc", action="store_true", help=f"write the document ({DOC.name})")
-    ap.add_argument("--out", help=f"the document's path (default {DOC.relative_to(ROOT)})")
-    a = ap.parse_args(argv)
     try:
-        records = [(p, load_record(p)) for p in a.records]
-        rows = table_rows(records)
-        if a.doc:
-            text = document(records, rows, a.records)
-        else:
-            text = markdown(rows) + "\n"
-    except BadInput as e:
-        print(f"host_table: {e}", file=sys.stderr)
-        return 2
-    if a.doc:
-        try:
-            write_atomically(a.out or DOC, text)
-        except OSError as e:
-            print(f"host_table: cannot write {a.out or DOC}: {e}", file=sys.stderr)
-            return 2
-        print(f"host_table: wrote {a.out or DOC} ({len(rows)} rows)")
-    else:
-        sys.stdout.write(text)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)  # no partial document left behind
+        raise
+
+
+def arguments(p) -> None:
+    """The `host-table` subcommand's arguments (cli.py registers the command)."""
+    import argparse
+
+    p.description = __doc__.split("\n\n")[0].split(": ", 1)[1]
+    p.epilog = __doc__.split("\n\n", 1)[1]
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("records", nargs="+", metavar="RUN.json", help="bench_conv result records")
+    p.add_argument(
+        "--doc", action="store_true", help=f"write the document (table and findings), {DOC}"
+    )
+    p.add_argument("--out", default=None, metavar="FILE", help=f"the document's path ({DOC})")
+    tables.add_format(p, "the rows' numbers as fractions and seconds")
+
+
+def run(args) -> int:
+    records = [(p, load_record(p)) for p in args.records]
+    rows = table_rows(records)
+    if not args.doc:
+        fmt = tables.format_of(args)
+        print(tables.dumps(data(rows)) if fmt == "json" else table(rows, fmt))
+        return 0
+    text = document(records, rows, args.records)
+    out = Path(args.out) if args.out else DOC
+    write_atomically(out, text)  # an OSError is one line, from cli.main
+    print(f"host-table: wrote {out} ({len(rows)} rows)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

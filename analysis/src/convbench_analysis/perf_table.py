@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""The performance targets table from result records, and the generated H200 results document.
+"""The performance targets table of one record, and the generated H200 results document.
 
 Per (model, stage, frames): best-of-N of cuda-f32 against cudnn-f32 and the fp32 FMA floor,
 cuda-f64 (and cuda-f64-fma) against cudnn-f64 and the fp64 floors, as markdown; then, per
@@ -12,24 +11,21 @@ multiply-adds and faster than cudnn-tf32, cuda-f32x3 at least 2x faster than cud
 frames) and no less accurate than cuda-f32 (relative L2 against cpu-f64, from the gates of one
 run), with the kernel each arm ran.
 
-Then, per case, our arms against cuBLAS on the stage's polyphase GEMM: cuda-tf32 / cuBLAS TF32,
-cuda-f32 / cuBLAS SIMT f32, cuda-f64-dmma / cuBLAS f64. The ceilings come from a record of
-`scripts/torch_peer.py --gemm --beside RUN.json` (its context.beside.run_id names the bench_conv
-run it was measured beside, in the same call, on the same boot); a ratio is formed only between
-a run and the ceiling record that names it, never across calls, and '-' stands where either side
-was not measured. A ceiling record that names no run given here is refused (exit 2).
+Then, per case, our arms against cuBLAS on the stage's polyphase GEMM: cuda-tf32 / cublas-tf32,
+cuda-f32 / cublas-sgemm, cuda-f64-dmma / cublas-dgemm (the ceiling of each arm's precision,
+ceilings.CEILING_OF). The ceilings are arms of the same record (bench_conv --arms ...,cublas-*),
+timed in the same rounds; '-' stands where either side was not measured.
 
-    perf_table.py RUN.json [GEMM.json] ...                   the tables
-    perf_table.py --doc RUN.json [GEMM.json] ... > FILE.md   the results document
-    perf_table.py --doc --doc-file docs/NAME.md RUN.json ...  the same, naming FILE in its header
-                                                              (default docs/results-h200.md)
+    convbench-analyze perf-table RUN.json                           the tables of one record
+    convbench-analyze perf-table --doc RUN.json ... > FILE.md       the results document, a
+                                                                    section per record
+    convbench-analyze perf-table --doc --doc-file docs/NAME.md ...  naming FILE in its header
+                                                                    (default docs/results-h200.md)
 """
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis" / "src"))
-from convbench_analysis import gates, load, report  # noqa: E402
+from . import assess, ceilings, load, report
 
 TARGETS = (
     "cuda-f32 faster than cudnn-f32",
@@ -41,17 +37,16 @@ TARGETS = (
 )
 
 
-# (our arm, the cuBLAS ceiling it is held against, the ceiling's column name)
-CEILINGS = (
-    ("cuda-tf32", "torch-cublas-gemm-tf32", "cuBLAS TF32"),
-    ("cuda-f32", "torch-cublas-gemm-f32", "cuBLAS SIMT f32"),
-    ("cuda-f64-dmma", "torch-cublas-gemm-f64", "cuBLAS f64"),
+# (our arm, the cuBLAS ceiling of its precision, the ceiling's column name)
+CEILINGS = tuple(
+    (ours, ceilings.CEILING_OF[precision], name)
+    for ours, precision, name in (
+        ("cuda-tf32", "tf32", "cuBLAS TF32"),
+        ("cuda-f32", "f32", "cuBLAS SGEMM"),
+        ("cuda-f64-dmma", "f64", "cuBLAS DGEMM"),
+    )
 )
-GEMM_PREFIX = "torch-cublas-gemm-"
-
-
-class Refusal(Exception):
-    pass
+BF16_CEILING = ceilings.CEILING_OF["bf16"]
 
 
 def best(cases, arm):
@@ -153,7 +148,7 @@ def targets(rows):
 
 
 TC_TARGETS = (
-    "cuda-tf32 within 1.2x of cuBLAS TF32 (same call)",
+    "cuda-tf32 within 1.2x of cuBLAS TF32 (same run)",
     "cuda-tf32 faster than cudnn-tf32",
     "cuda-f32x3 at least 2x faster than cudnn-f32 (1536 frames)",
     "cuda-f32x3 no less accurate than cuda-f32 (relative L2)",
@@ -167,15 +162,13 @@ def rel_l2(cases, arm):
 
 
 def _tc_checks(stage, frames, cases, floor):
-    t32, cub, n32 = (best(cases, a) for a in ("cuda-tf32", "torch-cublas-gemm-tf32", "cudnn-tf32"))
+    t32, cub, n32 = (best(cases, a) for a in ("cuda-tf32", "cublas-tf32", "cudnn-tf32"))
     x3, nf = best(cases, "cuda-f32x3"), best(cases, "cudnn-f32")
     e3, ef = rel_l2(cases, "cuda-f32x3"), rel_l2(cases, "cuda-f32")
     out = []
     if t32 is not None and cub is not None:
         r = t32 / cub
-        out.append(
-            (TC_TARGETS[0], r <= 1.2, r, refused(cases, "cuda-tf32", "torch-cublas-gemm-tf32"))
-        )
+        out.append((TC_TARGETS[0], r <= 1.2, r, refused(cases, "cuda-tf32", "cublas-tf32")))
     if t32 is not None and n32 is not None:
         r = t32 / n32
         out.append((TC_TARGETS[1], r < 1.0, r, refused(cases, "cuda-tf32", "cudnn-tf32")))
@@ -201,7 +194,7 @@ def print_tensor_core(rows) -> None:
         return
     print(
         "Tensor-core arms: cuda-tf32 against cuBLAS TF32 on the same multiply-adds (measured "
-        "beside it in the same call) and cudnn-tf32; cuda-f32x3 against cudnn-f32, and its "
+        "in the same run) and cudnn-tf32; cuda-f32x3 against cudnn-f32, and its "
         "relative L2 error against cpu-f64 beside cuda-f32's (the gates of the same run).\n"
     )
     print(
@@ -212,7 +205,7 @@ def print_tensor_core(rows) -> None:
     print("| --- " * 16 + "|")
     out = {k: [0, 0, [], [], 0] for k in TC_TARGETS}
     for model, stage, frames, cases, floor in rows:
-        t32, cub = best(cases, "cuda-tf32"), best(cases, "torch-cublas-gemm-tf32")
+        t32, cub = best(cases, "cuda-tf32"), best(cases, "cublas-tf32")
         dm = best(cases, "cuda-f64-dmma")
         n32, x3, nf = best(cases, "cudnn-tf32"), best(cases, "cuda-f32x3"), best(cases, "cudnn-f32")
         e3, ef = rel_l2(cases, "cuda-f32x3"), rel_l2(cases, "cuda-f32")
@@ -221,7 +214,7 @@ def print_tensor_core(rows) -> None:
         kernel = "-" if stage == "chain" else kernel.replace(" (weights packed)", "")
         print(
             f"| {model} | {stage} | {frames} | {fmt_us(t32)} | {fmt_us(cub)} "
-            f"| {mark(ratio(t32, cub), cases, 'cuda-tf32', 'torch-cublas-gemm-tf32')} "
+            f"| {mark(ratio(t32, cub), cases, 'cuda-tf32', 'cublas-tf32')} "
             f"| {fmt_us(n32)} | {mark(ratio(t32, n32), cases, 'cuda-tf32', 'cudnn-tf32')} "
             f"| {fmt_us(x3)} | {fmt_us(nf)} "
             f"| {mark(ratio(x3, nf), cases, 'cuda-f32x3', 'cudnn-f32')} "
@@ -255,21 +248,18 @@ def _by_case(run, assessed):
     return by
 
 
-def table_rows(run, assessed, ceiling=None):
-    """Per (stage, frames) of the run: its cases by arm, plus the cuBLAS ceilings of the record
-    measured beside it (ceiling: (run, assessed) or None), and the case's floors."""
+def table_rows(run, assessed):
+    """Per (stage, frames) of the run: its cases by arm (the cuBLAS ceilings among them) and the
+    case's floors."""
     by = _by_case(run, assessed)
-    beside = _by_case(*ceiling) if ceiling else {}
     model = run.data["plan"]["model"]
     for (stage, frames), cases in sorted(by.items(), key=lambda k: (k[0][1], k[0][0])):
         floor = next((c["floor_s"] for c in cases.values() if c.get("floor_s")), None) or {}
-        there = beside.get((stage, frames), {})
-        gemm = {a: c for a, c in there.items() if a.startswith(GEMM_PREFIX)}
-        yield model, stage, frames, {**cases, **gemm}, floor
+        yield model, stage, frames, cases, floor
 
 
 def print_table(runs) -> None:
-    """runs: [(run, assessed, ceiling)], ceiling the (run, assessed) measured beside it or None."""
+    """runs: [(run, assessed)]."""
     print(
         "| model | stage | frames | cuda-f32 us | cudnn-f32 us | f32 vs cuDNN | f32 x floor "
         "| cuda-f64 us | x no-FMA floor | cuda-f64-fma us | x FMA floor | cudnn-f64 us "
@@ -277,8 +267,8 @@ def print_table(runs) -> None:
     )
     print("| --- " * 13 + "|")
     rows = []
-    for run, assessed, ceiling in runs:
-        for model, stage, frames, cases, floor in table_rows(run, assessed, ceiling):
+    for run, assessed in runs:
+        for model, stage, frames, cases, floor in table_rows(run, assessed):
             f32, n32 = best(cases, "cuda-f32"), best(cases, "cudnn-f32")
             f64, f64f = best(cases, "cuda-f64"), best(cases, "cuda-f64-fma")
             n64 = best(cases, "cudnn-f64")
@@ -316,15 +306,14 @@ def print_table(runs) -> None:
 
 def print_ceilings(rows) -> None:
     print(
-        "Against cuBLAS on each stage's polyphase GEMM (`scripts/torch_peer.py --gemm --beside` "
-        "this run): each ratio is formed only from cases measured in the same call, our case "
-        "and the ceiling of its stage and frames from the record that names this run; '-' "
-        "where either was not measured (the chain has no single GEMM).\n"
+        "Against cuBLAS on each stage's polyphase GEMM (the cublas-* arms of the same run, timed "
+        "in the same rounds): our case over the ceiling of its precision on the same stage and "
+        "frames; '-' where either was not measured (the chain has no single GEMM).\n"
     )
     print(
         "| model | stage | frames | cuda-tf32 us | cuBLAS TF32 us | tf32 / cuBLAS TF32 "
-        "| cuBLAS BF16 us | cuda-f32 us | cuBLAS SIMT f32 us | f32 / cuBLAS SIMT f32 "
-        "| cuda-f64-dmma us | cuBLAS f64 us | f64-dmma / cuBLAS f64 |"
+        "| cuBLAS BF16 us | cuda-f32 us | cuBLAS SGEMM us | f32 / cuBLAS SGEMM "
+        "| cuda-f64-dmma us | cuBLAS DGEMM us | f64-dmma / cuBLAS DGEMM |"
     )
     print("| --- " * 13 + "|")
     spans = {name: [] for _, _, name in CEILINGS}
@@ -336,7 +325,7 @@ def print_ceilings(rows) -> None:
                 spans[name].append((t / c, refused(cases, ours, ceil)))
             cells.append(f"{fmt_us(t)} | {fmt_us(c)} | {mark(ratio(t, c), cases, ours, ceil)}")
             if ceil.endswith("tf32"):
-                cells.append(fmt_us(best(cases, "torch-cublas-gemm-bf16")))
+                cells.append(fmt_us(best(cases, BF16_CEILING)))
         print(f"| {model} | {stage} | {frames} | " + " | ".join(cells) + " |")
     print()
     for ours, _, name in CEILINGS:
@@ -349,7 +338,7 @@ def print_ceilings(rows) -> None:
                 + (f", {no} of the {len(r)} refused by the analysis" if no else "")
             )
         else:
-            print(f"- {ours} / {name}: no case has both in one call")
+            print(f"- {ours} / {name}: no case has both in one run")
 
 
 def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
@@ -357,7 +346,7 @@ def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
     committed = all(Path(a).parent.as_posix().endswith("results/examples") for a in argv)
     print(
         f"Generated from the {'committed ' if committed else ''}records by "
-        f"`python3 scripts/perf_table.py --doc {' '.join(argv)} > {doc_file}`; do not edit. "
+        f"`convbench-analyze perf-table --doc {' '.join(argv)} > {doc_file}`; do not edit. "
         + (
             "`results/examples/README.md` says how each record was made.\n"
             if committed
@@ -365,7 +354,7 @@ def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
             "the command under each heading made its record.\n"
         )
     )
-    for run, assessed, ceiling in runs:
+    for run, assessed in runs:
         d = run.data
         gpu = (d["gpus"] or [{}])[0]
         print(f"\n## `{Path(run.path).name}`\n")
@@ -375,19 +364,12 @@ def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
             f"{d['host'].get('cores')} CPUs, lease {d['lease'].get('verdict')}, "
             f"device timing {d['plan'].get('device_timing', 'launched')}\n"
         )
-        # The targets: against the peer, the floors and the ceilings measured beside the run.
-        if ceiling or any(c["arm"].startswith("cudnn-") for c in run.cases):
+        # The targets: against the peer, the floors and the ceilings timed in the same run.
+        if any(c["arm"].startswith(("cudnn-", "cublas-")) for c in run.cases):
             print("Targets against the peer and the floors:\n")
-            print_table([(run, assessed, ceiling)])
+            print_table([(run, assessed)])
             print()
         print_cases(assessed)
-        if ceiling:
-            c = ceiling[0]
-            print(
-                f"\nThe cuBLAS ceilings beside it, `{Path(c.path).name}`: "
-                f"`python3 {' '.join(c.data['argv'])}`, {c.data['started_utc']}\n"
-            )
-            print_cases(ceiling[1])
 
 
 def print_cases(assessed) -> None:
@@ -417,82 +399,33 @@ def print_cases(assessed) -> None:
         for r in rep["aa"]:
             held = "yes" if r["covers_one"] else "no"
             ci = "[no interval]" if r["ci"] is None else f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]"
-            print(
-                f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} "
-                f"| {ci} | {held} |"
-            )
+            print(f"| {r['stage']}/{r['frames']} {r['twin']} | {r['ratio']:.4f} | {ci} | {held} |")
 
 
-def pair_ceilings(loaded):
-    """[(run, assessed)] -> [(run, assessed, ceiling)]: each record of cuBLAS ceilings goes with
-    the one run its context.beside.run_id names (measured in that call, on that boot), or is
-    refused; it is never held against another run."""
-    runs = [(r, a) for r, a in loaded if not any(c["arm"].startswith(GEMM_PREFIX) for c in r.cases)]
-    by_id = {r.data["run_id"]: r for r, _ in runs}
-    beside = {}
-    for r, a in loaded:
-        if any(x is r for x, _ in runs):
-            continue
-        rid = ((r.data.get("context") or {}).get("beside") or {}).get("run_id")
-        if rid is None:
-            raise Refusal(
-                f"{r.path}: cuBLAS ceilings measured beside no bench_conv run (no "
-                "context.beside; torch_peer.py --beside RUN.json): a ratio is formed "
-                "only within one call"
-            )
-        if rid not in by_id:
-            raise Refusal(
-                f"{r.path}: measured beside run {rid}, which is not among the records given"
-            )
-        if rid in beside:
-            raise Refusal(
-                f"{r.path}: a second record of ceilings beside run {rid} ({beside[rid][0].path})"
-            )
-        theirs, ours = r.data["host"].get("boot_id"), by_id[rid].data["host"].get("boot_id")
-        if theirs and ours and theirs != ours:
-            raise Refusal(f"{r.path}: another boot ({theirs}) than run {rid} ({ours}) it names")
-        beside[rid] = (r, a)
-    return [(r, a, beside.get(r.data["run_id"])) for r, a in runs]
+def arguments(p) -> None:
+    p.add_argument("files", nargs="+", metavar="RUN.json", help="one record (--doc: one or more)")
+    p.add_argument("--doc", action="store_true", help="the results document, a section per record")
+    p.add_argument(
+        "--doc-file",
+        default="docs/results-h200.md",
+        metavar="FILE",
+        help="the document's name in its header (default docs/results-h200.md)",
+    )
 
 
-def main(argv):
-    doc = "--doc" in argv
-    doc_file = "docs/results-h200.md"
-    paths = []
-    rest = iter(argv)
-    for a in rest:
-        if a == "--doc-file":
-            doc_file = next(rest, None)
-            if doc_file is None:
-                print("perf_table: --doc-file needs a file name", file=sys.stderr)
-                return 2
-        elif a != "--doc":
-            paths.append(a)
-    if not paths:
-        print(
-            "usage: perf_table.py [--doc [--doc-file FILE]] RUN.json [GEMM.json] ...",
-            file=sys.stderr,
+def check_arguments(args) -> None:
+    if not args.doc and len(args.files) != 1:
+        raise load.InputError(
+            "command line", "", "perf-table reads one record (--doc: a section per record)"
         )
-        return 2
-    loaded = []
-    for path in paths:
-        try:
-            run = load.load_run(path)
-        except load.InputError as e:
-            print(f"perf_table: {e}", file=sys.stderr)
-            return 2
-        loaded.append((run, gates.assess([run])))
-    try:
-        runs = pair_ceilings(loaded)
-    except Refusal as e:
-        print(f"perf_table: {e}", file=sys.stderr)
-        return 2
-    if doc:
-        print_doc(runs, paths, doc_file)
+
+
+def run(args, runs, th) -> int:
+    """The tables of one record, or (--doc) the document of every record given; each record's
+    ratios from its own cases alone."""
+    assessed = [(r, assess.assess([r], th)) for r in runs]
+    if args.doc:
+        print_doc(assessed, args.files, args.doc_file)
     else:
-        print_table(runs)
+        print_table(assessed)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

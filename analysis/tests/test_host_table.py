@@ -1,25 +1,25 @@
-"""host_table.py on three tiny synthetic records: two runs of one setting (4 pinned threads) and
-one unpinned, each with host cases and a device case that the table leaves out. The CV, the
-best-of-N drift and the pooled correlations are recomputed here with numpy from the same numbers.
-Planted: drift from the runs' medians instead of their bests failed test_row_numbers (the data
-makes the two differ); the CV with ddof=0 failed it too; the round time left unnormalised by its
-run's median failed the correlation check; a record without plan.placement exits 2 (one line on
-stderr, no document).
+"""`convbench-analyze host-table` on three tiny synthetic records: two runs of one setting
+(4 pinned threads) and one unpinned, each with host cases and a device case that the table leaves
+out. The CV, the best-of-N drift and the pooled correlations are recomputed here with numpy from
+the same numbers. Planted: drift from the runs' medians instead of their bests failed
+test_row_numbers (the data makes the two differ); the CV with ddof=0 failed it too; the round
+time left unnormalised by its run's median failed the correlation check; a record without
+plan.placement exits 2 (one line on stderr, no document); a finding left out of findings() failed
+test_findings_in_order. Each format parses as itself (csv by the csv module, json by json, md
+with its header rule); the text table fits the width COLUMNS gives it.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import csv
+import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("host_table", ROOT / "scripts" / "host_table.py")
-ht = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ht)
+from convbench_analysis import cli
+from convbench_analysis import host_table as ht
 
 THREADS = 4
 
@@ -184,26 +184,65 @@ def test_row_numbers(records):
         assert one["r"][k] == pytest.approx(v, rel=1e-9, abs=1e-12), k
 
 
+def main(*argv):
+    return cli.main(["host-table", *map(str, argv)])
+
+
 def test_table_and_doc(records, tmp_path, capsys):
     paths, recs = records
-    assert ht.main([str(p) for p in paths]) == 0
-    table = capsys.readouterr().out
+    assert main("--format", "csv", *paths) == 0
+    table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     rows = ht.table_rows([(p, recs[p.name]) for p in paths])
     pin = rows[0]
-    line = next(ln for ln in table.splitlines() if "| yes | cpu-f64 |" in ln)
-    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert table[0] == list(ht.HEADERS) and len(table) == 1 + 3
+    cells = next(r for r in table if r[2:4] == ["yes", "cpu-f64"])
     assert cells[:7] == ["fixed 6", "4", "yes", "cpu-f64", "up0/96", "2", "6"]
     assert cells[7] == f"{100 * pin['cv']:.1f}%" and cells[8] == f"{100 * pin['drift']:.1f}%"
     assert cells[9:] == [f"{pin['r'][k]:+.2f}" for k in ht.COVARIATES]
-    assert len(table.strip().splitlines()) == 2 + 3
     out = tmp_path / "doc.md"
-    assert ht.main(["--doc", "--out", str(out)] + [str(p) for p in paths]) == 0
+    assert main("--doc", "--out", out, *paths) == 0
     doc = out.read_text()
-    assert line in doc
+    md = [ln for ln in doc.splitlines() if ln.startswith("|")]
+    assert len(md) == 2 + 3 and set(md[1]) <= set("|-:") and "| fixed 6 " in md[2]
+    assert [c.strip() for c in md[2].strip("|").split("|")] == cells
     assert "`bench_conv --stage up0 --threads T [--no-pin] --reps 6 --target-ci 0`" in doc
     assert "started 10 s apart under the fixed 6 rule" in doc
     assert f"by up to {100 * pin['drift']:.1f}% (cpu-f64 up0/96, 4 threads, pinned" in doc
     assert "Test CPU, 4 cores at 1000 MHz, 8 GiB" in doc
+    assert "`convbench-analyze host-table --doc results/pin-r1.json" in doc
+
+
+def test_json_and_text(records, capsys, monkeypatch):
+    paths, recs = records
+    assert main("--format", "json", *paths) == 0
+    got = json.loads(capsys.readouterr().out)
+    rows = ht.table_rows([(p, recs[p.name]) for p in paths])
+    assert [(x["arm"], x["pinned"], x["runs"]) for x in got] == [
+        (x["arm"], x["pinned"], x["runs"]) for x in rows
+    ]
+    assert got[0]["drift"] == pytest.approx(rows[0]["drift"], rel=1e-12)  # a fraction, not "%"
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(*paths) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert max(map(len, text)) <= 100 and len(text) > 2 + 3  # headers wrapped, rows whole
+    assert sum("cpu-f64" in ln for ln in text) == 2
+
+
+def test_help_is_not_a_record(capsys):
+    with pytest.raises(SystemExit) as e:
+        main("--help")
+    assert e.value.code == 0 and "speed_before.relative" in capsys.readouterr().out
+
+
+def test_findings_in_order(records):
+    paths, recs = records
+    said = "\n".join(ht.findings(ht.table_rows([(p, recs[p.name]) for p in paths])))
+    lines = said.splitlines()
+    assert lines[0].startswith("With a fixed number of rounds the median within-run CV is")
+    assert lines[1].startswith("Best-of-N moves between runs of one setting by up to")
+    assert lines[2].startswith("Pooled over all 24 rounds, the normalised round time")
+    assert lines[3].startswith("Row by row (as few as 6 rounds each) the median r is")
+    assert len(lines) == 4 and all(name in lines[2] for name in ht.NAMES.values())
 
 
 def test_bad_record(records, tmp_path, capsys):
@@ -213,17 +252,17 @@ def test_bad_record(records, tmp_path, capsys):
     bad = tmp_path / "broken.json"
     bad.write_text(json.dumps(broken))
     out = tmp_path / "doc.md"
-    assert ht.main(["--doc", "--out", str(out), str(paths[0]), str(bad)]) == 2
+    assert main("--doc", "--out", out, paths[0], bad) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "broken.json: no plan.threads or plan.placement" in err
     assert not out.exists()
     notjson = tmp_path / "n.json"
     notjson.write_text("{")
-    assert ht.main([str(notjson)]) == 2
+    assert main(notjson) == 2
     assert "n.json: cannot read a record" in capsys.readouterr().err
     devonly = dict(recs["nopin.json"])
     devonly["cases"] = [c for c in devonly["cases"] if c["device"]]
     dev = tmp_path / "dev.json"
     dev.write_text(json.dumps(devonly))
-    assert ht.main([str(dev)]) == 2
+    assert main(dev) == 2
     assert "no host arm" in capsys.readouterr().err

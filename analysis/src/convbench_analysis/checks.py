@@ -3,8 +3,7 @@ the host's and the GPU's probes) and per ratio (the two arms' throttling). A che
 for an effect it can show in the samples; a flag without an effect becomes a note.
 
 Cross-run checks: timing mode and drift with its cause in drift.py, lease overlap in overlap.py;
-`assess` runs them all.
-Thresholds come from thresholds.Thresholds only."""
+assess.py runs them all. Thresholds come from thresholds.Thresholds only."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import math
 import numpy as np
 
 from . import record
-from .findings import GATES, Assessment, Finding, Gate  # noqa: F401  (re-exported)
+from .findings import Finding
 from .load import Run
 from .stats import median_half_width
 from .thresholds import Thresholds
@@ -631,31 +630,3 @@ def pair_findings(run_num: Run, num: dict, run_den: Run, den: dict, th: Threshol
             num["id"],
         )
     ]
-
-
-def assess(
-    runs: list[Run],
-    th: Thresholds | None = None,
-    history: list[Run] | None = None,
-    compared: bool = False,
-    held: list | None = None,
-):
-    """Every finding of the named runs. `history`: earlier runs to set each case against for
-    drift (they are references only: nothing is reported on them). `compared`: the runs' cases
-    are set against each other (compare A B), so their timing modes must agree. `held`: the
-    history index's lease holds that overlap the runs' (overlap.history_holds)."""
-    from . import drift, overlap, verdicts
-
-    a = Assessment(runs, th or Thresholds())
-    for i, run in enumerate(runs):
-        for f in lease_findings(run, a.thresholds):
-            a.add(f, i)
-        for c in run.cases:
-            for f in case_findings(run, c, a.thresholds):
-                a.add(f, i)
-        for f in verdicts.aa_findings(run, a.thresholds):
-            a.add(f, i)
-    overlap.overlap_findings(a, held)
-    drift.timing_mode_findings(a, compared)
-    drift.drift_findings(a, history or [])
-    return a

@@ -1,0 +1,148 @@
+"""The tables the commands print, in one of four formats (`--format`):
+
+  text  aligned columns (tabulate's "simple"), wrapped to fit the terminal's width (100 columns
+        when the output is not a terminal; COLUMNS overrides both);
+  md    a GitHub markdown table;
+  csv   the table alone, for a spreadsheet (Python's csv module);
+  json  the command's data (numbers in seconds, not the formatted cells).
+
+A command builds its rows as formatted cells once and hands them here; text and md may add its
+own lines around the table, csv and json never do."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import tabulate
+
+FORMATS = ("text", "md", "csv", "json")
+NOT_A_TERMINAL_WIDTH = 100
+# A column is wrapped no narrower than this (or its own width): numbers and short words stay
+# whole, and only the long text columns (case ids, paths, sentences) give way.
+MIN_WRAP = 10
+
+
+def add_format(p, json_means: str = "the command's data", json_flag: bool = False) -> None:
+    """The `--format` option; json_flag keeps a command's `--json` as `--format json`."""
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help=f"text (fitted to the terminal), md, csv (the table alone) or json ({json_means})",
+    )
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="the same as --format json")
+
+
+def format_of(args) -> str:
+    return "json" if getattr(args, "json", False) else args.format
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((NOT_A_TERMINAL_WIDTH, 24)).columns
+
+
+def render(headers, rows, fmt: str, align=None, width: int | None = None) -> str:
+    """The table in text, md or csv; cells are text already (None prints as empty)."""
+    rows = [["" if v is None else str(v) for v in r] for r in rows]
+    headers = [str(h) for h in headers]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(headers)
+        w.writerows(rows)
+        return buf.getvalue().rstrip("\n")
+    if fmt == "md":
+        cells = [[_md_cell(v) for v in r] for r in rows]
+        return _tabulate([_md_cell(h) for h in headers], cells, "github", align)
+    if fmt == "text":
+        return _fit(headers, rows, align, terminal_width() if width is None else width)
+    raise ValueError(f"no table format {fmt!r}")
+
+
+def dumps(data) -> str:
+    return json.dumps(data, indent=1)
+
+
+def _md_cell(v: str) -> str:
+    return v.replace("|", "\\|").replace("\n", " ")
+
+
+def _tabulate(headers, rows, fmt, align, limits=None) -> str:
+    return tabulate.tabulate(
+        rows,
+        headers,
+        tablefmt=fmt,
+        disable_numparse=True,  # cells are printed as formatted: "1.250" stays "1.250"
+        colalign=align,
+        maxcolwidths=limits,
+        maxheadercolwidths=limits,
+    )
+
+
+def _register_narrow() -> str:
+    """tabulate's "simple" with one space between columns, registered by name: tabulate wraps
+    multi-line cells only in the formats it knows by name."""
+    simple = tabulate._table_formats["simple"]
+    line, row = tabulate.Line("", "-", " ", ""), tabulate.DataRow("", " ", "")
+    name = "convbench-narrow"
+    tabulate._table_formats[name] = simple._replace(
+        lineabove=line, linebelowheader=line, linebelow=line, headerrow=row, datarow=row
+    )
+    tabulate.multiline_formats[name] = name
+    return name
+
+
+_TEXT_FORMATS = {2: "simple", 1: _register_narrow()}
+
+
+def _text(headers, rows, align, limits, gap) -> str:
+    saved, tabulate.MIN_PADDING = tabulate.MIN_PADDING, 0  # a header as wide as its words
+    try:
+        return _tabulate(headers, rows, _TEXT_FORMATS[gap], align, limits)
+    finally:
+        tabulate.MIN_PADDING = saved
+
+
+def _longest_line(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def _fit(headers, rows, align, width: int) -> str:
+    """The text table, its widest columns wrapped until every line fits `width`; where wrapping
+    down to MIN_WRAP (or a column's longest word) is not enough, one space between columns
+    instead of two; where even that is not, as narrow as it can be."""
+    n = len(headers)
+    columns = [[headers[i], *(r[i] for r in rows)] for i in range(n)]
+    natural = [max(map(_longest_line, col)) for col in columns]
+    # a cell up to MIN_WRAP wide stays whole; a header may wrap between its words
+    floors = [
+        min(
+            MIN_WRAP, max(max(map(_longest_word, col)), max(map(_longest_line, col[1:]), default=0))
+        )
+        for col in columns
+    ]
+    limits = list(natural)
+    for gap in (2, 1):
+        while True:
+            shrunk = [lim if lim < nat else None for lim, nat in zip(limits, natural, strict=True)]
+            text = _text(headers, rows, align, shrunk, gap)
+            over = _longest_line(text) - width
+            slack = [i for i in range(n) if limits[i] > floors[i]]
+            if over <= 0:
+                return text
+            if not slack:
+                break
+            i = max(slack, key=lambda k: limits[k])
+            others = [limits[k] for k in slack if k != i]
+            # the widest gives way down to the next widest, then they give way in turns
+            step = min(over, limits[i] - max(others, default=floors[i])) or 1
+            limits[i] = max(floors[i], limits[i] - step)
+    return text
