@@ -61,16 +61,6 @@ json interval_json(const StopDecision &d) {
   return j;
 }
 
-// The arm's part in the comparison: the reference, a ceiling (computes the case's GEMM, not the
-// convolution), the peer (cuDNN) or a candidate (ours, a plugin's).
-std::string role_of(const Arm &a) {
-  if (a.gate() == GateKind::reference)
-    return "reference";
-  if (a.gate() == GateKind::gemm)
-    return "ceiling";
-  return a.name().rfind("cudnn-", 0) == 0 ? "peer" : "candidate";
-}
-
 json case_json(const Case &c, const std::optional<DeviceFloors> &floors) {
   const Problem &p = *c.problem;
   json samples = json::array();
@@ -88,7 +78,6 @@ json case_json(const Case &c, const std::optional<DeviceFloors> &floors) {
           {"staging", c.staging},
           {"twin_of", c.twin_of.empty() ? json(nullptr) : json(c.twin_of)},
           {"device", c.arm->device()},
-          {"role", role_of(*c.arm)},
           {"shape", problem_shape_json(p)},
           {"flops", p.flops()},
           {"min_bytes", p.min_bytes()},

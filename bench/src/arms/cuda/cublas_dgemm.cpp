@@ -8,6 +8,7 @@ class CublasDgemm final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::dgemm; }
   std::string floor_kind() const override { return "fp64_dmma"; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "cublas", ArmRole::ceiling}; }
 };
 } // namespace convbench::bench
 

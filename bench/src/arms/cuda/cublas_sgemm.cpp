@@ -8,6 +8,7 @@ class CublasSgemm final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::sgemm; }
   std::string floor_kind() const override { return "fp32_fma"; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "cublas", ArmRole::ceiling}; }
 };
 } // namespace convbench::bench
 

@@ -8,6 +8,7 @@ class CublasTf32 final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::tf32; }
   std::string floor_kind() const override { return "fp32_fma"; }
+  ArmFacts facts() const override { return {ArmPrecision::tf32, "cublas", ArmRole::ceiling}; }
 };
 } // namespace convbench::bench
 
