@@ -387,6 +387,7 @@ TEST(Registry, EveryArmStatesItsFacts) {
     EXPECT_FALSE(f.math.empty()) << a->name();
     EXPECT_EQ(f.role == ArmRole::reference, a->gate() == GateKind::reference) << a->name();
     EXPECT_EQ(f.role == ArmRole::peer, a->name().rfind("cudnn-", 0) == 0) << a->name();
+    EXPECT_EQ(f.role == ArmRole::ceiling, a->gate() == GateKind::gemm) << a->name();
     references += f.role == ArmRole::reference;
   }
   EXPECT_GE(checked, 2);
@@ -407,6 +408,10 @@ TEST(Registry, EveryArmStatesItsFacts) {
 #endif
 #if CONVBENCH_HAVE_CUDNN
   EXPECT_EQ(facts("cudnn-tf32"), "tf32 cudnn peer");
+#endif
+#if CONVBENCH_HAVE_CUBLAS
+  EXPECT_EQ(facts("cublas-dgemm"), "f64 cublas ceiling");
+  EXPECT_EQ(facts("cublas-bf16"), "bf16 cublas ceiling");
 #endif
 }
 

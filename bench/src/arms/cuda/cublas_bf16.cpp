@@ -10,6 +10,7 @@ public:
   cublas::Mode mode() const override { return cublas::Mode::bf16; }
   ArmPrecision precision() const override { return ArmPrecision::bf16; }
   std::string floor_kind() const override { return "fp32_fma"; }
+  ArmFacts facts() const override { return {ArmPrecision::bf16, "cublas", ArmRole::ceiling}; }
 };
 } // namespace convbench::bench
 

@@ -9,6 +9,7 @@ public:
   cublas::Mode mode() const override { return cublas::Mode::dgemm; }
   ArmPrecision precision() const override { return ArmPrecision::f64; }
   std::string floor_kind() const override { return "fp64_dmma"; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "cublas", ArmRole::ceiling}; }
 };
 } // namespace convbench::bench
 
