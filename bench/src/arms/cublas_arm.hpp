@@ -56,8 +56,6 @@ public:
   std::string name() const override { return "cublas-" + cublas::to_string(mode()); }
   bool device() const override { return true; }
   GateKind gate() const override { return GateKind::gemm; }
-  ArmFacts facts() const override { return {precision(), "cublas", ArmRole::ceiling}; }
-  virtual ArmPrecision precision() const = 0;
   double tolerance() const override { return cublas::tolerance(mode()); }
   // No CUDA call, no handle: available() runs before the lease (prepare creates the handle).
   bool available(std::string *why_not) const override {

@@ -8,7 +8,6 @@ namespace convbench::bench {
 class CublasBf16 final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::bf16; }
-  ArmPrecision precision() const override { return ArmPrecision::bf16; }
   std::string floor_kind() const override { return "fp32_fma"; }
   ArmFacts facts() const override { return {ArmPrecision::bf16, "cublas", ArmRole::ceiling}; }
 };

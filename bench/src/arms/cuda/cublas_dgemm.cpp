@@ -7,7 +7,6 @@ namespace convbench::bench {
 class CublasDgemm final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::dgemm; }
-  ArmPrecision precision() const override { return ArmPrecision::f64; }
   std::string floor_kind() const override { return "fp64_dmma"; }
   ArmFacts facts() const override { return {ArmPrecision::f64, "cublas", ArmRole::ceiling}; }
 };

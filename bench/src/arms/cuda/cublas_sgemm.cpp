@@ -7,7 +7,6 @@ namespace convbench::bench {
 class CublasSgemm final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::sgemm; }
-  ArmPrecision precision() const override { return ArmPrecision::f32; }
   std::string floor_kind() const override { return "fp32_fma"; }
   ArmFacts facts() const override { return {ArmPrecision::f32, "cublas", ArmRole::ceiling}; }
 };

@@ -7,7 +7,6 @@ namespace convbench::bench {
 class CublasTf32 final : public CublasArm {
 public:
   cublas::Mode mode() const override { return cublas::Mode::tf32; }
-  ArmPrecision precision() const override { return ArmPrecision::tf32; }
   std::string floor_kind() const override { return "fp32_fma"; }
   ArmFacts facts() const override { return {ArmPrecision::tf32, "cublas", ArmRole::ceiling}; }
 };
