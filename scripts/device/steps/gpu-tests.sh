@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # h200.sh step `gpu-tests` (sourced after ../common.sh: log, cap, enough, B, W, OUT).
-for t in kernels_cuda_tests kernels_causal_gpu_tests fast_gpu_tests tc_gpu_tests cudnn_peer_tests \
+for t in kernels_cuda_tests kernels_causal_gpu_tests fast_gpu_tests tc_gpu_tests cudnn_peer_tests cublas_gemm_tests \
          profiles_gpu_tests arm_counters_gpu_tests tensor_counters_gpu_tests bench_cudnn_algo_tests \
          bench_multi_gpu_tests; do
   [ -x "$B/bin/$t" ] || { log "$t: not built"; continue; }
