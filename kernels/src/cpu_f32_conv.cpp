@@ -40,48 +40,57 @@ struct Built {
   int64_t z = 0;        // zero cells before input index 0 in each row
 };
 
+// Transposed: one phase per residue r of the stride, its taps those with k * d = r (mod stride);
+// sets b.z, b.taps, b.phases and each tap's shift into `shifts`. The most cells of a phase.
+int64_t transposed_phases(const ConvShape &s, Built &b, std::vector<int64_t> &shifts) {
+  const int64_t l_out = s.l_out(), st = s.stride, d = s.dilation, pad = s.padding;
+  int64_t n_max = 0;
+  b.z = ((s.k - 1) * d) / st; // the largest o_k
+  for (int64_t r = 0; r < st; ++r) {
+    Phase f{};
+    // The polyphase planner's phase r (polyphase.hpp): its cells start at q = c_r.
+    const int64_t c_r = polyphase::phase_first(pad, st, r);
+    f.n_out = polyphase::phase_cells(l_out, pad, st, r);
+    f.y_first = polyphase::phase_output(0, pad, st, r);
+    f.y_step = st;
+    f.first_tap = int64_t(b.taps.size());
+    for (int64_t k = 0; k < s.k; ++k) {
+      if ((k * d) % st != r)
+        continue;
+      const int64_t o = (k * d - r) / st;
+      b.taps.push_back(Tap{k, 0});
+      shifts.push_back(c_r - o + b.z);
+    }
+    f.n_taps = int64_t(b.taps.size()) - f.first_tap;
+    n_max = std::max(n_max, f.n_out);
+    b.phases.push_back(f);
+  }
+  b.rows = 1;
+  return n_max;
+}
+
+// Forward: one phase of every tap, the input in `stride` rows; as transposed_phases().
+int64_t forward_phases(const ConvShape &s, Built &b, std::vector<int64_t> &shifts) {
+  const int64_t l_out = s.l_out(), st = s.stride;
+  int64_t a_min = 0;
+  for (int64_t k = 0; k < s.k; ++k)
+    a_min = std::min(a_min, floor_div(k * s.dilation - s.padding, st));
+  b.z = -a_min;
+  for (int64_t k = 0; k < s.k; ++k) {
+    b.taps.push_back(Tap{k, 0});
+    shifts.push_back(floor_div(k * s.dilation - s.padding, st) + b.z);
+  }
+  b.phases.push_back(Phase{0, s.k, l_out, 0, 1});
+  b.rows = st;
+  return l_out;
+}
+
 Built build_plan(const ConvShape &s, Block blk) {
   Built b;
   const int64_t l_out = s.l_out();
   std::vector<int64_t> shifts;
-  int64_t n_max = 0;
-  if (s.op == ConvOp::transposed) {
-    const int64_t st = s.stride, d = s.dilation, pad = s.padding;
-    b.z = ((s.k - 1) * d) / st; // the largest o_k
-    for (int64_t r = 0; r < st; ++r) {
-      Phase f{};
-      // The polyphase planner's phase r (polyphase.hpp): its cells start at q = c_r.
-      const int64_t c_r = polyphase::phase_first(pad, st, r);
-      f.n_out = polyphase::phase_cells(l_out, pad, st, r);
-      f.y_first = polyphase::phase_output(0, pad, st, r);
-      f.y_step = st;
-      f.first_tap = int64_t(b.taps.size());
-      for (int64_t k = 0; k < s.k; ++k) {
-        if ((k * d) % st != r)
-          continue;
-        const int64_t o = (k * d - r) / st;
-        b.taps.push_back(Tap{k, 0});
-        shifts.push_back(c_r - o + b.z);
-      }
-      f.n_taps = int64_t(b.taps.size()) - f.first_tap;
-      n_max = std::max(n_max, f.n_out);
-      b.phases.push_back(f);
-    }
-    b.rows = 1;
-  } else {
-    const int64_t st = s.stride;
-    int64_t a_min = 0;
-    for (int64_t k = 0; k < s.k; ++k)
-      a_min = std::min(a_min, floor_div(k * s.dilation - s.padding, st));
-    b.z = -a_min;
-    for (int64_t k = 0; k < s.k; ++k) {
-      b.taps.push_back(Tap{k, 0});
-      shifts.push_back(floor_div(k * s.dilation - s.padding, st) + b.z);
-    }
-    b.phases.push_back(Phase{0, s.k, l_out, 0, 1});
-    n_max = l_out;
-    b.rows = st;
-  }
+  const int64_t n_max =
+      s.op == ConvOp::transposed ? transposed_phases(s, b, shifts) : forward_phases(s, b, shifts);
   const int64_t max_shift = *std::max_element(shifts.begin(), shifts.end());
   // The input is laid out in strips of NR cells (Plan::xbuf): a tile starting
   // at cell u0 reads cells u0 + shift .. u0 + shift + NR - 1 of each row, so a
@@ -277,6 +286,78 @@ namespace {
 Block block_of(Isa isa) {
   return isa == Isa::avx512 ? block_avx512() : isa == Isa::avx2 ? block_avx2() : block_generic();
 }
+// Channel bc (batch * cin + ic) of x into its rows of every strip of xbuf (Plan::xbuf), zeros
+// where a cell holds no input.
+void fill_strips(const ConvShape &s, const Built &b, int64_t nr, const float *x, float *xbuf,
+                 int64_t bc) {
+  const Plan &p = b.plan;
+  const int64_t batch = bc / s.cin, ic = bc % s.cin;
+  const float *src = x + bc * s.l_in;
+  for (int64_t strip = 0; strip < b.n_strips; ++strip) {
+    float *dst = xbuf + batch * p.x_batch_stride + strip * p.x_strip_stride + ic * p.x_ic_stride;
+    for (int64_t row = 0; row < b.rows; ++row) {
+      // Cells w of this strip row with 0 <= m = strip * NR + w - z < the row's length hold
+      // input; the rest are padding. (A per-cell test here showed in up2's profile.)
+      const int64_t m0 = strip * nr - b.z, row_len = (s.l_in - row + b.rows - 1) / b.rows;
+      const int64_t w_lo = std::clamp<int64_t>(-m0, 0, b.width);
+      const int64_t w_hi = std::clamp<int64_t>(row_len - m0, w_lo, b.width);
+      float *d = dst + row * b.width;
+      std::fill(d, d + w_lo, 0.0f);
+      const float *sr = src + (m0 + w_lo) * b.rows + row;
+      if (b.rows == 1) // transposed: one contiguous run (the strided loop below, scalar
+        std::copy(sr, sr + (w_hi - w_lo), d + w_lo); // loads and stores, slow on up2)
+      else
+        for (int64_t cell = w_lo; cell < w_hi; ++cell)
+          d[cell] = sr[(cell - w_lo) * b.rows];
+      std::fill(d + w_hi, d + b.width, 0.0f);
+    }
+  }
+}
+
+// Runs every GEMM item of p on the pool, each worker its own range first.
+void run_all_items(const Plan &p, RunFn run, ThreadPool &pool) {
+  const int64_t items = p.items();
+  const int64_t scratch_floats =
+      round_up(p.acc_floats(), 16) + (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));
+  // Who runs which item. Each worker owns a contiguous range of the items in u-chunk-major
+  // order (the oc blocks of one u chunk are neighbours), so the chunk's input strips, loaded
+  // into the worker's L2 by its first item there, serve its next ones too; a worker whose range
+  // is done takes items from the front of the others' ranges, for balance. (Handed out one
+  // global item at a time, in oc-block-major order, every item pulled its u chunk's strips --
+  // 811 KB for up2 -- from L3 or another core's cache.) Which worker runs an item never changes
+  // how its cells are computed.
+  const int64_t workers = std::min<int64_t>(pool.size(), items);
+  struct alignas(64) Range {
+    std::atomic<int64_t> next;
+    int64_t end;
+  };
+  std::unique_ptr<Range[]> ranges(new Range[size_t(workers)]);
+  for (int64_t w = 0; w < workers; ++w) {
+    ranges[w].next.store(w * items / workers);
+    ranges[w].end = (w + 1) * items / workers;
+  }
+  const int64_t per_batch = p.n_u_chunks * p.n_oc_blocks;
+  auto item_of = [&](int64_t k) { // k-th item in u-chunk-major order -> run_item's index
+    const int64_t b = k / per_batch, r = k % per_batch;
+    const int64_t uc = r / p.n_oc_blocks, ob = r % p.n_oc_blocks;
+    return (b * p.n_oc_blocks + ob) * p.n_u_chunks + uc;
+  };
+  pool.parallel_for(workers, [&](int64_t begin, int64_t) {
+    std::unique_ptr<float, decltype(&std::free)> scratch(
+        static_cast<float *>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
+        &std::free);
+    if (!scratch)
+      throw std::bad_alloc();
+    for (int64_t v = 0; v < workers; ++v) { // its own range first, then the others' in turn
+      Range &r = ranges[(begin + v) % workers];
+      for (int64_t k = r.next.fetch_add(1); k < r.end; k = r.next.fetch_add(1)) {
+        const int64_t item = item_of(k);
+        run(p, item, item + 1, scratch.get());
+      }
+    }
+  });
+}
+
 // One rule for conv() and plan_summary(): an oc block's weights serve several items.
 bool packs_once(const Plan &p) { return p.batch * p.n_u_chunks > 1; }
 } // namespace
@@ -320,29 +401,7 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
 
   // The input strips (one item per batch x channel) and the weight pack, handed out together in
   // one pass over the pool: one wake-up of the threads rather than two before the GEMM.
-  auto fill_channel = [&](int64_t bc) {
-    const int64_t batch = bc / s.cin, ic = bc % s.cin;
-    const float *src = x + bc * s.l_in;
-    for (int64_t strip = 0; strip < b.n_strips; ++strip) {
-      float *dst = xbuf + batch * p.x_batch_stride + strip * p.x_strip_stride + ic * p.x_ic_stride;
-      for (int64_t row = 0; row < b.rows; ++row) {
-        // Cells w of this strip row with 0 <= m = strip * NR + w - z < the row's length hold
-        // input; the rest are padding. (A per-cell test here showed in up2's profile.)
-        const int64_t m0 = strip * blk.nr - b.z, row_len = (s.l_in - row + b.rows - 1) / b.rows;
-        const int64_t w_lo = std::clamp<int64_t>(-m0, 0, b.width);
-        const int64_t w_hi = std::clamp<int64_t>(row_len - m0, w_lo, b.width);
-        float *d = dst + row * b.width;
-        std::fill(d, d + w_lo, 0.0f);
-        const float *sr = src + (m0 + w_lo) * b.rows + row;
-        if (b.rows == 1) // transposed: one contiguous run (the strided loop below, scalar
-          std::copy(sr, sr + (w_hi - w_lo), d + w_lo); // loads and stores, slow on up2)
-        else
-          for (int64_t cell = w_lo; cell < w_hi; ++cell)
-            d[cell] = sr[(cell - w_lo) * b.rows];
-        std::fill(d + w_hi, d + b.width, 0.0f);
-      }
-    }
-  };
+  auto fill_channel = [&](int64_t bc) { fill_strips(s, b, blk.nr, x, xbuf, bc); };
   const int64_t fills = s.batch * s.cin, prep = fills + packer.items();
   std::atomic<int64_t> next_prep{0};
   pool.parallel_for(std::min<int64_t>(pool.size(), prep), [&](int64_t, int64_t) {
@@ -354,46 +413,7 @@ void conv(Isa isa, const ConvShape &s, const float *x, const float *w, const flo
     }
   });
 
-  const int64_t items = p.items();
-  const int64_t scratch_floats =
-      round_up(p.acc_floats(), 16) + (p.wpack ? 0 : round_up(p.item_pack_floats(), 16));
-  // Who runs which item. Each worker owns a contiguous range of the items in u-chunk-major
-  // order (the oc blocks of one u chunk are neighbours), so the chunk's input strips, loaded
-  // into the worker's L2 by its first item there, serve its next ones too; a worker whose range
-  // is done takes items from the front of the others' ranges, for balance. (Handed out one
-  // global item at a time, in oc-block-major order, every item pulled its u chunk's strips --
-  // 811 KB for up2 -- from L3 or another core's cache.) Which worker runs an item never changes
-  // how its cells are computed.
-  const int64_t workers = std::min<int64_t>(pool.size(), items);
-  struct alignas(64) Range {
-    std::atomic<int64_t> next;
-    int64_t end;
-  };
-  std::unique_ptr<Range[]> ranges(new Range[size_t(workers)]);
-  for (int64_t w = 0; w < workers; ++w) {
-    ranges[w].next.store(w * items / workers);
-    ranges[w].end = (w + 1) * items / workers;
-  }
-  const int64_t per_batch = p.n_u_chunks * p.n_oc_blocks;
-  auto item_of = [&](int64_t k) { // k-th item in u-chunk-major order -> run_item's index
-    const int64_t b = k / per_batch, r = k % per_batch;
-    const int64_t uc = r / p.n_oc_blocks, ob = r % p.n_oc_blocks;
-    return (b * p.n_oc_blocks + ob) * p.n_u_chunks + uc;
-  };
-  pool.parallel_for(workers, [&](int64_t begin, int64_t) {
-    std::unique_ptr<float, decltype(&std::free)> scratch(
-        static_cast<float *>(std::aligned_alloc(64, size_t(scratch_floats) * sizeof(float))),
-        &std::free);
-    if (!scratch)
-      throw std::bad_alloc();
-    for (int64_t v = 0; v < workers; ++v) { // its own range first, then the others' in turn
-      Range &r = ranges[(begin + v) % workers];
-      for (int64_t k = r.next.fetch_add(1); k < r.end; k = r.next.fetch_add(1)) {
-        const int64_t item = item_of(k);
-        run(p, item, item + 1, scratch.get());
-      }
-    }
-  });
+  run_all_items(p, run, pool);
 }
 
 } // namespace convbench::cpu_f32

@@ -105,6 +105,60 @@ void write_interleaved(float *y0, const float *const *c, int64_t u0, int64_t u1,
       y0[S * u + j] = c[j][u] + bv;
 }
 
+// The item's cells from acc ([phase][mr][chunk]) into y, bias added: rows oc0.. of batch b,
+// cells u_begin.. of every phase.
+void write_rows(const cpu_f32::Plan &p, const float *acc, int64_t b, int64_t oc0, int64_t rows,
+                int64_t u_begin) {
+  const int64_t mr = p.mr, chunk = p.chunk_u;
+  // Strides 2, 4 and 8 (s phases whose cells interleave in y: y_first values s consecutive
+  // integers, y_step s): all phases' cells of a row are written in one pass, in y order, which
+  // the compiler vectorises (permutes and full-width stores). Phase by phase, each cell was a
+  // scalar load, add and store at stride s, which profiles showed in up2's time.
+  const int64_t n_ph = p.n_phases;
+  int64_t order[8]; // order[j]: the phase whose y_first is the smallest plus j
+  bool interleave = n_ph == 2 || n_ph == 4 || n_ph == 8;
+  int64_t f0 = interleave ? p.phases[0].y_first : 0;
+  for (int64_t ph = 0; interleave && ph < n_ph; ++ph)
+    f0 = p.phases[ph].y_first < f0 ? p.phases[ph].y_first : f0;
+  for (int64_t j = 0; interleave && j < n_ph; ++j)
+    order[j] = -1;
+  for (int64_t ph = 0; interleave && ph < n_ph; ++ph) {
+    const int64_t j = p.phases[ph].y_first - f0;
+    interleave = p.phases[ph].y_step == n_ph && j < n_ph && order[j] < 0;
+    if (interleave)
+      order[j] = ph;
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const float bv = p.bias ? p.bias[oc0 + i] : 0.0f;
+    float *yrow = p.y + (b * p.cout + oc0 + i) * p.l_out;
+    int64_t u_paired = u_begin; // cells [u_begin, u_paired) of every phase are written
+    if (interleave) {
+      int64_t all = u_begin + chunk;
+      const float *c[8];
+      for (int64_t j = 0; j < n_ph; ++j) {
+        all = min64(all, p.phases[order[j]].n_out);
+        c[j] = acc + (order[j] * mr + i) * chunk - u_begin;
+      }
+      float *y0 = yrow + f0; // y0[s u + j] is phase order[j]'s cell u
+      if (n_ph == 2)
+        write_interleaved<2>(y0, c, u_begin, all, bv);
+      else if (n_ph == 4)
+        write_interleaved<4>(y0, c, u_begin, all, bv);
+      else
+        write_interleaved<8>(y0, c, u_begin, all, bv);
+      u_paired = all > u_begin ? all : u_begin;
+    }
+    for (int64_t ph = 0; ph < p.n_phases; ++ph) {
+      const cpu_f32::Phase &f = p.phases[ph];
+      const int64_t u_end = min64(u_begin + chunk, f.n_out);
+      const float *c = acc + (ph * mr + i) * chunk - u_begin;
+      float *yr = yrow + f.y_first;
+      for (int64_t u = u_paired; u < u_end; ++u)
+        yr[u * f.y_step] = c[u] + bv;
+    }
+  }
+}
+
 // One item: batch b, oc block ob, u chunk uc, over all phases and all input
 // channels.
 void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
@@ -156,51 +210,5 @@ void run_item(const cpu_f32::Plan &p, int64_t item, float *scratch) {
     }
   }
 
-  // Strides 2, 4 and 8 (s phases whose cells interleave in y: y_first values s consecutive
-  // integers, y_step s): all phases' cells of a row are written in one pass, in y order, which
-  // the compiler vectorises (permutes and full-width stores). Phase by phase, each cell was a
-  // scalar load, add and store at stride s, which profiles showed in up2's time.
-  const int64_t n_ph = p.n_phases;
-  int64_t order[8]; // order[j]: the phase whose y_first is the smallest plus j
-  bool interleave = n_ph == 2 || n_ph == 4 || n_ph == 8;
-  int64_t f0 = interleave ? p.phases[0].y_first : 0;
-  for (int64_t ph = 0; interleave && ph < n_ph; ++ph)
-    f0 = p.phases[ph].y_first < f0 ? p.phases[ph].y_first : f0;
-  for (int64_t j = 0; interleave && j < n_ph; ++j)
-    order[j] = -1;
-  for (int64_t ph = 0; interleave && ph < n_ph; ++ph) {
-    const int64_t j = p.phases[ph].y_first - f0;
-    interleave = p.phases[ph].y_step == n_ph && j < n_ph && order[j] < 0;
-    if (interleave)
-      order[j] = ph;
-  }
-  for (int64_t i = 0; i < rows; ++i) {
-    const float bv = p.bias ? p.bias[oc0 + i] : 0.0f;
-    float *yrow = p.y + (b * p.cout + oc0 + i) * p.l_out;
-    int64_t u_paired = u_begin; // cells [u_begin, u_paired) of every phase are written
-    if (interleave) {
-      int64_t all = u_begin + chunk;
-      const float *c[8];
-      for (int64_t j = 0; j < n_ph; ++j) {
-        all = min64(all, p.phases[order[j]].n_out);
-        c[j] = acc + (order[j] * mr + i) * chunk - u_begin;
-      }
-      float *y0 = yrow + f0; // y0[s u + j] is phase order[j]'s cell u
-      if (n_ph == 2)
-        write_interleaved<2>(y0, c, u_begin, all, bv);
-      else if (n_ph == 4)
-        write_interleaved<4>(y0, c, u_begin, all, bv);
-      else
-        write_interleaved<8>(y0, c, u_begin, all, bv);
-      u_paired = all > u_begin ? all : u_begin;
-    }
-    for (int64_t ph = 0; ph < p.n_phases; ++ph) {
-      const cpu_f32::Phase &f = p.phases[ph];
-      const int64_t u_end = min64(u_begin + chunk, f.n_out);
-      const float *c = acc + (ph * mr + i) * chunk - u_begin;
-      float *yr = yrow + f.y_first;
-      for (int64_t u = u_paired; u < u_end; ++u)
-        yr[u * f.y_step] = c[u] + bv;
-    }
-  }
+  write_rows(p, acc, b, oc0, rows, u_begin);
 }

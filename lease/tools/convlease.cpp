@@ -66,6 +66,25 @@ struct RunArgs {
   std::vector<std::string> cmd;
 };
 
+// The forked child: default signal handling, death with convlease, then the command.
+[[noreturn]] void exec_child(pid_t parent, std::vector<char *> &argv) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+    ::sigaction(s, &dfl, nullptr);
+  // Without convlease nobody holds the lease: the command gets SIGTERM when convlease dies (a
+  // SIGKILL, an OOM kill), so bench_conv writes its record (void: the holder is gone) and stops
+  // instead of timing on while another run is granted the resource.
+  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent)
+    ::_exit(kExitRefused);
+  ::execvp(argv[0], argv.data());
+  const char *msg = "convlease: cannot run the command: ";
+  (void)!::write(2, msg, std::strlen(msg));
+  (void)!::write(2, argv[0], std::strlen(argv[0]));
+  (void)!::write(2, "\n", 1);
+  ::_exit(127);
+}
+
 int cmd_run(RunArgs a) {
   double ttl = a.ttl.empty() ? 0 : parse_seconds(a.ttl, "--ttl");
   double wait = a.wait.empty() ? 0 : parse_seconds(a.wait, "--wait");
@@ -114,23 +133,8 @@ int cmd_run(RunArgs a) {
     std::cerr << "convlease: fork failed: " << std::strerror(errno) << "\n";
     return kExitRefused;
   }
-  if (pid == 0) {
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
-      ::sigaction(s, &dfl, nullptr);
-    // Without convlease nobody holds the lease: the command gets SIGTERM when convlease dies (a
-    // SIGKILL, an OOM kill), so bench_conv writes its record (void: the holder is gone) and stops
-    // instead of timing on while another run is granted the resource.
-    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent)
-      ::_exit(kExitRefused);
-    ::execvp(argv[0], argv.data());
-    const char *msg = "convlease: cannot run the command: ";
-    (void)!::write(2, msg, std::strlen(msg));
-    (void)!::write(2, argv[0], std::strlen(argv[0]));
-    (void)!::write(2, "\n", 1);
-    ::_exit(127);
-  }
+  if (pid == 0)
+    exec_child(parent, argv);
   g_child = pid;
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -350,7 +350,31 @@ private:
     // Nothing queued before the range may land inside it.
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before the range)");
     RangeProfiler rp(ctx_);
+    std::vector<uint8_t> data = counter_data(rp);
+    set_config(rp, data);
+    const size_t passes = replay(rp, work);
+    const std::string got_range = decode(rp, data);
+    const std::vector<double> values = evaluate(data);
 
+    json metrics = json::object();
+    for (const auto &m : profile_.metrics)
+      metrics[m] = nullptr; // a refused metric stays null
+    for (size_t i = 0; i < names_.size(); ++i)
+      metrics[names_[i]] = values[i];
+    const json derived = derive(profile_, metrics, best_seconds, flops_hint, rates_, rejected_);
+    json block = {
+        {"status", "collected"}, {"profile", profile_.name}, {"chip", chip_},
+        {"range", got_range},    {"passes", passes},         {"passes_planned", config_.passes},
+        {"metrics", metrics},    {"derived", derived},       {"units", derived_units(profile_)}};
+    if (!profile_.paths.empty())
+      block["paths"] = evaluate_paths(profile_, derived, best_seconds);
+    if (!rejected_.empty())
+      block["rejected_metrics"] = rejected_;
+    return block;
+  }
+
+  // The counter data image of one range of the accepted metrics, initialised.
+  std::vector<uint8_t> counter_data(const RangeProfiler &rp) {
     auto sz = zeroed<CUpti_RangeProfiler_GetCounterDataSize_Params>(
         CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     sz.pRangeProfilerObject = rp.obj;
@@ -367,7 +391,11 @@ private:
     ini.pCounterData = data.data();
     cupti_check(cuptiRangeProfilerCounterDataImageInitialize(&ini),
                 "cuptiRangeProfilerCounterDataImageInitialize");
+    return data;
+  }
 
+  // One user range, user replay, one pass after another, counted into `data`.
+  void set_config(const RangeProfiler &rp, std::vector<uint8_t> &data) {
     auto cfg = zeroed<CUpti_RangeProfiler_SetConfig_Params>(
         CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     cfg.pRangeProfilerObject = rp.obj;
@@ -383,8 +411,10 @@ private:
     cfg.passIndex = 0;
     cfg.targetNestingLevel = 1;
     cupti_check(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+  }
 
-    // User replay: the work runs once per pass (it must be idempotent).
+  // User replay: the work runs once per pass (it must be idempotent). The passes it took.
+  size_t replay(RangeProfiler &rp, const std::function<void()> &work) {
     const size_t max_passes = config_.passes + 8; // a guard against a loop that never ends
     size_t passes = 0;
     bool all_submitted = false;
@@ -423,7 +453,11 @@ private:
       ++passes;
       all_submitted = stop.isAllPassSubmitted != 0;
     }
+    return passes;
+  }
 
+  // The passes decoded into `data`; its one range's name.
+  std::string decode(const RangeProfiler &rp, std::vector<uint8_t> &data) {
     auto dec = zeroed<CUpti_RangeProfiler_DecodeData_Params>(
         CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     dec.pRangeProfilerObject = rp.obj;
@@ -450,8 +484,11 @@ private:
     ri.rangeDelimiter = "/";
     cupti_check(cuptiRangeProfilerCounterDataGetRangeInfo(&ri),
                 "cuptiRangeProfilerCounterDataGetRangeInfo");
-    const std::string got_range = ri.rangeName ? ri.rangeName : "";
+    return ri.rangeName ? ri.rangeName : "";
+  }
 
+  // The accepted metrics' values in the range of `data`.
+  std::vector<double> evaluate(std::vector<uint8_t> &data) {
     std::vector<double> values(names_.size(), 0.0);
     auto ev = zeroed<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
@@ -463,22 +500,7 @@ private:
     ev.numMetrics = names_.size();
     ev.pMetricValues = values.data();
     cupti_check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-
-    json metrics = json::object();
-    for (const auto &m : profile_.metrics)
-      metrics[m] = nullptr; // a refused metric stays null
-    for (size_t i = 0; i < names_.size(); ++i)
-      metrics[names_[i]] = values[i];
-    const json derived = derive(profile_, metrics, best_seconds, flops_hint, rates_, rejected_);
-    json block = {
-        {"status", "collected"}, {"profile", profile_.name}, {"chip", chip_},
-        {"range", got_range},    {"passes", passes},         {"passes_planned", config_.passes},
-        {"metrics", metrics},    {"derived", derived},       {"units", derived_units(profile_)}};
-    if (!profile_.paths.empty())
-      block["paths"] = evaluate_paths(profile_, derived, best_seconds);
-    if (!rejected_.empty())
-      block["rejected_metrics"] = rejected_;
-    return block;
+    return values;
   }
 
   Profile profile_;

@@ -152,6 +152,27 @@ public:
     }
   }
 
+  // The metrics list: known names, each once, into p.metrics; the set of them.
+  std::set<std::string> check_metrics(const json &doc, Profile &p) const {
+    const json &ms = require(doc, "metrics", "metrics");
+    if (!ms.is_array() || ms.empty())
+      fail("metrics", "must be a non-empty array of metric names, not " +
+                          (ms.is_array() ? std::string("an empty array") : type_name(ms)));
+    std::set<std::string> metric_set;
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const std::string field = "metrics[" + std::to_string(i) + "]";
+      if (!ms[i].is_string())
+        fail(field, "must be a string, not " + type_name(ms[i]));
+      const std::string m = ms[i].get<std::string>();
+      if (const std::string why = known_.problem(m); !why.empty())
+        fail(field, "metric '" + m + "': " + why);
+      if (!metric_set.insert(m).second)
+        fail(field, "metric '" + m + "' is listed twice");
+      p.metrics.push_back(m);
+    }
+    return metric_set;
+  }
+
   Profile run(const std::string &text, const std::string &expected_name) {
     json doc;
     try {
@@ -170,22 +191,7 @@ public:
     p.description = require_string(doc, "description", "", false);
     only_keys(doc, {"name", "description", "metrics", "derived", "paths"}, "");
 
-    const json &ms = require(doc, "metrics", "metrics");
-    if (!ms.is_array() || ms.empty())
-      fail("metrics", "must be a non-empty array of metric names, not " +
-                          (ms.is_array() ? std::string("an empty array") : type_name(ms)));
-    std::set<std::string> metric_set;
-    for (size_t i = 0; i < ms.size(); ++i) {
-      const std::string field = "metrics[" + std::to_string(i) + "]";
-      if (!ms[i].is_string())
-        fail(field, "must be a string, not " + type_name(ms[i]));
-      const std::string m = ms[i].get<std::string>();
-      if (const std::string why = known_.problem(m); !why.empty())
-        fail(field, "metric '" + m + "': " + why);
-      if (!metric_set.insert(m).second)
-        fail(field, "metric '" + m + "' is listed twice");
-      p.metrics.push_back(m);
-    }
+    const std::set<std::string> metric_set = check_metrics(doc, p);
 
     const json &ds = require(doc, "derived", "derived");
     if (!ds.is_array())

@@ -86,6 +86,20 @@ std::string tensor_precision(const std::string &arm) {
   return "";
 }
 
+// Reads the result file at `path` into `run`; false, said on stderr, when it cannot.
+bool read_result(const std::string &path, json &run) {
+  try {
+    std::ifstream in(path);
+    if (!in)
+      throw std::runtime_error("cannot read");
+    run = json::parse(in);
+    return true;
+  } catch (const std::exception &e) {
+    std::cerr << "counter_check: " << path << ": " << e.what() << "\n";
+    return false;
+  }
+}
+
 int main(int argc, char **argv) {
   CLI::App app{
       "Checks the counters of a bench_conv result against the instruction counts its "
@@ -107,15 +121,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   json run;
-  try {
-    std::ifstream in(path);
-    if (!in)
-      throw std::runtime_error("cannot read");
-    run = json::parse(in);
-  } catch (const std::exception &e) {
-    std::cerr << "counter_check: " << path << ": " << e.what() << "\n";
+  if (!read_result(path, run))
     return 2;
-  }
   std::map<std::string, cp::Profile> profiles; // by the name a block gives, loaded once
   auto profile_for = [&](const json &counters) -> const cp::Profile & {
     const std::string name =

@@ -207,6 +207,43 @@ bool constant(const std::vector<double> &xs) {
   return true;
 }
 
+// Per precision: the metrics whose count per multiply-add (an exact unit of work) or per PTX
+// MMA of the loops (an instruction count) is one constant over its kernels, and zero on the
+// other precisions' kernels.
+void print_exact_metrics(const std::vector<std::string> &metrics, const std::vector<Work> &works,
+                         const std::vector<std::vector<double>> &values) {
+  for (const char *prec : {"fp64", "tf32", "bf16", "fp16"}) {
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      std::vector<double> per_mac, per_mma;
+      bool others_zero = true;
+      for (size_t w = 0; w < works.size(); ++w) {
+        if (works[w].precision == prec) {
+          per_mac.push_back(values[i][w] / works[w].macs);
+          if (works[w].mma > 0)
+            per_mma.push_back(values[i][w] / works[w].mma);
+        } else if (values[i][w] != 0) {
+          others_zero = false;
+        }
+      }
+      if (!others_zero)
+        continue;
+      if (constant(per_mac))
+        std::cout << json{{"exact_for", prec},
+                          {"metric", metrics[i]},
+                          {"per_mac", per_mac[0]},
+                          {"flop_scale", 2.0 / per_mac[0]}}
+                         .dump()
+                  << "\n";
+      else if (constant(per_mma))
+        std::cout << json{{"instructions_for", prec},
+                          {"metric", metrics[i]},
+                          {"per_ptx_mma", per_mma[0]}}
+                         .dump()
+                  << "\n";
+    }
+  }
+}
+
 int cmd_capture() {
   if (const std::string why = loops::device_reason(); !why.empty()) {
     std::cerr << "tensor_probe: " << why << "\n";
@@ -259,39 +296,7 @@ int cmd_capture() {
     }
     std::cout << row.dump() << "\n";
   }
-  // Per precision: the metrics whose count per multiply-add (an exact unit of work) or per PTX
-  // MMA of the loops (an instruction count) is one constant over its kernels, and zero on the
-  // other precisions' kernels.
-  for (const char *prec : {"fp64", "tf32", "bf16", "fp16"}) {
-    for (size_t i = 0; i < metrics.size(); ++i) {
-      std::vector<double> per_mac, per_mma;
-      bool others_zero = true;
-      for (size_t w = 0; w < works.size(); ++w) {
-        if (works[w].precision == prec) {
-          per_mac.push_back(values[i][w] / works[w].macs);
-          if (works[w].mma > 0)
-            per_mma.push_back(values[i][w] / works[w].mma);
-        } else if (values[i][w] != 0) {
-          others_zero = false;
-        }
-      }
-      if (!others_zero)
-        continue;
-      if (constant(per_mac))
-        std::cout << json{{"exact_for", prec},
-                          {"metric", metrics[i]},
-                          {"per_mac", per_mac[0]},
-                          {"flop_scale", 2.0 / per_mac[0]}}
-                         .dump()
-                  << "\n";
-      else if (constant(per_mma))
-        std::cout << json{{"instructions_for", prec},
-                          {"metric", metrics[i]},
-                          {"per_ptx_mma", per_mma[0]}}
-                         .dump()
-                  << "\n";
-    }
-  }
+  print_exact_metrics(metrics, works, values);
   return 0;
 }
 

@@ -35,6 +35,33 @@ void kill_trial(pid_t pid) {
   ::kill(-pid, SIGKILL);
   ::kill(pid, SIGKILL);
 }
+// The forked child: runs the body, writes its failure (empty: none) to write_fd and exits.
+[[noreturn]] void trial_child(const std::function<std::string()> &body, int read_fd, int write_fd,
+                              pid_t parent) {
+  close(read_fd);
+  // A process group of its own (killed whole on a timeout or an interrupt), and death with
+  // bench_conv whichever way it ends: a trial never outlives the run that started it.
+  setpgid(0, 0);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+    _exit(127);
+  // Default dispositions: the child dies by the plugin's signal, which the parent reports.
+  // SIGINT from the terminal reaches only the foreground group, not this one: the parent acts.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM, SIGHUP})
+    std::signal(sig, SIG_DFL);
+  mark_trial_child();
+  std::string why;
+  try {
+    why = body();
+  } catch (const std::exception &e) {
+    why = e.what();
+  } catch (...) {
+    why = "an exception of unknown type";
+  }
+  write_all(write_fd, why);
+  close(write_fd);
+  std::fflush(nullptr);
+  _exit(why.empty() ? 0 : kFailed); // no atexit handlers or destructors of the parent's state
+}
 } // namespace
 
 std::string run_trial(const std::function<std::string()> &body) {
@@ -50,31 +77,8 @@ std::string run_trial(const std::function<std::string()> &body) {
     close(fds[1]);
     return std::string("trial run: fork: ") + std::strerror(errno);
   }
-  if (pid == 0) {
-    close(fds[0]);
-    // A process group of its own (killed whole on a timeout or an interrupt), and death with
-    // bench_conv whichever way it ends: a trial never outlives the run that started it.
-    setpgid(0, 0);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-      _exit(127);
-    // Default dispositions: the child dies by the plugin's signal, which the parent reports.
-    // SIGINT from the terminal reaches only the foreground group, not this one: the parent acts.
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM, SIGHUP})
-      std::signal(sig, SIG_DFL);
-    mark_trial_child();
-    std::string why;
-    try {
-      why = body();
-    } catch (const std::exception &e) {
-      why = e.what();
-    } catch (...) {
-      why = "an exception of unknown type";
-    }
-    write_all(fds[1], why);
-    close(fds[1]);
-    std::fflush(nullptr);
-    _exit(why.empty() ? 0 : kFailed); // no atexit handlers or destructors of the parent's state
-  }
+  if (pid == 0)
+    trial_child(body, fds[0], fds[1], parent);
   setpgid(pid, pid); // also here: no window in which a kill of the group misses it
   close(fds[1]);
   const double limit = plugin_timeout();

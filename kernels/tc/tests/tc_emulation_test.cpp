@@ -57,27 +57,12 @@ using convbench::testing::reference_f64;
 struct F32x3 {};
 
 // A = double: the f64-dmma arm; A = float: the tf32 arm (operands rounded, f32 accumulate);
-// A = F32x3: the f32x3 arm (operands split into hi and lo tf32 planes, per k-step of 8 channels
-// the detail::kSplitTerms products in the kernel's order, f32 accumulate per chunk, the chunk sums
-// added in f32). writes counts the
-// stores per output cell. Only cells the store keeps are accumulated (the others are computed
-// and dropped on the device; skipping them here keeps CI fast). splits: 0 = the split
-// launch_wmma_* chooses with a workspace, else forced. Returns the splits run; each cell must then
-// be written once per split. drop_term (F32x3 only): a product term left out, -1 for none.
-template <typename A, int M, class G>
-int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y,
-                std::vector<int> &writes, int drop_term = -1) {
-  using T = typename std::conditional<std::is_same<A, double>::value, double, float>::type;
+// One chunk's operands in shared memory as the kernel stages them: the weights into as, the
+// input into xs (the lo planes too for F32x3), NaN where no thread writes.
+template <typename A, int M, class G, typename T>
+void stage_chunk(const Plan &P, const detail::Block &blk, const Problem &pr, int64_t ic0,
+                 std::vector<T> &as, std::vector<T> &xs) {
   constexpr bool kSplit = std::is_same<A, F32x3>::value;
-  constexpr int kParts = kSplit ? 2 : 1;
-  constexpr int kTerms = kSplit ? detail::kSplitTerms : 1;
-  constexpr int kStep = kSplit ? 8 : G::kBKc; // channels per product group (the MMA's k)
-  static_assert(G::kBKc % kStep == 0, "whole k-steps per chunk");
-  detail::tile_plan(P, G::kPB, G::kBN, G::kBKc);
-  detail::set_splits(P, splits == 0 ? detail::chosen_splits(P) : splits);
-  const int64_t cells = P.batch * P.cout * P.l_out;
-  std::vector<T> ws(P.splits > 1 ? size_t(P.splits * cells) : 0,
-                    std::numeric_limits<T>::quiet_NaN());
   const int lda = G::kBKc * M;
   const size_t plane_a = size_t(G::kBM * lda), plane_x = size_t((M + 1) * G::kBKc * G::kBN);
   // Writes v's parts at dst[0] (and the lo part at dst[plane]), as Mma<...>::stage.
@@ -91,9 +76,93 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
         dst[plane] = std::isinf(hi) ? 0.0f : testing::tf32_round(v - hi);
     }
   };
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  // Poison: a slot no thread staged shows up as NaN in the output.
+  std::fill(as.begin(), as.end(), nan);
+  std::fill(xs.begin(), xs.end(), nan);
+  constexpr int kSlots = detail::weight_slots<G, M>();
+  // The kernel's fixed-slot path, thread by thread; at() makes a read outside w throw
+  // (a slot of a phase >= s must not be read: its rows are never stored, so only the
+  // bounds check can see it).
+  if (kSlots % G::kThreads == 0) {
+    for (int tid = 0; tid < G::kThreads; ++tid)
+      for (int i = 0; i < kSlots / G::kThreads; ++i) {
+        const detail::WeightSlot sl = detail::weight_slot<G, M>(P, blk, tid + i * G::kThreads);
+        for (int icl = 0; icl < G::kBKc; ++icl) {
+          const int64_t ic = ic0 + icl;
+          const float v =
+              (ic < P.cin && sl.ok) ? pr.w.at(size_t(ic * P.cout * P.k + sl.off)) : 0.0f;
+          stage(v, &as[size_t(sl.row * lda + sl.kk0 + icl)], plane_a);
+        }
+      }
+  } else { // the general path
+    for (int e = 0; e < detail::weight_elements<G, M>(); ++e) {
+      int row, kk;
+      const float v = detail::weight_element<G, M>(P, blk, ic0, e, pr.w.data(), row, kk);
+      stage(v, &as[size_t(row * lda + kk)], plane_a);
+    }
+  }
+  for (int e = 0; e < detail::x_elements<G, M>(); ++e) {
+    int d, icl, n;
+    const float v = detail::x_element<G, M>(P, blk, ic0, e, pr.x.data(), d, icl, n);
+    stage(v, &xs[size_t((d * G::kBKc + icl) * G::kBN + n)], plane_x);
+  }
+}
+
+// One chunk's products, in the kernel's order, into sink (only the cells the store keeps);
+// drop_term: a product term left out, -1 for none.
+template <typename A, int M, class G, typename T>
+void multiply_chunk(const Plan &P, const detail::Block &blk, const std::vector<T> &as,
+                    const std::vector<T> &xs, const std::vector<int64_t> &dest,
+                    std::vector<T> &sink, int drop_term) {
+  constexpr bool kSplit = std::is_same<A, F32x3>::value;
+  constexpr int kTerms = kSplit ? detail::kSplitTerms : 1;
+  constexpr int kStep = kSplit ? 8 : G::kBKc; // channels per product group (the MMA's k)
+  const int lda = G::kBKc * M;
+  const size_t plane_a = size_t(G::kBM * lda), plane_x = size_t((M + 1) * G::kBKc * G::kBN);
   auto a_part = [](int t) { return kSplit ? detail::split_a_part(t) : 0; };
   auto b_part = [](int t) { return kSplit ? detail::split_b_part(t) : 0; };
-  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (int row = 0; row < G::kBM; ++row) {
+    const int delta = detail::phase_delta(P, blk, row / detail::kBOc);
+    for (int j = 0; j < M; ++j)
+      for (int ks = 0; ks < G::kBKc; ks += kStep)
+        for (int t = 0; t < kTerms; ++t) {
+          if (t == drop_term)
+            continue;
+          for (int icl = ks; icl < ks + kStep; ++icl) {
+            const T a = as[a_part(t) * plane_a + size_t(row * lda + j * G::kBKc + icl)];
+            const T *xr =
+                &xs[b_part(t) * plane_x + size_t(((M - 1 - j + delta) * G::kBKc + icl) * G::kBN)];
+            for (int n = 0; n < G::kBN; ++n)
+              if (dest[size_t(row * G::kBN + n)] >= 0)
+                sink[size_t(row * G::kBN + n)] += a * xr[n];
+          }
+        }
+  }
+}
+
+// A = F32x3: the f32x3 arm (operands split into hi and lo tf32 planes, per k-step of 8 channels
+// the detail::kSplitTerms products in the kernel's order, f32 accumulate per chunk, the chunk sums
+// added in f32). writes counts the
+// stores per output cell. Only cells the store keeps are accumulated (the others are computed
+// and dropped on the device; skipping them here keeps CI fast). splits: 0 = the split
+// launch_wmma_* chooses with a workspace, else forced. Returns the splits run; each cell must then
+// be written once per split. drop_term (F32x3 only): a product term left out, -1 for none.
+template <typename A, int M, class G>
+int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y,
+                std::vector<int> &writes, int drop_term = -1) {
+  using T = typename std::conditional<std::is_same<A, double>::value, double, float>::type;
+  constexpr bool kSplit = std::is_same<A, F32x3>::value;
+  constexpr int kParts = kSplit ? 2 : 1;
+  constexpr int kStep = kSplit ? 8 : G::kBKc; // channels per product group (the MMA's k)
+  static_assert(G::kBKc % kStep == 0, "whole k-steps per chunk");
+  detail::tile_plan(P, G::kPB, G::kBN, G::kBKc);
+  detail::set_splits(P, splits == 0 ? detail::chosen_splits(P) : splits);
+  const int64_t cells = P.batch * P.cout * P.l_out;
+  std::vector<T> ws(P.splits > 1 ? size_t(P.splits * cells) : 0,
+                    std::numeric_limits<T>::quiet_NaN());
+  const int lda = G::kBKc * M;
+  const size_t plane_a = size_t(G::kBM * lda), plane_x = size_t((M + 1) * G::kBKc * G::kBN);
   std::vector<T> as(kParts * plane_a), xs(kParts * plane_x);
   std::vector<T> acc(size_t(G::kBM * G::kBN)), part(kSplit ? acc.size() : 0);
   std::vector<int64_t> dest(size_t(G::kBM * G::kBN));
@@ -109,59 +178,13 @@ int64_t emulate(Plan P, const Problem &pr, int64_t splits, std::vector<float> &y
                 detail::output_index<G>(P, blk, ph, row / detail::kBOc, row % detail::kBOc, n);
         for (int64_t ch = blk.ch_begin; ch < blk.ch_end; ++ch) {
           const int64_t ic0 = ch * G::kBKc;
-          // Poison: a slot no thread staged shows up as NaN in the output.
-          std::fill(as.begin(), as.end(), nan);
-          std::fill(xs.begin(), xs.end(), nan);
-          constexpr int kSlots = detail::weight_slots<G, M>();
-          // The kernel's fixed-slot path, thread by thread; at() makes a read outside w throw
-          // (a slot of a phase >= s must not be read: its rows are never stored, so only the
-          // bounds check can see it).
-          if (kSlots % G::kThreads == 0) {
-            for (int tid = 0; tid < G::kThreads; ++tid)
-              for (int i = 0; i < kSlots / G::kThreads; ++i) {
-                const detail::WeightSlot sl =
-                    detail::weight_slot<G, M>(P, blk, tid + i * G::kThreads);
-                for (int icl = 0; icl < G::kBKc; ++icl) {
-                  const int64_t ic = ic0 + icl;
-                  const float v =
-                      (ic < P.cin && sl.ok) ? pr.w.at(size_t(ic * P.cout * P.k + sl.off)) : 0.0f;
-                  stage(v, &as[size_t(sl.row * lda + sl.kk0 + icl)], plane_a);
-                }
-              }
-          } else { // the general path
-            for (int e = 0; e < detail::weight_elements<G, M>(); ++e) {
-              int row, kk;
-              const float v = detail::weight_element<G, M>(P, blk, ic0, e, pr.w.data(), row, kk);
-              stage(v, &as[size_t(row * lda + kk)], plane_a);
-            }
-          }
-          for (int e = 0; e < detail::x_elements<G, M>(); ++e) {
-            int d, icl, n;
-            const float v = detail::x_element<G, M>(P, blk, ic0, e, pr.x.data(), d, icl, n);
-            stage(v, &xs[size_t((d * G::kBKc + icl) * G::kBN + n)], plane_x);
-          }
+          stage_chunk<A, M, G>(P, blk, pr, ic0, as, xs);
           // Split: the chunk's products into a fresh accumulator, then added to the block's (the
           // kernel's chunk sums, against the MMA's truncating accumulation).
           if constexpr (kSplit)
             std::fill(part.begin(), part.end(), T(0));
           std::vector<T> &sink = kSplit ? part : acc;
-          for (int row = 0; row < G::kBM; ++row) {
-            const int delta = detail::phase_delta(P, blk, row / detail::kBOc);
-            for (int j = 0; j < M; ++j)
-              for (int ks = 0; ks < G::kBKc; ks += kStep)
-                for (int t = 0; t < kTerms; ++t) {
-                  if (t == drop_term)
-                    continue;
-                  for (int icl = ks; icl < ks + kStep; ++icl) {
-                    const T a = as[a_part(t) * plane_a + size_t(row * lda + j * G::kBKc + icl)];
-                    const T *xr = &xs[b_part(t) * plane_x +
-                                      size_t(((M - 1 - j + delta) * G::kBKc + icl) * G::kBN)];
-                    for (int n = 0; n < G::kBN; ++n)
-                      if (dest[size_t(row * G::kBN + n)] >= 0)
-                        sink[size_t(row * G::kBN + n)] += a * xr[n];
-                  }
-                }
-          }
+          multiply_chunk<A, M, G>(P, blk, as, xs, dest, sink, drop_term);
           if constexpr (kSplit)
             for (size_t i = 0; i < acc.size(); ++i)
               acc[i] += part[i];
