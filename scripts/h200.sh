@@ -11,7 +11,7 @@
 #   frames; ncu-f64: ncu of one cuda-f64 launch on its tuned block, 512x up0 at 96 and 384
 #   frames and 256x up0/96; default: all but main, ncu-f32, ncu-f64, gpu-tests, the GPU test
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
-#   tests, sweep, the fast kernels' block-shape sweep (records -> scripts/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
+#   tests, sweep, the fast kernels' block-shape sweep (records -> kernels/fast/tools/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   the cuBLAS ceiling arms beside ours on every stage's polyphase GEMM, in one run per family;
 #   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them, their tile
 #   sweep, ncu of their kernels; dmma, dmma-san: the fp64 tensor-core rate (tensor_peak), the DMMA

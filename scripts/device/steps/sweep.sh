@@ -28,7 +28,7 @@ for m in ${SWEEP_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_
 done
 # --update: the rows these records cover re-chosen, the table's others kept; each changed row
 # named with the old block's time over the new one's.
-python3 scripts/fast_tuning.py --update kernels/fast/src/tuned_configs.inc "$W/results"/sweep-*.json \
+python3 kernels/fast/tools/fast_tuning.py --update kernels/fast/src/tuned_configs.inc "$W/results"/sweep-*.json \
   >"$W/results/tuned_configs.inc" 2>"$W/logs/fast-tuning.err"
 log "fast_tuning rc=$? $(tr '\n' ';' <"$W/logs/fast-tuning.err")"
 diff kernels/fast/src/tuned_configs.inc "$W/results/tuned_configs.inc" >"$W/logs/tuning-diff.txt"
