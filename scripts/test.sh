@@ -11,7 +11,9 @@ python3 -m pytest -q analysis/tests || status=$?
 # one C++ style (.clang-format: LLVM, 100 columns) over every tracked C, C++ and CUDA file
 git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror ||
   status=$?
-# one Python style: lint everywhere, formatting on the analysis package
-ruff check analysis scripts/*.py || status=$?
-ruff format --check analysis || status=$?
+# one Python style: lint over every Python folder (and convbench-fleet, a Python script without
+# .py); formatting over all of them but scripts/
+python=(analysis bench lease profiles tests lease/tools/convbench-fleet)
+ruff check "${python[@]}" scripts || status=$?
+ruff format --check "${python[@]}" || status=$?
 exit $status

@@ -12,7 +12,7 @@ import faults
 import numpy as np
 import synth
 
-from convbench_analysis import gates, load, report
+from convbench_analysis import assess, load, report
 
 FIXTURES = synth.REPO / "results" / "examples"
 NOISE_FROM = ("up0.json", "instrument.json", "cpu-f32.json")
@@ -57,7 +57,7 @@ def clean_run(seed: int, reps: int = 5) -> dict:
 def judge(run: dict, tmp: Path, name: str) -> dict:
     p = tmp / name
     p.write_text(json.dumps(run))
-    return report.build(gates.assess([load.load_run(p)]))
+    return report.build(assess.assess([load.load_run(p)]))
 
 
 def false_refusals(tmp: Path, n: int = 30) -> tuple[int, int]:

@@ -1,6 +1,6 @@
 """Faults planted into a clean synthetic run, each the way the bench would record it: the
 samples' probes, the lease observation and the times all move together (the record stays
-consistent, so only the gates can refuse it)."""
+consistent, so only the checks can refuse it)."""
 
 from __future__ import annotations
 

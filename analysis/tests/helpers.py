@@ -1,11 +1,11 @@
 """Small helpers the gate tests share: load synthetic runs and list what tripped."""
 
-from convbench_analysis import gates, load
+from convbench_analysis import assess, checks, load
 
 
 def assess_files(paths, **overrides):
-    th = gates.Thresholds().with_overrides([f"{k}={v}" for k, v in overrides.items()])
-    return gates.assess([load.load_run(p) for p in paths], th)
+    th = checks.Thresholds().with_overrides([f"{k}={v}" for k, v in overrides.items()])
+    return assess.assess([load.load_run(p) for p in paths], th)
 
 
 def tripped(a) -> set:

@@ -1,4 +1,4 @@
-"""`calibrate`: per arm, the noise floor and how often the gates refuse an A/A comparison.
+"""`calibrate`: per arm, the noise floor and how often the checks refuse an A/A comparison.
 
 Planted fault seen failing (then reverted): the twin set against itself in calibrate.build
 (every ratio exactly 1): test_calibrate_finds_a_biased_twin failed (no pair outside)."""
@@ -48,7 +48,7 @@ def test_calibrate_reports_noise_floor_and_refusals(tmp_path):
     assert 0 < arms["cuda-f32/resident"]["noise_floor_cv"] < 0.01
     assert rep["false_refusal_rate"] == 0.0 and rep["coverage"] >= 0.95
     rc, out, _ = cli("calibrate", *_runs(tmp_path))
-    assert "over 36 clean A/A pairs: " in out and "the gates would refuse 0 (0.0%)" in out
+    assert "over 36 clean A/A pairs: " in out and "the checks would refuse 0 (0.0%)" in out
 
 
 def test_calibrate_finds_a_biased_twin(tmp_path):

@@ -90,7 +90,7 @@ def test_pairs_option(clean, write):
     assert rc == 2 and "no run has both arms" in err and err.count("\n") == 1
 
 
-def test_a_ratio_is_gated_on_its_own_two_cases(write):
+def test_a_ratio_is_judged_on_its_own_two_cases(write):
     run = synth.make_run(arms=("cpu-f64", "cuda-f32", "cudnn-f32"))
     s = synth.case(run, "up0/96/cpu-f64/host")["samples"][1]
     synth.set_foreign(s, 0.4)  # a cause on the host baseline only
@@ -218,25 +218,58 @@ def test_compare_detects_a_real_change(clean, write):
     assert row["ratio_b_over_a"] == pytest.approx(0.8, rel=0.01)
 
 
-def test_compare_refused_when_a_run_fails_a_gate(clean, write):
+def test_compare_refused_when_a_run_fails_a_check(clean, write):
     after = synth.make_run(seed=5, start=1_795_100_000.0, token="555", git_sha="a" * 40)
     after["lease"]["verdict"] = "void"
     rc, out, _ = cli("compare", write(clean), write(after))
     assert rc == 3 and "REFUSED" in out and "lease-void" in out
 
 
-def test_gates_lists_every_gate():
-    rc, out, _ = cli("gates")
-    from convbench_analysis.gates import GATES
+@pytest.mark.parametrize("command", ["checks", "gates"])  # gates: the command's earlier name
+def test_checks_lists_every_finding_code(command):
+    rc, out, _ = cli(command)
+    from convbench_analysis.findings import CHECKS
 
-    assert rc == 0 and all(code in out for code in GATES)
+    assert rc == 0 and all(code in out for code in CHECKS)
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "csv", "json"])
+def test_checks_table_in_each_format_has_every_code_and_threshold(fmt):
+    import csv
+    import io
+
+    from convbench_analysis.findings import CHECKS
+    from convbench_analysis.thresholds import Thresholds
+
+    rc, out, err = cli("checks", "--format", fmt)
+    assert rc == 0 and not err
+    if fmt == "json":
+        got = json.loads(out)
+        codes = [c["code"] for c in got["checks"]]
+        names = [t["threshold"] for t in got["thresholds"]]
+        assert got["checks"][0]["meaning"] == CHECKS[codes[0]].message
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        codes = [r["name"] for r in rows if r["table"] == "check"]
+        names = [r["name"] for r in rows if r["table"] == "threshold"]
+    else:
+        codes = [c for c in CHECKS if c in out]
+        names = [n for n in Thresholds.names() if n in out]
+    assert codes == list(CHECKS) and names == Thresholds.names()
+    # a check's thresholds are shown with their defaults
+    assert "renew_gap_fraction = 1" in out
+
+
+def test_checks_unknown_format_is_one_line():
+    rc, out, err = cli("checks", "--format", "html")
+    assert rc == 2 and not out and len(err.strip().splitlines()) == 1
 
 
 def test_console_script_installed():
     exe = shutil.which("convbench-analyze")
     if exe is None:
         pytest.skip("convbench-analyze not on PATH: run `pip install -e analysis/`")
-    p = subprocess.run([exe, "gates"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([exe, "checks"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "lease-overlap" in p.stdout
 
 

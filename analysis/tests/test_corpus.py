@@ -1,12 +1,12 @@
 """The instrument's own error rates: a clean corpus (noise resampled from the committed H200
 records) is refused in at most 5% of its rows; each fault corpus is refused every time, with the
-right code, at the right place; and a weakened gate must fail its corpus (each weakening below
+right code, at the right place; and a weakened check must fail its corpus (each weakening below
 is planted with monkeypatch and the corpus check is asserted to fail under it)."""
 
 import corpus
 import pytest
 
-from convbench_analysis import gates
+from convbench_analysis import assess, checks
 
 
 def test_clean_corpus_false_refusals_at_most_5_percent(tmp_path):
@@ -20,25 +20,25 @@ def test_fault_corpus_refused_every_time(tmp_path, kind):
 
 
 def _weaker_thresholds(monkeypatch, **changes):
-    base = gates.Thresholds
+    base = checks.Thresholds
     weak = base().with_overrides([f"{k}={v}" for k, v in changes.items()])
-    real_assess = gates.assess
+    real_assess = assess.assess
     monkeypatch.setattr(
-        gates, "assess", lambda runs, th=None, history=None: real_assess(runs, weak, history)
+        assess, "assess", lambda runs, th=None, history=None: real_assess(runs, weak, history)
     )
 
 
 def _drop_lease_none(monkeypatch):
-    real = gates.lease_findings
+    real = checks.lease_findings
     monkeypatch.setattr(
-        gates,
+        checks,
         "lease_findings",
         lambda run, th: [f for f in real(run, th) if f.code != "lease-none"],
     )
 
 
 WEAKENINGS = {
-    "foreign-gpu": lambda mp: mp.setattr(gates, "_foreign_gpu", lambda run, case: []),
+    "foreign-gpu": lambda mp: mp.setattr(checks, "_foreign_gpu", lambda run, case: []),
     # no lost-time evidence can be shown any more: the hog reads as noise
     "cpu-hog": lambda mp: _weaker_thresholds(
         mp, psi_some_max=1, preempt_per_thread_s_max=1e9, slow_sample_floor=1
@@ -55,7 +55,7 @@ WEAKENINGS = {
 
 
 @pytest.mark.parametrize("kind", sorted(WEAKENINGS))
-def test_a_weakened_gate_fails_its_corpus(tmp_path, monkeypatch, kind):
+def test_a_weakened_check_fails_its_corpus(tmp_path, monkeypatch, kind):
     WEAKENINGS[kind](monkeypatch)
     assert corpus.caught(kind, tmp_path, n=4) < 1.0
 
@@ -67,13 +67,13 @@ def test_slowed_rounds_refuse_only_when_they_set_the_estimate(tmp_path, monkeypa
     assert corpus.caught("slow-cpu", tmp_path, n=4) < 1.0
 
 
-def test_a_tightened_gate_fails_the_clean_corpus(tmp_path, monkeypatch):
+def test_a_tightened_check_fails_the_clean_corpus(tmp_path, monkeypatch):
     # spread refusing again, with the old host limit of a device arm's (2% CV): host rows refused
     from dataclasses import replace
 
     from convbench_analysis import findings
 
-    monkeypatch.setitem(findings.GATES, "spread", replace(findings.GATES["spread"], refuses=True))
+    monkeypatch.setitem(findings.CHECKS, "spread", replace(findings.CHECKS["spread"], refuses=True))
     _weaker_thresholds(monkeypatch, host_cv_max=0.02, host_spread_max=1.05)
     refused, total = corpus.false_refusals(tmp_path, n=4)
     assert refused / total > 0.05

@@ -135,11 +135,11 @@ def test_tflops_figure_by_pipe(clean, write):
     import matplotlib
 
     matplotlib.use("Agg")
-    from convbench_analysis import gates, load, plot
+    from convbench_analysis import assess, load, plot
 
     case = next(c for c in clean["cases"] if c["arm"] == "cuda-f64")
     case["counters"] = _dmma_block()
-    a = gates.assess([load.load_run(write(clean))])
+    a = assess.assess([load.load_run(write(clean))])
     fig = dict(plot.figures(a))[next(s for s, _ in plot.figures(a) if s.endswith("-tflops"))]
     labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
     assert "cuda-f64/resident (fp64 DMMA)" in labels

@@ -2,7 +2,7 @@
 one validates and is judged without a crash; those in accepted_examples.txt are accepted
 outright; and each asserts the property it was kept for, never a number one run measured.
 
-Planted faults seen failing (then reverted): dropping the foreign-gpu check (gates._foreign_gpu
+Planted faults seen failing (then reverted): dropping the foreign-gpu check (checks._foreign_gpu
 returning []): test_foreign_gpu_run_is_refused_naming_the_process failed; a 2% bias on one of
 our twins: test_aa_twins_of_our_arms_agree_within_the_tolerance's own plant flips it OUTSIDE;
 each twin's algorithm compared with its own: test_aa_twins_that_ran_different_algorithms_say_so
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES
 
-from convbench_analysis import calibrate, gates, load, plot, report
+from convbench_analysis import assess, calibrate, checks, findings, load, plot, report
 
 ALLOW = Path(__file__).with_name("accepted_examples.txt")
 REAL = {p.name: p for p in EXAMPLES}
@@ -26,7 +26,7 @@ def _allowed() -> set[str]:
 
 
 def _report(path, **kw):
-    return report.build(gates.assess([load.load_run(path)]), **kw)
+    return report.build(assess.assess([load.load_run(path)]), **kw)
 
 
 def test_the_fixtures_are_small_and_present():
@@ -51,7 +51,7 @@ def test_real_example(path):
 
 
 def test_real_examples_together(tmp_path):
-    a = gates.assess([load.load_run(p) for p in EXAMPLES])  # cross-run gates over all of them
+    a = assess.assess([load.load_run(p) for p in EXAMPLES])  # cross-run gates over all of them
     report.build(a)
     written = plot.plot(a, tmp_path)
     assert written and all(p.stat().st_size > 0 for p in written)
@@ -59,7 +59,7 @@ def test_real_examples_together(tmp_path):
 
 @pytest.mark.parametrize("name", ["foreign-gpu.json", "foreign-gpu-convlease.json"])
 def test_foreign_gpu_run_is_refused_naming_the_process(name):
-    a = gates.assess([load.load_run(REAL[name])])
+    a = assess.assess([load.load_run(REAL[name])])
     codes = {f.code for f in a.all_findings()}
     assert {"lease-void", "foreign-gpu"} <= codes
     assert any("python3" in f.detail for f in a.all_findings() if f.code == "lease-void")
@@ -84,11 +84,11 @@ def test_main_job_accepts_resident_device_and_host_cases():
         if not r["arm"].endswith("/per-call"):
             assert r["status"] == "ok", r
         for f in r["reasons"]:
-            assert f["code"] in gates.GATES and f["remedy"]  # a named cause with a remedy
+            assert f["code"] in findings.CHECKS and f["remedy"]  # a named cause with a remedy
 
 
 def test_aa_twins_of_our_arms_agree_within_the_tolerance(tmp_path):
-    th = gates.Thresholds()
+    th = checks.Thresholds()
     rep = _report(REAL["instrument.json"])
     ours = [r for r in rep["aa"] if r["twin"].startswith(("cuda-f32#", "cuda-f64#"))]
     assert len(ours) == 6  # 3 stages x 2 of our arms
@@ -109,7 +109,7 @@ def test_aa_twins_of_our_arms_agree_within_the_tolerance(tmp_path):
 
 
 def test_calibrate_on_the_instrument_run_refuses_no_twin_of_ours():
-    rep = calibrate.build(gates.assess([load.load_run(REAL["instrument.json"])]))
+    rep = calibrate.build(assess.assess([load.load_run(REAL["instrument.json"])]))
     arms = {r["arm"]: r for r in rep["arms"]}
     for arm in ("cuda-f32/resident", "cuda-f64/resident"):
         assert arms[arm]["aa_pairs"] == 3 and arms[arm]["aa_refused"] == 0
@@ -146,7 +146,7 @@ def test_run_under_ncu_says_why_counters_are_unavailable():
     run = load.load_run(REAL["under-ncu.json"])
     ctr = run.cases[0]["counters"]
     assert ctr["status"] == "unavailable" and (ctr.get("message") or ctr.get("reason"))
-    assert "lease-none" in {f.code for f in gates.assess([run]).all_findings()}
+    assert "lease-none" in {f.code for f in assess.assess([run]).all_findings()}
 
 
 def test_power_capped_sweep_is_accepted_with_the_cap_reported():
@@ -177,14 +177,14 @@ def test_main_job_record_carries_the_host_and_gpu_probes():
 
 
 def test_a_loop_pinned_to_one_of_the_arms_cpus_is_refused_naming_cpu_and_process():
-    # Planted: gates._pinned_cpu_shared returning [] made this fail (the loop went unseen).
-    a = gates.assess([load.load_run(REAL["hog-one-cpu.json"])])
+    # Planted: checks._pinned_cpu_shared returning [] made this fail (the loop went unseen).
+    a = assess.assess([load.load_run(REAL["hog-one-cpu.json"])])
     fs = [f for f in a.all_findings() if f.code == "foreign-cpu"]
     assert fs and all("(cpu 3)" in f.detail and "(bash)" in f.detail for f in fs)
 
 
 def test_a_loop_on_every_cpu_is_refused_naming_the_process():
-    a = gates.assess([load.load_run(REAL["hog-all-cpus.json"])])
+    a = assess.assess([load.load_run(REAL["hog-all-cpus.json"])])
     fs = [f for f in a.all_findings() if f.code == "foreign-cpu"]
     assert fs and all("(bash)" in f.detail for f in fs)
 
@@ -208,7 +208,7 @@ def _valid_macs(shape: dict) -> int:
 def test_plugin_arms_are_gated_counted_and_cost_nothing_through_the_abi():
     # Planted: counting every multiply-add (cin x cout x l_in x k) made the FFMA check fail.
     run = load.load_run(REAL["plugin.json"])
-    th = gates.Thresholds()
+    th = checks.Thresholds()
     by = {(c["arm"], c["staging"]): c for c in run.cases}
     for arm in ("abi-cuda-f32", "example-cuda-f32"):
         for staging in ("per-call", "resident"):
@@ -231,7 +231,7 @@ def test_plugin_arms_are_gated_counted_and_cost_nothing_through_the_abi():
 def test_two_runs_with_different_pinned_cudnn_algorithms_are_config_changed():
     runs = [load.load_run(REAL[f"cudnn-algo-{i}.json"]) for i in (0, 1)]
     assert all(r.cases[0]["kernel"]["algorithm_source"] == "pinned" for r in runs)
-    a = gates.assess(runs)
+    a = assess.assess(runs)
     fs = [f for f in a.all_findings() if f.code == "config-changed"]
     assert len(fs) == 2 and all(
         "bwd_data_algo_0" in f.detail and "bwd_data_algo_1" in f.detail for f in fs
@@ -265,7 +265,7 @@ def test_a_peer_whose_result_is_wrong_is_never_timed():
     run = load.load_run(REAL["amp0-k7d1.json"])
     bad = [c for c in run.cases if c["arm"] == "cudnn-tf32"]
     assert bad and all(c["gate"]["result"] == "fail" and not c["samples"] for c in bad)
-    codes = {f.code for f in gates.assess([run]).all_findings()}
+    codes = {f.code for f in assess.assess([run]).all_findings()}
     assert "gate-failed" in codes
     assert all(c["samples"] for c in run.cases if c["arm"] != "cudnn-tf32")
 
@@ -274,6 +274,6 @@ def test_a_round_the_hypervisor_stole_is_said_by_its_cause():
     # The main job's record: one cpu-f64 round ran while the hypervisor stole part of the CPUs'
     # time, and was slower; said as host-steal-noted (the record stays accepted, allowlisted).
     # (Planted: steal_share_max 1 left the round unexplained here.)
-    a = gates.assess([load.load_run(REAL["main-h200.json"])])
+    a = assess.assess([load.load_run(REAL["main-h200.json"])])
     notes = [n for ns in a.case_notes.values() for n in ns if n.code == "host-steal-noted"]
     assert notes and all("the hypervisor took" in n.detail for n in notes)

@@ -16,7 +16,8 @@ import sys
 
 import synth
 
-from convbench_analysis import fleet, gates, load
+from convbench_analysis import fleet, load
+from convbench_analysis.assess import assess as assess_runs
 
 ARMS = ("cpu-f64", "cuda-f32")
 DEV = "up0/96/cuda-f32/resident"
@@ -57,7 +58,7 @@ def assess(tmp_path, runs):
         p = tmp_path / f"run{i}.json"
         p.write_text(json.dumps(r))
         paths.append(p)
-    return gates.assess([load.load_run(p) for p in paths]), paths
+    return assess_runs([load.load_run(p) for p in paths]), paths
 
 
 def fleet_of(tmp_path, **odd):

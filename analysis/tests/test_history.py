@@ -14,7 +14,7 @@ import sys
 
 import synth
 
-from convbench_analysis import gates, history, load
+from convbench_analysis import assess, history, load
 
 HOST = "up0/96/cpu-f64/host"
 PEER = "up0/96/cudnn-f32/resident"
@@ -89,7 +89,7 @@ def _algo_pair(tmp_path, algo_b, us_b):
 
 def test_different_cudnn_algorithms_are_config_changed(tmp_path):
     pa, pb = _algo_pair(tmp_path, "bwd_data_algo_1 (tensor-op math)", 33.0)
-    a = gates.assess([load.load_run(pa), load.load_run(pb)])
+    a = assess.assess([load.load_run(pa), load.load_run(pb)])
     (f,) = a.case_findings[(1, PEER)]
     assert f.code == "config-changed"
     assert (
@@ -101,7 +101,7 @@ def test_different_cudnn_algorithms_are_config_changed(tmp_path):
 
 def test_same_algorithm_disagreeing_is_drift(tmp_path):
     pa, pb = _algo_pair(tmp_path, "bwd_data_algo_0 (default math)", 33.0)
-    a = gates.assess([load.load_run(pa), load.load_run(pb)])
+    a = assess.assess([load.load_run(pa), load.load_run(pb)])
     assert [f.code for f in a.case_findings[(1, PEER)]] == ["drift"]
 
 
@@ -118,7 +118,7 @@ def test_host_speed_changed_is_named(tmp_path):
     for name, run in (("a.json", a), ("b.json", b)):
         (tmp_path / name).write_text(json.dumps(run))
         paths.append(tmp_path / name)
-    got = gates.assess([load.load_run(p) for p in paths])
+    got = assess.assess([load.load_run(p) for p in paths])
     (f,) = got.case_findings[(1, HOST)]
     assert f.code == "host-speed-changed" and "delivered 1.6 vs 2.7 G/s" in f.detail
 
@@ -136,7 +136,7 @@ def test_host_placement_changed_is_named(tmp_path):
     for name, run in (("a.json", a), ("b.json", b)):
         (tmp_path / name).write_text(json.dumps(run))
         paths.append(tmp_path / name)
-    got = gates.assess([load.load_run(p) for p in paths])
+    got = assess.assess([load.load_run(p) for p in paths])
     (f,) = got.case_findings[(1, HOST)]
     assert f.code == "host-speed-changed" and "ran on cpus [16, 17," in f.detail
     assert "vs [0, 1," in f.detail

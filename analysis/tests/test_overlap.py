@@ -10,7 +10,7 @@ import sqlite3
 import synth
 from helpers import assess_files, tripped
 
-from convbench_analysis import findings, gates, history, load, overlap
+from convbench_analysis import assess, findings, history, load, overlap
 
 LOCK = "/var/lock/convbench/0f3c-GPU-5c1e7b0a.lock"
 OTHER_LOCK = "/tmp/my-locks/0f3c-GPU-5c1e7b0a.lock"
@@ -111,10 +111,10 @@ def test_one_convlease_lease_for_two_runs_in_turn_is_accepted(write):
 
 def test_remedies_name_bench_convs_flag_and_no_second_authority_for_one_lock():
     # The remedy of lease-overlap said "two lease authorities are in play" for runs on one lock.
-    g = findings.GATES["lease-overlap"]
+    g = findings.CHECKS["lease-overlap"]
     assert "authorities" not in g.remedy and "--lease-wait S" in g.remedy
     for code in ("lease-overlap", "lease-two-mutexes", "lease-none", "lease-void"):
-        text = findings.GATES[code].remedy.replace("--lease-wait", "")
+        text = findings.CHECKS[code].remedy.replace("--lease-wait", "")
         assert "--wait" not in text, code
 
 
@@ -135,7 +135,7 @@ def test_overlap_found_against_the_history_index_only(tmp_path):
     held = overlap.history_holds(db, [run_b])
     db.close()
     assert [h.path for h in held] == [str((hist / "a.json").resolve())]
-    res = gates.assess([run_b], held=held)
+    res = assess.assess([run_b], held=held)
     assert tripped(res) == {(0, None, "lease-two-mutexes")}
     assert "history index" in res.run_findings[0][0].detail
 

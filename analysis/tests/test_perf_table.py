@@ -1,4 +1,4 @@
-"""scripts/perf_table.py on synthetic records with known answers (synth's cuda-f32 runs at 30
+"""convbench-analyze perf-table on synthetic records with known answers (synth's cuda-f32 runs at 30
 TFLOP/s, cudnn-f32 at 25 with more fixed cost: faster in every case), so the table and its
 tallies are asserted as properties, not as one run's numbers.
 
@@ -6,9 +6,9 @@ Planted faults seen failing (then reverted): the cuDNN comparison written `f32 >
 0 of 6); the refusal read from the wrong run index (for_case(1, ...): no dagger, no "refused"
 count).
 
-The cuBLAS ceilings are a second synthetic record, as `scripts/torch_peer.py --gemm --beside`
-writes it (context.beside.run_id names the run), each ceiling timed at a known fraction of our
-arm's samples, so every ratio in the ceilings table has a known value."""
+The cuBLAS ceilings are cublas-* cases of the same record, as bench_conv --arms ...,cublas-*
+writes them, each ceiling timed at a known fraction of our arm's samples in the same rounds, so
+every ratio in the ceilings table has a known value."""
 
 import copy
 import json
@@ -24,7 +24,7 @@ ARMS = ("cpu-f64", "cuda-f32", "cuda-f64", "cudnn-f32", "cudnn-f64")
 
 
 def table(*paths, doc=False):
-    args = [sys.executable, str(REPO / "scripts/perf_table.py"), *(["--doc"] if doc else [])]
+    args = [sys.executable, "-m", "convbench_analysis", "perf-table", *(["--doc"] if doc else [])]
     return subprocess.run([*args, *map(str, paths)], capture_output=True, text=True, timeout=120)
 
 
@@ -92,10 +92,10 @@ def relabel(run, arms, keep=True):
 TC = ("cuda-f32", "cuda-f64", "cudnn-f32", "cudnn-f64")
 # ceiling arm -> (our arm, ceiling time as a fraction of ours: the ratio ours / ceiling is 1/f)
 KNOWN = {
-    "torch-cublas-gemm-tf32": ("cuda-tf32", 0.5),
-    "torch-cublas-gemm-f32": ("cuda-f32", 0.8),
-    "torch-cublas-gemm-bf16": ("cuda-tf32", 0.25),
-    "torch-cublas-gemm-f64": ("cuda-f64-dmma", 1.25),
+    "cublas-tf32": ("cuda-tf32", 0.5),
+    "cublas-sgemm": ("cuda-f32", 0.8),
+    "cublas-bf16": ("cuda-tf32", 0.25),
+    "cublas-dgemm": ("cuda-f64-dmma", 1.25),
 }
 
 
@@ -104,20 +104,19 @@ def our_run(seed=1, token="1041"):
     return relabel(run, {"cuda-f32": ["cuda-tf32"], "cuda-f64": ["cuda-f64-dmma"]})
 
 
-def ceilings_beside(run, seed=5):
-    """The record torch_peer.py --gemm --beside RUN writes, with known times."""
-    g = synth.make_run(arms=("cuda-f32",), seed=seed, token="77")
-    g = relabel(g, {"cuda-f32": list(KNOWN)}, keep=False)
-    g["tool"]["program"] = "scripts/torch_peer.py"
-    g["argv"] = ["scripts/torch_peer.py", "--gemm", "--no-cpu", "--beside", "run.json"]
-    g["context"]["beside"] = {"run_id": run["run_id"], "file": "run.json"}
-    g["host"]["boot_id"] = run["host"]["boot_id"]
+def with_ceilings(run):
+    """The record with cublas-* cases, as bench_conv writes them beside our arms: each a copy of
+    the arm it judges, timed at a known fraction of it in the same rounds."""
+    run = relabel(run, {"cuda-f32": ["cublas-sgemm"], "cuda-f64": ["cublas-dgemm"]})
+    run = relabel(run, {"cuda-tf32": ["cublas-tf32", "cublas-bf16"]})
     ours = {c["id"]: c for c in run["cases"]}
-    for c in g["cases"]:
-        arm, f = KNOWN[c["arm"]]
-        mine = ours[f"{c['stage']}/{c['frames']}/{arm}/resident"]
-        synth.set_seconds(c, [s["seconds"] * f for s in mine["samples"]])
-    return g
+    for c in run["cases"]:
+        if c["arm"] in KNOWN:
+            arm, f = KNOWN[c["arm"]]
+            mine = ours[f"{c['stage']}/{c['frames']}/{arm}/resident"]
+            synth.set_seconds(c, [s["seconds"] * f for s in mine["samples"]])
+            c["gate"]["kind"], c["role"] = "gemm", "ceiling"
+    return run
 
 
 def ceiling_rows(out):
@@ -129,12 +128,11 @@ def ceiling_rows(out):
     ]
 
 
-def test_ratios_against_the_ceilings_measured_in_the_same_call(tmp_path):
-    # Planted (seen failing): the tf32 ratio formed against the SIMT f32 ceiling.
-    run = our_run()
-    r = table(_write(tmp_path, run), _write(tmp_path, ceilings_beside(run), "gemm.json"))
+def test_ratios_against_the_ceilings_of_the_same_run(tmp_path):
+    # Planted (seen failing): the tf32 ratio formed against the SGEMM ceiling.
+    r = table(_write(tmp_path, with_ceilings(our_run())))
     assert r.returncode == 0, r.stderr
-    assert "formed only from cases measured in the same call" in r.stdout
+    assert "the cublas-* arms of the same run, timed in the same rounds" in r.stdout
     rows = ceiling_rows(r.stdout)
     assert len(rows) == 6
     for row in rows:
@@ -145,68 +143,49 @@ def test_ratios_against_the_ceilings_measured_in_the_same_call(tmp_path):
         ]
         assert float(row[6]) == pytest.approx(float(row[3]) * 0.25, rel=1e-3, abs=0.06)
     assert "- cuda-tf32 / cuBLAS TF32: 6 cases, ratios 2.00-2.00" in r.stdout
-    assert "- cuda-f64-dmma / cuBLAS f64: 6 cases, ratios 0.80-0.80" in r.stdout
+    assert "- cuda-f64-dmma / cuBLAS DGEMM: 6 cases, ratios 0.80-0.80" in r.stdout
 
 
 def test_a_ceiling_is_never_held_against_another_run(tmp_path):
-    # Planted (seen failing): ceilings paired by model (every run of the model gets them) instead
-    # of by the run_id the ceiling record names.
-    a, b = our_run(), our_run(seed=3, token="9")
+    # Two records in one document: only the one that timed the ceilings has their ratios.
+    # Planted (seen failing): the rows of every record taken from one pool of cases by model.
+    a, b = with_ceilings(our_run()), our_run(seed=3, token="9")
     assert a["run_id"] != b["run_id"] and a["plan"]["model"] == b["plan"]["model"]
-    pa, pb = _write(tmp_path, a, "a.json"), _write(tmp_path, b, "b.json")
-    g = _write(tmp_path, ceilings_beside(a), "gemm.json")
-    r = table(pa, pb, g)
+    r = table(_write(tmp_path, a, "a.json"), _write(tmp_path, b, "b.json"), doc=True)
     assert r.returncode == 0, r.stderr
-    rows = ceiling_rows(r.stdout)
-    assert len(rows) == 12
-    assert all(row[5].rstrip("†") == "2.00" for row in rows[:6])  # a: measured beside it
-    assert all(row[4:7] == ["-", "-", "-"] and row[8:10] == ["-", "-"] for row in rows[6:])
-    # b with a's ceilings alone: refused, not paired.
-    r = table(pb, g)
-    assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.count("\n") == 1 and "not among the records given" in r.stderr
+    sec_a, sec_b = r.stdout.split("## `b.json`", 1)
+    assert all(row[5].rstrip("†") == "2.00" for row in ceiling_rows(sec_a))
+    # b timed no ceiling: '-' where a's would be, never a's numbers.
+    rows = ceiling_rows(sec_b)
+    assert len(rows) == 6
+    assert all(row[4:7] == ["-", "-", "-"] and row[8:10] == ["-", "-"] for row in rows)
 
 
-@pytest.mark.parametrize("fault", ["no-beside", "other-boot", "two"])
-def test_a_ceiling_record_of_no_call_is_refused(tmp_path, fault):
-    # Planted (seen failing): the boot_id comparison dropped ("other-boot" exits 0).
-    run = our_run()
-    g = ceilings_beside(run)
-    paths = [_write(tmp_path, run)]
-    if fault == "no-beside":
-        del g["context"]["beside"]
-    elif fault == "other-boot":
-        g["host"]["boot_id"] = "0" * 32
-    else:
-        paths.append(_write(tmp_path, ceilings_beside(run, seed=6), "gemm2.json"))
-    r = table(*paths, _write(tmp_path, g, "gemm.json"))
+def test_the_tables_read_one_record(tmp_path):
+    run = with_ceilings(our_run())
+    r = table(_write(tmp_path, run, "a.json"), _write(tmp_path, run, "b.json"))
     assert r.returncode == 2 and r.stdout == "", r.stdout
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("perf_table: "), r.stderr
+    assert r.stderr.count("\n") == 1 and "reads one record" in r.stderr, r.stderr
 
 
-def test_doc_lists_the_ceilings_under_their_run(tmp_path):
-    # Planted (seen failing): the ceiling record's cases left out of its run's section.
-    run = our_run()
-    g = _write(tmp_path, ceilings_beside(run), "gemm.json")
-    r = table(_write(tmp_path, run), g, doc=True)
+def test_doc_lists_the_ceilings_with_their_run(tmp_path):
+    r = table(_write(tmp_path, with_ceilings(our_run())), doc=True)
     assert r.returncode == 0, r.stderr
-    assert "## `run.json`" in r.stdout and "## `gemm.json`" not in r.stdout
-    assert "The cuBLAS ceilings beside it, `gemm.json`" in r.stdout
-    assert "| up0/96/torch-cublas-gemm-tf32/resident |" in r.stdout
+    assert "## `run.json`" in r.stdout
+    assert "| up0/96/cublas-tf32/resident |" in r.stdout
     assert ceiling_rows(r.stdout)[0][5].rstrip("†") == "2.00"
 
 
 def test_doc_of_our_arms_alone_still_has_the_targets_and_the_ceilings(tmp_path):
-    # `h200.sh gemm` times our arms alone (no cuDNN) beside cuBLAS: the section holds the
-    # targets, the floors and the ceilings' ratios all the same. Planted (seen failing): the
-    # targets printed only for a record with a cuDNN arm (the section had the verdicts alone).
+    # Our arms with the ceilings and no cuDNN: the section holds the targets, the floors and the
+    # ceilings' ratios all the same. Planted (seen failing): the targets printed only for a
+    # record with a cuDNN arm (the section had the verdicts alone).
     run = synth.make_run(arms=("cuda-f32", "cuda-f64"), seed=1, token="1041")
     run = relabel(run, {"cuda-f32": ["cuda-tf32"], "cuda-f64": ["cuda-f64-dmma"]})
-    g = _write(tmp_path, ceilings_beside(run), "gemm.json")
-    r = table(_write(tmp_path, run), g, doc=True)
+    r = table(_write(tmp_path, with_ceilings(run)), doc=True)
     assert r.returncode == 0, r.stderr
     assert "Targets against the peer and the floors" in r.stdout
-    assert "- cuda-tf32 within 1.2x of cuBLAS TF32 (same call): met in 0 of 6" in r.stdout
+    assert "- cuda-tf32 within 1.2x of cuBLAS TF32 (same run): met in 0 of 6" in r.stdout
     assert [row[5].rstrip("†") for row in ceiling_rows(r.stdout)] == ["2.00"] * 6
     # Without ceilings or a peer there is nothing to hold our arms against: verdicts alone.
     r = table(_write(tmp_path, synth.make_run(arms=("cuda-f32",)), "alone.json"), doc=True)
@@ -226,9 +205,9 @@ def test_the_results_document_is_what_its_command_makes():
     # docs/results-h200.md is generated from the committed records; its first lines name the
     # command. A hand edit, or a fixture changed without regenerating, fails here.
     doc = (REPO / "docs/results-h200.md").read_text()
-    cmd = doc.split("`python3 scripts/perf_table.py --doc ", 1)[1].split(" > docs/", 1)[0]
+    cmd = doc.split("`convbench-analyze perf-table --doc ", 1)[1].split(" > docs/", 1)[0]
     r = subprocess.run(
-        [sys.executable, "scripts/perf_table.py", "--doc", *cmd.split()],
+        [sys.executable, "-m", "convbench_analysis", "perf-table", "--doc", *cmd.split()],
         capture_output=True,
         text=True,
         timeout=300,
@@ -244,13 +223,13 @@ def test_a_document_of_records_kept_out_of_git_names_its_file_and_command(tmp_pa
     # in the header, run again, makes the same document. Planted (then reverted): the header
     # always naming docs/results-h200.md failed the first assertion.
     p = _write(tmp_path, synth.make_run(arms=ARMS))
-    args = [sys.executable, str(REPO / "scripts/perf_table.py"), "--doc", "--doc-file"]
+    args = [sys.executable, "-m", "convbench_analysis", "perf-table", "--doc", "--doc-file"]
     r = subprocess.run(
         [*args, "docs/forward-h200.md", str(p)], capture_output=True, text=True, timeout=120
     )
     assert r.returncode == 0, r.stderr
     head = r.stdout.split("\n## ", 1)[0]
-    assert f"`python3 scripts/perf_table.py --doc {p} > docs/forward-h200.md`" in head
+    assert f"`convbench-analyze perf-table --doc {p} > docs/forward-h200.md`" in head
     assert "kept out of git" in head and "committed records" not in head
     bad = subprocess.run([*args], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
@@ -287,12 +266,12 @@ def test_tensor_core_targets_with_known_ratios(tmp_path):
             c["gate"]["rel_l2_err"] = 4e-7
         if c["arm"] == "cuda-f32x3":
             c["gate"]["rel_l2_err"] = 8e-7 if (c["stage"], c["frames"]) == ("up0", 96) else 2e-7
-    r = table(_write(tmp_path, run), _write(tmp_path, ceilings_beside(run), "gemm.json"))
+    r = table(_write(tmp_path, with_ceilings(run)))
     assert r.returncode == 0, r.stderr
     rows, body = tc_rows(r.stdout)
     assert len(rows) == 6
     assert all(row[5].rstrip("†") == "2.00" for row in rows)
-    assert "- cuda-tf32 within 1.2x of cuBLAS TF32 (same call): met in 0 of 6" in body
+    assert "- cuda-tf32 within 1.2x of cuBLAS TF32 (same run): met in 0 of 6" in body
     assert "- cuda-tf32 faster than cudnn-tf32: met in 6 of 6" in body
     assert "- cuda-f32x3 at least 2x faster than cudnn-f32 (1536 frames): met in 1 of 2" in body
     assert f"misses (ratio): {synth.MODEL} up1/1536 0.60" in body
@@ -316,7 +295,7 @@ def test_dmma_target_against_its_floor(tmp_path):
         if c.get("floor_s") and key in dm:
             f = {("up1", 1536): 2.0, ("up0", 96): 1e9}.get(key, 1.25)
             c["floor_s"]["fp64_dmma"] = min(dm[key] / f, 19e-6) if f > 1e8 else dm[key] / f
-    r = table(_write(tmp_path, run), _write(tmp_path, ceilings_beside(run), "gemm.json"))
+    r = table(_write(tmp_path, with_ceilings(run)))
     assert r.returncode == 0, r.stderr
     rows, body = tc_rows(r.stdout)
     counted = sum(1 for k in dm if k != ("up0", 96))

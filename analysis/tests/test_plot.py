@@ -59,10 +59,10 @@ def test_no_text_overlaps_in_a_six_stage_figure(write):
     # inside the figure. Planted fault seen failing: the old layout (one row of panels, no
     # constrained layout, legend at the upper left) put the figure title over the panel titles
     # and the legend over the first panel.
-    from convbench_analysis import gates, load, plot
+    from convbench_analysis import assess, load, plot
 
     run = synth.make_run(stages=tuple(f"up{i}" for i in range(6)), arms=tuple(synth.ARMS), reps=3)
-    a = gates.assess([load.load_run(write(run))])
+    a = assess.assess([load.load_run(write(run))])
     figs = list(plot.figures(a))
     assert [stem.rsplit("-", 1)[1] for stem, _ in figs] == ["time", "ratio", "tflops"]
     for stem, fig in figs:

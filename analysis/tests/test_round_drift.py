@@ -12,13 +12,13 @@ import math
 import numpy as np
 import synth
 
-from convbench_analysis import gates, load, report
+from convbench_analysis import assess, load, report
 
 DRIFT = [1.0, 1.03, 0.98, 1.01, 0.99, 1.02]  # every device case, round by round
 
 
 def _report(path, baseline=None):
-    return report.build(gates.assess([load.load_run(path)]), baseline)
+    return report.build(assess.assess([load.load_run(path)]), baseline)
 
 
 def _scale(run, factors, device_only=True, only=None):

@@ -7,7 +7,7 @@ Planted faults, each seen failing (then reverted):
 - the ratio interval as the old bootstrap of best over best, unwidened:
   test_aa_intervals_hold_one_at_the_stated_level and test_the_old_best_over_best_bootstrap_...
   failed (coverage 0.71 on the corpus);
-- spread refusing again (GATES["spread"] with refuses=True): test_spread_alone_never_refuses and
+- spread refusing again (CHECKS["spread"] with refuses=True): test_spread_alone_never_refuses and
   test_clean_per_call_main_job_exits_0 failed;
 - the twins' widening dropped (kind_errors returning zeros): test_a_ratio_is_never_narrower_than_
   the_run_s_twins failed;
@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 import synth
 
-from convbench_analysis import gates, load, report, verdicts
-from convbench_analysis.findings import GATES, Gate
-from convbench_analysis.stats import best_ratio, paired_ratio
+from convbench_analysis import assess, load, report, verdicts
+from convbench_analysis.findings import CHECKS, Check
+from convbench_analysis.stats import best_ratio, paired_ratio, widen
 from convbench_analysis.thresholds import Thresholds
 
 TH = Thresholds()
@@ -73,7 +73,7 @@ def _aa_run(seed: int, reps: int, drift_sd: float = 0.01, per_call_scale: float 
 def _report(run: dict, tmp, name="r.json", th=None) -> dict:
     p = tmp / name
     p.write_text(json.dumps(run))
-    return report.build(gates.assess([load.load_run(p)], th or TH))
+    return report.build(assess.assess([load.load_run(p)], th or TH))
 
 
 def _aa_rows(tmp, n_runs=40) -> list[dict]:
@@ -134,6 +134,22 @@ def test_paired_ratio_needs_rounds_and_says_its_method():
     assert r.value == pytest.approx(2.0) and r.lo == pytest.approx(2.0)
     with pytest.raises(ValueError):
         paired_ratio([1.0, 2.0], [1.0])
+
+
+def test_a_few_scattered_rounds_give_an_unbounded_interval_not_a_crash():
+    # Two rounds 10x apart at the aa-unstable level: Student's t with one degree of freedom puts
+    # the upper bound past what a double holds (exp(m + half), half ~ 733).
+    r = paired_ratio([1.0, 10.0], [1.0, 1.0], level=0.999)
+    assert r.method == "t" and r.hi == math.inf and 0.0 <= r.lo < r.value < r.hi
+    lo, hi = widen(r.value, r.lo, r.hi, 0.01)
+    assert lo == pytest.approx(r.lo) and hi == math.inf
+    v = verdicts.state(
+        {"samples": [{"round": 0, "seconds": 1.0}, {"round": 1, "seconds": 10.0}]},
+        {"samples": [{"round": 0, "seconds": 1.0}, {"round": 1, "seconds": 1.0}]},
+        {},
+        TH.__class__(ci_level=0.999),
+    )
+    assert v.verdict == "AMBIGUOUS" and v.hi == math.inf
 
 
 def test_a_ratio_is_never_narrower_than_the_run_s_twins(tmp_path):
@@ -270,6 +286,6 @@ def test_signature_from_one_layer_at_three_sizes(tmp_path):
     assert all(s["stage"] in ("up0", "up1") for s in rep["signatures"])
 
 
-def test_spread_gate_is_a_note():
-    assert GATES["spread"].refuses is False and GATES["too-few-rounds"].refuses is False
-    assert isinstance(GATES["aa-unstable"], Gate) and GATES["aa-unstable"].refuses
+def test_spread_check_is_a_note():
+    assert CHECKS["spread"].refuses is False and CHECKS["too-few-rounds"].refuses is False
+    assert isinstance(CHECKS["aa-unstable"], Check) and CHECKS["aa-unstable"].refuses

@@ -1,4 +1,4 @@
-# `cmake --install`: bench_conv and convlease under bin/, the data files and counter profiles under
+# `cmake --install`: bench_conv, convlease and convbench-fleet under bin/, the data files and counter profiles under
 # share/convbench (where bench_conv looks first, next to its own bin/), the plugin header under
 # include/, and the package config that gives find_package(convbench) its convbench::plugin
 # target (and convbench::bench_conv, the installed executable).
@@ -7,6 +7,7 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS bench_conv EXPORT convbenchTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS convlease RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/lease/tools/convbench-fleet DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS convbench_plugin EXPORT convbenchTargets)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/include/convbench/arm_plugin.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/convbench)

@@ -7,16 +7,16 @@ Exit 0 = pass, 1 = fail (with the reasons), 77 = could not run here (the reason 
 Planted faults that were seen to fail each test are noted beside the checks.
 """
 
-import json
 import os
-import subprocess
+import signal
 import sys
-import tempfile
+import time
 from pathlib import Path
 
-SKIP = 77
-failures = []
-checks = 0
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "harness"))
+import harness  # noqa: E402
+from harness import check, load_json, nvml_present, skip, validate  # noqa: E402
+
 PLAN = [
     "--arms",
     "cpu-f32",
@@ -34,66 +34,38 @@ PLAN = [
 ]
 
 
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(msg)
-    return cond
-
-
 def run(bench, args, cwd, gpus=None):
-    env = dict(os.environ)
-    env.pop("CONVBENCH_TEST_NODE_GPUS", None)
-    if gpus is not None:
-        env["CONVBENCH_TEST_NODE_GPUS"] = str(gpus)
-    return subprocess.run(
-        [bench] + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=240
+    """bench_conv on a simulated node of `gpus` GPUs (none: the machine's own)."""
+    extra = {} if gpus is None else {"CONVBENCH_TEST_NODE_GPUS": gpus}
+    return harness.run(
+        [bench] + args, cwd, timeout=240, drop=["CONVBENCH_TEST_NODE_GPUS"], extra=extra
     )
 
 
-def nvml_present():
-    import ctypes
-
-    try:
-        ctypes.CDLL("libnvidia-ml.so.1")
-        return True
-    except OSError:
-        return False
-
-
-def test_node_no_gpu(bench, tmp):
+def test_node_no_gpu(tmp, bench):
     if nvml_present():
-        print("SKIPPED: NVML is here, so --gpus all finds GPUs")
-        return SKIP
+        skip("NVML is here, so --gpus all finds GPUs")
     p = run(bench, ["--gpus", "all"] + PLAN + ["--out", "n.json"], tmp)
     check(p.returncode == 2, f"--gpus all without a GPU: exit {p.returncode}, want 2")
     lines = p.stderr.strip().splitlines()
     check(len(lines) == 1 and "no GPU" in lines[0], f"want one clear line, got {p.stderr!r}")
     check(not os.listdir(tmp), f"no file may be written: {os.listdir(tmp)}")
-    return 0
 
 
 def load_node(tmp, out):
-    summary = json.load(open(os.path.join(tmp, out)))
+    summary = load_json(os.path.join(tmp, out))
     records = {}
     for g in summary["gpus"]:
         path = os.path.join(tmp, g["record"])
         if g["record_written"] and check(os.path.exists(path), f"{path} listed but absent"):
-            records[g["index"]] = json.load(open(path))
+            records[g["index"]] = load_json(path)
     return summary, records
 
 
 def check_records(summary, records, indices, node_size):
-    import jsonschema
-
     # Planted: the schema taking uuid as a string only (no null) failed this check.
-    schema = json.loads(
-        (Path(__file__).resolve().parents[2] / "results/result.schema.json").read_text()
-    )
     for i, r in records.items():
-        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(r))
-        check(not errors, f"GPU {i}: record against the schema: {errors[:1]}")
+        validate(r, f"GPU {i}: record")
     check([g["index"] for g in summary["gpus"]] == indices, f"gpus {summary['gpus']}")
     check(summary["exit_status"] == 0, f"node exit_status {summary['exit_status']}")
     for g in summary["gpus"]:
@@ -131,10 +103,10 @@ def check_records(summary, records, indices, node_size):
                             )
 
 
-def test_node_run(bench, tmp):
+def test_node_run(tmp, bench):
     p = run(bench, ["--gpus", "all", "--no-lease"] + PLAN + ["--out", "r/node.json"], tmp, 2)
     if not check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"):
-        return 0
+        return
     summary, records = load_node(tmp, "r/node.json")
     check(summary["kind"] == "convbench-node", "summary kind")
     check_records(summary, records, [0, 1], 2)
@@ -143,66 +115,47 @@ def test_node_run(bench, tmp):
         == ["node.gpu0.json", "node.gpu1.json", "node.json"],
         f"files {os.listdir(tmp)}",
     )
-    return 0
 
 
-def test_node_one(bench, tmp):
+def test_node_one(tmp, bench):
     p = run(bench, ["--gpus", "0", "--no-lease"] + PLAN + ["--out", "one.json"], tmp, 1)
     if not check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"):
-        return 0
+        return
     summary, records = load_node(tmp, "one.json")
     check_records(summary, records, [0], 1)
-    return 0
 
 
-def test_node_one_of_two(bench, tmp):
+def test_node_one_of_two(tmp, bench):
     # GPU 1 timed alone on a node of two: GPU 0, not timed, is still its neighbour. Planted:
     # the neighbour list taken from --gpus instead of the node failed this test.
     p = run(bench, ["--gpus", "1", "--no-lease"] + PLAN + ["--out", "g1.json"], tmp, 2)
     if not check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"):
-        return 0
+        return
     summary, records = load_node(tmp, "g1.json")
     check_records(summary, records, [1], 2)
-    return 0
 
 
-def test_node_interrupted(bench, tmp):
+def test_node_interrupted(tmp, bench):
     # SIGTERM to the launcher alone (as a batch system sends it) stops every child, each of which
     # writes its record as interrupted; the summary is still written. Planted: without the
     # forwarding handler the launcher died at once and no summary was written (this failed).
-    import signal
-    import time
-
-    env = dict(os.environ, CONVBENCH_TEST_NODE_GPUS="2")
+    env = harness.environ(CONVBENCH_TEST_NODE_GPUS="2")
     args = PLAN[:]
     args[args.index("--reps") + 1] = "5000"
     args += ["--max-rounds", "5000", "--no-lease", "--out", "i.json"]
-    p = subprocess.Popen(
-        [bench, "--gpus", "all"] + args,
-        cwd=tmp,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_journals(tmp)) < 2:
-        time.sleep(0.2)
+    p = harness.start([bench, "--gpus", "all"] + args, env=env, cwd=tmp)
+    harness.wait_for(lambda: len(_journals(tmp)) >= 2, 60, step=0.2)
     time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
-    try:
-        out, err = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        check(False, "the launcher did not end within 60 s of SIGTERM")
-        return 0
+    rc, err = harness.finish(p, 60)
+    if not check(rc is not None, "the launcher ends within 60 s of SIGTERM"):
+        return
     summary, records = load_node(tmp, "i.json")
-    check(p.returncode == 143, f"node exit {p.returncode}, want 143: {err[-800:]}")
+    check(rc == 143, f"node exit {rc}, want 143: {err[-800:]}")
     check([g["exit_status"] for g in summary["gpus"]] == [143, 143], f"{summary['gpus']}")
     check(sorted(records) == [0, 1], "both records written")
     for i, r in records.items():
         check(r["status"] == "interrupted", f"GPU {i}: status {r['status']}")
-    return 0
 
 
 def _journals(tmp):
@@ -210,7 +163,7 @@ def _journals(tmp):
     return [n for n in os.listdir(tmp) if n.endswith(".journal")]
 
 
-def test_node_lease_refused(bench, tmp):
+def test_node_lease_refused(tmp, bench):
     # Both host-only children ask for the one CPU lease of this host: one is refused (exit 3)
     # before the barrier, and the other must still be released, run and write its record.
     # A record left by an earlier run at the refused child's path must not count as written.
@@ -228,22 +181,16 @@ def test_node_lease_refused(bench, tmp):
     check(len(records) == 1, f"{len(records)} records, want the one that held the lease")
     refused = [g for g in summary["gpus"] if g["exit_status"] == 3]
     check(refused and refused[0]["ready_utc"] is None, "the refused run never reached the barrier")
-    return 0
 
 
-def main():
-    name, bench = sys.argv[1], sys.argv[2]
-    with tempfile.TemporaryDirectory() as tmp:
-        rc = globals()["test_" + name](bench, tmp)
-    if rc == SKIP:
-        return SKIP
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{name}: {checks} checks, {len(failures)} failed")
-    if checks == 0:
-        return 1
-    return 1 if failures else 0
-
+TESTS = {
+    "node_no_gpu": test_node_no_gpu,
+    "node_run": test_node_run,
+    "node_one": test_node_one,
+    "node_one_of_two": test_node_one_of_two,
+    "node_interrupted": test_node_interrupted,
+    "node_lease_refused": test_node_lease_refused,
+}
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.main(TESTS, "bench_e2e_node")

@@ -10,12 +10,12 @@ Planted faults that were seen to fail each test are noted beside the checks.
 """
 
 import os
-import subprocess
 import sys
-import tempfile
+from pathlib import Path
 
-import e2e
-from e2e import check, gpu_present, load, run, skip, validate, validator
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "harness"))
+import harness  # noqa: E402
+from harness import check, gpu_present, load_json, run, skip, validate  # noqa: E402
 
 CPU = ["--arms", "cpu-f64,cpu-f32", "--no-counters", "--no-lease", "--min-time", "0.001"]
 
@@ -24,26 +24,22 @@ def analyze(repo, result, tmp):
     # The analysis from this tree, ahead of whatever else the path holds (its dependencies may
     # live there: carried wheels on the GPU machine).
     path = [os.path.join(repo, "analysis", "src")] + [os.environ.get("PYTHONPATH") or ""]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
-    return subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
+    return run(
         [sys.executable, "-m", "convbench_analysis", "report", result],
-        cwd=tmp,
-        env=env,
-        capture_output=True,
-        text=True,
+        tmp,
+        extra={"PYTHONPATH": os.pathsep.join(p for p in path if p)},
         timeout=300,
     )
 
 
-def t_ops_run(bench, schema, repo, tmp):
+def t_ops_run(tmp, bench, schema, repo):
     """AMP, pre and post stages and causal cases on the CPU arms: gated, recorded, reported.
     Planted: the causal shape's "op" written as "forward": the shape checks failed on every causal
     case."""
-    v = validator(schema)
     stages = "pre,amp3.k3.d1,amp0.k11.d5,post,causal.c64.l64.b2.state,causal.c32.l300.k3.none"
     p = run(
-        bench,
-        [
+        [bench]
+        + [
             "--stage",
             stages,
             "--model",
@@ -61,8 +57,8 @@ def t_ops_run(bench, schema, repo, tmp):
         tmp,
     )
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
-    r = load(os.path.join(tmp, "r.json"))
-    validate(v, r, "ops run")
+    r = load_json(os.path.join(tmp, "r.json"))
+    validate(r, "ops run", schema)
     ids = {c["id"] for c in r["cases"]}
     for stage, frames in (
         ("pre", 4),
@@ -113,14 +109,13 @@ def t_ops_run(bench, schema, repo, tmp):
     print(a.stdout[:1500])
 
 
-def t_ops_generator(bench, schema, repo, tmp):
+def t_ops_generator(tmp, bench, schema, repo):
     """--stage generator: every convolution in order as one case, its distinct stages beside it,
     the sum of their bests (with multiplicity) in the table. Planted: report.cpp's sum loop
     skipping the generator case made the 'sum(pre..post)' check fail."""
-    v = validator(schema)
     p = run(
-        bench,
-        [
+        [bench]
+        + [
             "--stage",
             "generator",
             "--model",
@@ -139,8 +134,8 @@ def t_ops_generator(bench, schema, repo, tmp):
         timeout=900,
     )
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
-    r = load(os.path.join(tmp, "g.json"))
-    validate(v, r, "generator run")
+    r = load_json(os.path.join(tmp, "g.json"))
+    validate(r, "generator run", schema)
     gen = [c for c in r["cases"] if c["stage"] == "generator"]
     check(len(gen) == 2, f"{len(gen)} generator cases")
     if gen:
@@ -163,7 +158,7 @@ def t_ops_generator(bench, schema, repo, tmp):
     check("sum(pre..post)" in p.stdout, f"no sum row in the table: {p.stdout[-600:]}")
 
 
-def t_ops_dump(bench, schema, repo, tmp):
+def t_ops_dump(tmp, bench, schema, repo):
     """--dump of the new ops, recomputed by scripts/torch_dump_check.py (numpy backend here).
     Planted: one cell of a dumped cpu-f64 output moved by one ulp, and a causal final state
     changed: the script exits 1 naming both (done below, on a copy of the dump)."""
@@ -173,8 +168,8 @@ def t_ops_dump(bench, schema, repo, tmp):
         skip("python module numpy is not installed")
     d = os.path.join(tmp, "dump")
     p = run(
-        bench,
-        [
+        [bench]
+        + [
             "--stage",
             "amp1.k7.d3,post,chain,causal.c24.l300.b3.state",
             "--model",
@@ -195,10 +190,8 @@ def t_ops_dump(bench, schema, repo, tmp):
     )
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
     script = os.path.join(repo, "scripts", "torch_dump_check.py")
-    c = subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
+    c = run(
         [sys.executable, script, d, "--backend", "numpy"],
-        capture_output=True,
-        text=True,
         timeout=600,
     )
     check(
@@ -215,10 +208,8 @@ def t_ops_dump(bench, schema, repo, tmp):
     f = np.load(fs)
     f.flat[0] += 1.0
     np.save(fs, f)
-    c = subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
+    c = run(
         [sys.executable, script, d, "--backend", "numpy"],
-        capture_output=True,
-        text=True,
         timeout=600,
     )
     check(c.returncode == 1, f"planted faults: torch_dump_check exit {c.returncode}")
@@ -227,9 +218,7 @@ def t_ops_dump(bench, schema, repo, tmp):
         "planted ulp not named",
     )
     check("cpu-f32/host: final state differs" in c.stdout, "planted final state not named")
-    h = subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
-        [sys.executable, script, "--help"], capture_output=True, text=True, timeout=60
-    )
+    h = run([sys.executable, script, "--help"], timeout=60)
     check(h.returncode == 0 and "--backend" in h.stdout, "--help without torch")
     t_ops_dump_no_bias(np, bench, repo, tmp)
 
@@ -241,27 +230,25 @@ def t_ops_dump_no_bias(np, bench, repo, tmp):
     match the element count"), as it did on the GPU machine."""
     d = os.path.join(tmp, "dump_no_bias")
     p = run(
-        bench,
-        ["--stage", "post,amp0.k3.d1", "--frames", "2", "--reps", "1", "--target-ci", "0"]
+        [bench]
+        + ["--stage", "post,amp0.k3.d1", "--frames", "2", "--reps", "1", "--target-ci", "0"]
         + ["--out", "nb.json", "--dump", d]
         + CPU,
         tmp,
     )
     check(p.returncode == 0, f"no bias: exit {p.returncode}: {p.stderr[-500:]}")
     post = os.path.join(d, "post-2")
-    meta = load(os.path.join(post, "problem.json"))
+    meta = load_json(os.path.join(post, "problem.json"))
     check(meta["shape"]["bias"] is False, f"no bias: shape {meta['shape']}")
     check(meta["stage_files"][0]["bias"] is None, f"no bias: stage_files {meta['stage_files']}")
     check(not os.path.exists(os.path.join(post, "bias.npy")), "no bias: no bias.npy")
     check("bias" not in meta["files"], f"no bias: files {meta['files']}")
-    amp = load(os.path.join(d, "amp0.k3.d1-2", "problem.json"))
+    amp = load_json(os.path.join(d, "amp0.k3.d1-2", "problem.json"))
     b = np.load(os.path.join(d, "amp0.k3.d1-2", amp["stage_files"][0]["bias"]))
     check(b.shape == (amp["shape"]["cout"],), f"a stage with bias keeps its file: {b.shape}")
     script = os.path.join(repo, "scripts", "torch_dump_check.py")
-    c = subprocess.run(  # noqa: PLW1510 (the exit status is checked below)
+    c = run(
         [sys.executable, script, d, "--backend", "numpy"],
-        capture_output=True,
-        text=True,
         timeout=600,
     )
     check(
@@ -270,7 +257,7 @@ def t_ops_dump_no_bias(np, bench, repo, tmp):
     )
 
 
-def t_ops_errors(bench, schema, repo, tmp):
+def t_ops_errors(tmp, bench, schema, repo):
     """Bad stage names: exit 2, one line naming what the model has, no file. Planted: dropping the
     dilation check let amp0.k3.d2 through (exit 0, an empty plan)."""
     for args, want in (
@@ -284,8 +271,8 @@ def t_ops_errors(bench, schema, repo, tmp):
     ):
         before = set(os.listdir(tmp))
         p = run(
-            bench,
-            ["--stage", args[0], "--model", "hifigan_v1", "--no-lease", "--out", "x.json"],
+            [bench]
+            + ["--stage", args[0], "--model", "hifigan_v1", "--no-lease", "--out", "x.json"],
             tmp,
         )
         lines = p.stderr.strip().splitlines()
@@ -297,7 +284,7 @@ def t_ops_errors(bench, schema, repo, tmp):
         print(f"ok exit 2: {args[0]}: {lines[0] if lines else ''}")
 
 
-def t_ops_gpu(bench, schema, repo, tmp):
+def t_ops_gpu(tmp, bench, schema, repo):
     """On a GPU: the AMP stages on every forward-capable device arm beside cuDNN, and the causal
     pair (f32 and bf16) gated; the register and the tiled kernel's dumped outputs bit-identical."""
     if not gpu_present():
@@ -307,13 +294,12 @@ def t_ops_gpu(bench, schema, repo, tmp):
         )
     import numpy as np
 
-    v = validator(schema)
     d = os.path.join(tmp, "dump")
     pair = ["cuda-causal-register", "cuda-causal-tiled"]
     arms = ",".join(["cpu-f64"] + pair + [a + "-bf16" for a in pair])
     p = run(
-        bench,
-        [
+        [bench]
+        + [
             "--stage",
             "causal.c1024.l1024.b8.state,causal.c1024.l1.b1,causal.c4096.l8192.b1",
             "--arms",
@@ -331,8 +317,8 @@ def t_ops_gpu(bench, schema, repo, tmp):
         tmp,
     )
     check(p.returncode == 0, f"causal exit {p.returncode}: {p.stderr[-800:]}")
-    r = load(os.path.join(tmp, "c.json"))
-    validate(v, r, "causal gpu run")
+    r = load_json(os.path.join(tmp, "c.json"))
+    validate(r, "causal gpu run", schema)
     for c in r["cases"]:
         check(c["gate"]["result"] == "pass", f"{c['id']}: {c['gate']}")
     for case in os.listdir(d):
@@ -345,8 +331,8 @@ def t_ops_gpu(bench, schema, repo, tmp):
                     f"{case} {staging}{out}: register and tiled differ",
                 )
     p = run(
-        bench,
-        [
+        [bench]
+        + [
             "--stage",
             "amp0,generator",
             "--frames",
@@ -373,8 +359,8 @@ def t_ops_gpu(bench, schema, repo, tmp):
         "the tensor-core arm must refuse a forward stage, saying why",
     )
     check("cudnn-f32 does not run generator/96" in p.stderr, "cuDNN runs single stages only")
-    r = load(os.path.join(tmp, "a.json"))
-    validate(v, r, "amp gpu run")
+    r = load_json(os.path.join(tmp, "a.json"))
+    validate(r, "amp gpu run", schema)
     for c in r["cases"]:
         check(c["gate"]["result"] == "pass", f"{c['id']}: {c['gate']}")
     print(p.stdout[-3000:])
@@ -389,13 +375,4 @@ TESTS = {
 }
 
 if __name__ == "__main__":
-    name, bench, schema, repo = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-    with tempfile.TemporaryDirectory(prefix=f"bench_e2e_{name}_") as tmp:
-        TESTS[name](bench, schema, repo, tmp)
-    for f in e2e.failures:
-        print("FAIL: " + f)
-    print(f"{name}: {e2e.checks} checks, {len(e2e.failures)} failed")
-    if e2e.checks == 0:
-        print("FAIL: no check ran")
-        sys.exit(1)
-    sys.exit(1 if e2e.failures else 0)
+    harness.main(TESTS, "bench_e2e")

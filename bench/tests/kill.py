@@ -17,35 +17,17 @@ Planted faults seen failing here (then reverted):
   20 s here), then the rounds: "ends within 5 s" fails.
 """
 
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+from pathlib import Path
 
-checks = 0
-failures = []
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    print(("ok   " if cond else "FAIL ") + msg, flush=True)
-    if not cond:
-        failures.append(msg)
-
-
-def validate(schema_path, record, what):
-    import jsonschema  # a project dependency: missing it is a failure, not a skip
-
-    with open(schema_path) as f:
-        v = jsonschema.Draft202012Validator(json.load(f))
-    errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in v.iter_errors(record)]
-    check(not errors, f"{what}: validates against the schema " + "; ".join(errors[:3]))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "harness"))
+import harness  # noqa: E402
+from harness import check, load_json, run, skip, validate  # noqa: E402
 
 # Small host-only cases, many fixed rounds: long enough to be cut mid-run on any machine.
 RUN = [
@@ -81,13 +63,7 @@ def journal_rounds(path):
 
 def start(bench, out, env, rounds=3, timeout=120):
     """Starts a run and waits until its journal holds `rounds` finished rounds."""
-    p = subprocess.Popen(
-        [bench, *RUN, "--out", out],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = harness.start([bench, *RUN, "--out", out], env=env)
     deadline = time.monotonic() + timeout
     while (
         time.monotonic() < deadline
@@ -102,7 +78,7 @@ def start(bench, out, env, rounds=3, timeout=120):
 def lease_is_free(bench, tmp, env, what):
     """A second run gets the lease without waiting: the first released it (or died with it)."""
     out = os.path.join(tmp, "second.json")
-    p = subprocess.run(
+    p = run(
         [
             bench,
             "--stage",
@@ -124,9 +100,6 @@ def lease_is_free(bench, tmp, env, what):
             out,
         ],
         env=env,
-        capture_output=True,
-        text=True,
-        check=False,
         timeout=120,
     )
     check(
@@ -135,11 +108,10 @@ def lease_is_free(bench, tmp, env, what):
         f"{p.stderr.strip().splitlines()[-1:] if p.stderr else ''})",
     )
     if p.returncode == 0:
-        with open(out) as f:
-            check(
-                json.load(f)["lease"]["verdict"] == "valid",
-                f"{what}: the second run's lease is valid",
-            )
+        check(
+            load_json(out)["lease"]["verdict"] == "valid",
+            f"{what}: the second run's lease is valid",
+        )
 
 
 def check_cut_short(r, what, status, at_least):
@@ -160,7 +132,7 @@ def check_cut_short(r, what, status, at_least):
         )
 
 
-def t_signal(bench, schema, tmp, env, sig, code):
+def t_signal(tmp, env, bench, schema, sig, code):
     name = signal.Signals(sig).name
     out = os.path.join(tmp, "r.json")
     p = start(bench, out, env)
@@ -179,9 +151,8 @@ def t_signal(bench, schema, tmp, env, sig, code):
         f"{name}: the journal is gone once the record holds it",
     )
     if os.path.exists(out):
-        with open(out) as f:
-            r = json.load(f)
-        validate(schema, r, name)
+        r = load_json(out)
+        validate(r, name, schema)
         check_cut_short(r, name, "interrupted", journaled)
         check(
             r["exit_status"] == code and r["interrupted"]["signal"] == name,
@@ -212,17 +183,11 @@ SLOW_GATE = [
 ]
 
 
-def t_signal_in_gate(bench, schema, tmp, env):
+def t_signal_in_gate(tmp, env, bench, schema):
     """SIGTERM while the gate computes a slow reference: the run ends within seconds, not when
     the reference returns. Planted: no InterruptWatchdog in measure() (see the top)."""
     out = os.path.join(tmp, "gate.json")
-    p = subprocess.Popen(
-        [bench, *SLOW_GATE, "--out", out],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = harness.start([bench, *SLOW_GATE, "--out", out], env=env)
     lines = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -254,9 +219,8 @@ def t_signal_in_gate(bench, schema, tmp, env):
     check(not os.path.exists(out + ".journal"), "SIGTERM in the gate: no journal left")
     check(os.path.exists(out), "SIGTERM in the gate: record written")
     if os.path.exists(out):
-        with open(out) as f:
-            r = json.load(f)
-        validate(schema, r, "SIGTERM in the gate")
+        r = load_json(out)
+        validate(r, "SIGTERM in the gate", schema)
         check(
             r["status"] == "interrupted"
             and r["exit_status"] == 143
@@ -278,7 +242,7 @@ def t_signal_in_gate(bench, schema, tmp, env):
     lease_is_free(bench, tmp, env, "SIGTERM in the gate")
 
 
-def t_sigkill(bench, schema, tmp, env):
+def t_sigkill(tmp, env, bench, schema):
     out = os.path.join(tmp, "r.json")
     journal = out + ".journal"
     p = start(bench, out, env)
@@ -299,23 +263,15 @@ def t_sigkill(bench, schema, tmp, env):
     # A kill mid-write leaves a torn last line: ignored and counted, the rounds before it kept.
     with open(journal, "ab") as f:
         f.write(b'{"round": {"round": 99, "samp')
-    q = subprocess.run(
-        [bench, "--resume", journal],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    q = run([bench, "--resume", journal], env=env, timeout=120)
     check(q.returncode == 0, f"--resume: exit {q.returncode}: {q.stderr.strip()[-300:]}")
     check(
         os.path.exists(out) and not os.path.exists(journal),
         "--resume: record at the journal's result path, journal gone",
     )
     if os.path.exists(out):
-        with open(out) as f:
-            r = json.load(f)
-        validate(schema, r, "recovered")
+        r = load_json(out)
+        validate(r, "recovered", schema)
         check_cut_short(r, "recovered", "recovered", finished)
         check(
             r["recovered"]["rounds"] == finished and len(r["plan"]["order"]) == finished,
@@ -342,14 +298,7 @@ def t_sigkill(bench, schema, tmp, env):
             f"recovered: torn tail counted ({r['recovered']['torn_bytes']} bytes)",
         )
     # A second resume has nothing to read: one line, exit 2.
-    q = subprocess.run(
-        [bench, "--resume", journal],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    q = run([bench, "--resume", journal], env=env, timeout=60)
     check(
         q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1,
         f"--resume of nothing: exit {q.returncode}",
@@ -357,18 +306,16 @@ def t_sigkill(bench, schema, tmp, env):
     lease_is_free(bench, tmp, env, "SIGKILL")
 
 
-def t_full_disk(bench, schema, tmp, env):
+def t_full_disk(tmp, env, bench, schema):
     """The disk fills mid-run (a small tmpfs): the run ends with one line naming the journal and
     the --resume that recovers it; once space is freed, --resume writes the record. Planted (the
     code before): the bare "error: cannot write ..." named no journal."""
     if os.geteuid() != 0:
-        print("SKIPPED: mounting a small tmpfs needs root")
-        sys.exit(77)
+        skip("mounting a small tmpfs needs root")
     mnt = os.path.join(tmp, "small")
     os.mkdir(mnt)
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt]).returncode != 0:
-        print("SKIPPED: cannot mount a tmpfs here")
-        sys.exit(77)
+        skip("cannot mount a tmpfs here")
     try:
         out = os.path.join(mnt, "r.json")
         p = start(bench, out, env, rounds=2)
@@ -399,27 +346,24 @@ def t_full_disk(bench, schema, tmp, env):
         check(not os.path.exists(out), "full disk: no partial record")
         check(os.path.exists(journal), "full disk: the journal is kept")
         os.remove(filler)
-        q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True)
+        q = run([bench, "--resume", journal], env=env)
         check(q.returncode == 0, f"full disk: --resume after freeing space: {q.stderr[-300:]}")
         if os.path.exists(out):
-            with open(out) as f:
-                r = json.load(f)
-            validate(schema, r, "full disk")
+            r = load_json(out)
+            validate(r, "full disk", schema)
             check_cut_short(r, "full disk", "recovered", 2)
     finally:
         subprocess.run(["umount", "-l", mnt])
 
 
-def t_resume_keeps_a_complete_record(bench, schema, tmp, env):
+def t_resume_keeps_a_complete_record(tmp, env, bench, schema):
     """A journal left beside the complete record of its own run (the process died between the
     record's rename and the journal's removal): --resume refuses to replace the record. Planted
     (the code before): the complete record was overwritten with a recovered, void one."""
     out = os.path.join(tmp, "r.json")
     journal = out + ".journal"
-    run = [*RUN[: RUN.index("--reps") + 1], "12", *RUN[RUN.index("--reps") + 2 :]]
-    p = subprocess.Popen(
-        [bench, *run, "--out", out], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    plan = [*RUN[: RUN.index("--reps") + 1], "12", *RUN[RUN.index("--reps") + 2 :]]
+    p = harness.start([bench, *plan, "--out", out], env=env)
     deadline = time.monotonic() + 120
     copy = None
     while time.monotonic() < deadline and p.poll() is None:
@@ -436,7 +380,7 @@ def t_resume_keeps_a_complete_record(bench, schema, tmp, env):
         before = f.read()
     with open(journal, "wb") as f:
         f.write(copy)
-    q = subprocess.run([bench, "--resume", journal], env=env, capture_output=True, text=True)
+    q = run([bench, "--resume", journal], env=env)
     check(
         q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1 and "complete" in q.stderr,
         f"--resume beside the run's complete record: exit {q.returncode}: {q.stderr.strip()!r}",
@@ -445,42 +389,35 @@ def t_resume_keeps_a_complete_record(bench, schema, tmp, env):
         check(f.read() == before, "the complete record is untouched")
     # Recovered beside it, under another name, it is still available.
     other = os.path.join(tmp, "recovered.json")
-    q = subprocess.run(
-        [bench, "--resume", journal, "--out", other], env=env, capture_output=True, text=True
-    )
+    q = run([bench, "--resume", journal, "--out", other], env=env)
     check(q.returncode == 0 and os.path.exists(other), "--resume --out elsewhere still recovers")
 
 
-def main():
-    name, bench, schema = sys.argv[1], sys.argv[2], sys.argv[3]
-    with tempfile.TemporaryDirectory(prefix=f"bench_kill_{name}_") as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CONVBENCH_LEASE")}
-        env.update(CONVBENCH_LEASE_DIR=os.path.join(tmp, "locks"), CONVBENCH_LEASE_POLICY="none")
-        if name == "sigterm":
-            t_signal(bench, schema, tmp, env, signal.SIGTERM, 143)
-        elif name == "sigint":
-            t_signal(bench, schema, tmp, env, signal.SIGINT, 130)
-        elif name == "sighup":
-            # An ssh session or terminal that closes: as SIGTERM. Planted (the code before): no
-            # handler, the process died of the signal with no record.
-            t_signal(bench, schema, tmp, env, signal.SIGHUP, 129)
-        elif name == "full_disk":
-            t_full_disk(bench, schema, tmp, env)
-        elif name == "resume_complete":
-            t_resume_keeps_a_complete_record(bench, schema, tmp, env)
-        elif name == "sigkill":
-            t_sigkill(bench, schema, tmp, env)
-        elif name == "sigterm_gate":
-            t_signal_in_gate(bench, schema, tmp, env)
-        else:
-            print(f"kill.py: unknown test {name}", file=sys.stderr)
-            return 2
-    print(f"{name}: {checks} checks, {len(failures)} failed")
-    if checks == 0:
-        print("FAIL: no check ran")
-        return 1
-    return 1 if failures else 0
+def isolated(test, *args):
+    """test with a lock directory of its own and no lease policy from the caller's environment."""
 
+    def with_locks(tmp, bench, schema):
+        env = harness.environ(
+            drop=["CONVBENCH_LEASE*"],
+            CONVBENCH_LEASE_DIR=os.path.join(tmp, "locks"),
+            CONVBENCH_LEASE_POLICY="none",
+        )
+        test(tmp, env, bench, schema, *args)
+
+    return with_locks
+
+
+TESTS = {
+    "sigterm": isolated(t_signal, signal.SIGTERM, 143),
+    "sigint": isolated(t_signal, signal.SIGINT, 130),
+    # An ssh session or terminal that closes: as SIGTERM. Planted (the code before): no handler,
+    # the process died of the signal with no record.
+    "sighup": isolated(t_signal, signal.SIGHUP, 129),
+    "full_disk": isolated(t_full_disk),
+    "resume_complete": isolated(t_resume_keeps_a_complete_record),
+    "sigkill": isolated(t_sigkill),
+    "sigterm_gate": isolated(t_signal_in_gate),
+}
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.main(TESTS, "bench_kill", echo=True)

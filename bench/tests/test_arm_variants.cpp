@@ -34,6 +34,7 @@ public:
   std::string name() const override { return "test-variant@v" + std::to_string(N); }
   GateKind gate() const override { return GateKind::bitwise; }
   HostConvFn function() const override { return &conv_cpu_f64; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "host", ArmRole::candidate}; }
   bool hidden() const override { return true; }
   bool available(std::string *why_not) const override {
     if (N == 3 && why_not)

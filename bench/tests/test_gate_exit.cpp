@@ -1,6 +1,7 @@
 // The correctness gate end to end, through run_bench_conv itself: two deliberately wrong arms,
 // each added in one file's worth of code (as a user adds an arm), must be recorded as failed,
 // never timed, and make the exit status 4, while the result is still written.
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,7 @@ public:
   std::string name() const override { return "test-onebit"; }
   GateKind gate() const override { return GateKind::bitwise; }
   HostConvFn function() const override { return &one_bit_off; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "host", ArmRole::candidate}; }
 };
 class NoBias final : public HostArm {
 public:
@@ -45,6 +47,7 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &no_bias; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 } // namespace
 
@@ -143,6 +146,7 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &conv_cpu_f32; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 class PeerSame final : public HostArm {
 public:
@@ -151,6 +155,7 @@ public:
   double tolerance() const override { return 1e-4; }
   std::string bitwise_sibling() const override { return "test-sibling-base"; }
   HostConvFn function() const override { return &conv_cpu_f32; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 class PeerOff final : public HostArm {
 public:
@@ -159,6 +164,7 @@ public:
   double tolerance() const override { return 1e-4; }
   std::string bitwise_sibling() const override { return "test-sibling-base"; }
   HostConvFn function() const override { return &one_bit_off_f32; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 } // namespace
 
@@ -207,6 +213,7 @@ public:
   GateKind gate() const override { return GateKind::tolerance; }
   double tolerance() const override { return 1e-4; }
   HostConvFn function() const override { return &device_fault; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
 };
 } // namespace
 
@@ -234,4 +241,92 @@ TEST(GateExit, ADeviceFaultInTheGateWritesAFaultedRecord) {
       EXPECT_EQ(c["gate"]["result"], "not-run");
     }
   }
+}
+
+namespace {
+// A ceiling as the gate sees one (GateKind::gemm): a host GEMM of 8 x 8 x 8 checked against the
+// f64 product by its own check, never against the convolution's reference. `Wrong`: B read
+// transposed, the fault the cuBLAS ceilings' GPU test plants.
+template <bool Wrong> class HostGemmPrepared final : public PreparedArm {
+public:
+  void call() override {
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) {
+        float s = 0;
+        for (int p = 0; p < 8; ++p)
+          s += a(i, p) * (Wrong ? b(j, p) : b(p, j));
+        c_[i * 8 + j] = s;
+      }
+  }
+  void output(float *) override {}
+  GateResult own_check() override {
+    call();
+    GateResult g;
+    g.kind = GateKind::gemm;
+    g.tolerance = 1e-5;
+    double err2 = 0, ref2 = 0;
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) {
+        double ref = 0;
+        for (int p = 0; p < 8; ++p)
+          ref += double(a(i, p)) * double(b(p, j));
+        err2 += (c_[i * 8 + j] - ref) * (c_[i * 8 + j] - ref);
+        ref2 += ref * ref;
+        ++g.cells;
+      }
+    g.rel_l2_err = std::sqrt(err2 / ref2);
+    g.pass = g.rel_l2_err <= g.tolerance;
+    return g;
+  }
+
+private:
+  static float a(int i, int p) { return float((i * 7 + p * 3) % 11) - 5.0f; }
+  static float b(int p, int j) { return float((p * 5 + j * 2) % 13) - 6.0f; }
+  float c_[64] = {};
+};
+template <bool Wrong> class HostGemm final : public Arm {
+public:
+  std::string name() const override { return Wrong ? "test-gemm-wrong" : "test-gemm"; }
+  bool device() const override { return false; }
+  GateKind gate() const override { return GateKind::gemm; }
+  double tolerance() const override { return 1e-5; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::ceiling}; }
+  std::string floor_kind() const override { return ""; }
+  bool available(std::string *) const override { return true; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::ceiling}; }
+  std::unique_ptr<PreparedArm> prepare(const Problem &, const std::string &,
+                                       const ArmContext &) const override {
+    return std::make_unique<HostGemmPrepared<Wrong>>();
+  }
+};
+} // namespace
+
+CONVBENCH_REGISTER_ARM(HostGemm<false>)
+CONVBENCH_REGISTER_ARM(HostGemm<true>)
+
+// The ceilings' gate: a GEMM arm is checked by its own host product, not compared with the
+// convolution it does not compute; the right one passes and is timed as role "ceiling", the one
+// with B transposed fails (exit 4, not timed). Planted: gate_case comparing the gemm arms' output
+// with the reference failed test-gemm too; own_check skipped (a pass) let test-gemm-wrong be timed.
+TEST(GateExit, ACeilingIsCheckedByItsOwnGemm) {
+  const SmallRun run = run_small("cpu-f64,test-gemm,test-gemm-wrong", "gemm");
+  EXPECT_EQ(run.rc, 4);
+  ASSERT_FALSE(run.record.is_null());
+  int seen = 0;
+  for (const auto &c : run.record["cases"]) {
+    const std::string arm = c["arm"];
+    if (arm.rfind("cpu-f64", 0) == 0) { // the reference, and its A/A twin (--twins kinds)
+      EXPECT_EQ(c["role"], "reference") << arm;
+      continue;
+    }
+    ++seen;
+    const bool wrong = arm == "test-gemm-wrong";
+    EXPECT_EQ(c["role"], "ceiling") << arm;
+    EXPECT_EQ(c["gate"]["kind"], "gemm") << arm;
+    EXPECT_EQ(c["gate"]["cells"], 64) << arm;
+    EXPECT_EQ(c["gate"]["tolerance"], 1e-5) << arm;
+    EXPECT_EQ(c["gate"]["result"], wrong ? "fail" : "pass") << arm;
+    EXPECT_EQ(c["samples"].size(), wrong ? 0u : 2u) << arm;
+  }
+  EXPECT_EQ(seen, 2);
 }

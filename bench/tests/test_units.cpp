@@ -376,6 +376,45 @@ TEST(Registry, HostArmsRegisteredReferenceFirst) {
 #endif
 }
 
+// Each arm states what it computes with; the record carries it. One reference, and it is the
+// reference arm; the cuDNN arms are the peer; every arm names its math and (built-ins) precision.
+TEST(Registry, EveryArmStatesItsFacts) {
+  int references = 0, checked = 0;
+  for (const Arm *a : registered_arms()) {
+    const ArmFacts f = a->facts();
+    ++checked;
+    EXPECT_TRUE(f.precision.has_value()) << a->name();
+    EXPECT_FALSE(f.math.empty()) << a->name();
+    EXPECT_EQ(f.role == ArmRole::reference, a->gate() == GateKind::reference) << a->name();
+    EXPECT_EQ(f.role == ArmRole::peer, a->name().rfind("cudnn-", 0) == 0) << a->name();
+    EXPECT_EQ(f.role == ArmRole::ceiling, a->gate() == GateKind::gemm) << a->name();
+    references += f.role == ArmRole::reference;
+  }
+  EXPECT_GE(checked, 2);
+  EXPECT_EQ(references, 1);
+  const auto facts = [](const char *arm) {
+    const ArmFacts f = find_arm(arm)->facts();
+    return to_string(*f.precision) + " " + f.math + " " + to_string(f.role);
+  };
+  EXPECT_EQ(facts("cpu-f64"), "f64 host reference");
+  EXPECT_EQ(facts("cpu-f32"), "f32 host candidate");
+  EXPECT_EQ(facts("cpu-f32@generic"), "f32 host candidate"); // hidden: cpu-f32's facts
+  EXPECT_EQ(to_string(twin_arm(*find_arm("cpu-f64"), 2)->facts().role), "reference");
+#if CONVBENCH_HAVE_CUDA
+  EXPECT_EQ(facts("cuda-f64"), "f64 simt candidate");
+  EXPECT_EQ(facts("cuda-f64-fma"), "f64 simt-fma candidate");
+  EXPECT_EQ(facts("cuda-f32"), "f32 simt-fma candidate");
+  EXPECT_EQ(facts("cuda-causal-tiled-bf16"), "bf16 simt candidate");
+#endif
+#if CONVBENCH_HAVE_CUDNN
+  EXPECT_EQ(facts("cudnn-tf32"), "tf32 cudnn peer");
+#endif
+#if CONVBENCH_HAVE_CUBLAS
+  EXPECT_EQ(facts("cublas-dgemm"), "f64 cublas ceiling");
+  EXPECT_EQ(facts("cublas-bf16"), "bf16 cublas ceiling");
+#endif
+}
+
 // ---- CLI (the parser; exit codes and stderr are tested end to end in e2e.py) ----
 
 TEST(Cli, ParsesEveryFlagBothSpellings) {

@@ -110,7 +110,7 @@ std::vector<StageCase> stage_cases() {
   for (const testing::ModelFamily &m : testing::model_families()) {
     for (const testing::Stage &st : testing::model_stages(m, frames)) {
       const ConvShape &up = st.shape;
-      const std::string stage = m.model + "_" + st.name;
+      const std::string stage = m.name + "_" + st.name;
       cases.push_back({stage, up});
       for (int64_t k : {3, 7, 11})
         for (int64_t d : {1, 3, 5}) {

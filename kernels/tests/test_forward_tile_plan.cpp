@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "convbench/device_facts.hpp"
 #include "forward_tile_emulation.hpp"
 #include "forward_tile_plan.hpp"
 #include "model_stages.hpp"
@@ -32,7 +33,7 @@ using cuda::detail::ForwardTilePlan;
 using cuda::detail::kForwardTileShapes;
 using testing::describe;
 
-constexpr int kSms = 132; // the H200's
+constexpr int kSms = convbench::kPlanningDevice.sms; // the H200's
 
 // Every AMP Conv1d of the model families (after each upsample: ch x ch, k in {3, 7, 11}, dilation
 // {1, 3, 5} with the length-keeping padding) and each family's pre conv, at several lengths and

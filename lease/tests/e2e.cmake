@@ -9,8 +9,10 @@ if(NOT DEFINED CONVBENCH_LEASE_E2E_REGISTERED)
     set_tests_properties(lease.bench_e2e PROPERTIES LABELS lease TIMEOUT 300 RESOURCE_LOCK gpu)
     # Real Slurm jobs (tests/test_slurm_jobs.py starts a single-node Slurm when it is not up).
     # RESOURCE_LOCK slurm: the node is one, and the exclusivity checks need it to themselves.
+    # convbench-fleet as built (lease/CMakeLists.txt copies it beside bench_conv).
     set(_slurm_test ${CMAKE_CURRENT_LIST_DIR}/test_slurm_jobs.py --bench $<TARGET_FILE:bench_conv>
-                    --probe $<TARGET_FILE:lease_probe>)
+                    --probe $<TARGET_FILE:lease_probe>
+                    --fleet ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/convbench-fleet)
     add_test(NAME lease.slurm_jobs COMMAND ${Python3_EXECUTABLE} ${_slurm_test})
     # Needs bench_conv's SIGTERM handling (an interrupted record): fails until that is built.
     add_test(NAME lease.slurm_scancel COMMAND ${Python3_EXECUTABLE} ${_slurm_test} --only scancel)

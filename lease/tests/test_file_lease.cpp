@@ -236,7 +236,7 @@ TEST_F(FileLeaseTest, ConvleaseStatusNamesTheHolder) {
 }
 
 // `convlease verify`: the check a command under `convlease run` that is not bench_conv
-// (torch_peer.py) runs at its start and end; it adopts as bench_conv does.
+// (a user's own script) runs at its start and end; it adopts as bench_conv does.
 TEST_F(FileLeaseTest, ConvleaseVerifyChecksTheInheritedLease) {
   Proc ok = spawn({CONVLEASE, "run", "--", CONVLEASE, "verify", "--json"}, tmp_ + "/ok");
   ASSERT_EQ(wait_exit(ok), 0) << slurp(ok.err);

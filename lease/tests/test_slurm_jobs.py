@@ -27,12 +27,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-SCHEMA = os.path.join(REPO, "results", "result.schema.json")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "harness"))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+REPO = str(harness.REPO)
 TINY = [
     "--stage",
     "up3",
@@ -67,29 +69,19 @@ LONG = [
 ]
 GPU = "GPU-00000000-0000-4000-8000-00000000000a"  # a name for the leased GPU; none is touched
 
-failures = []
 jobs = []  # every job this test submitted, cancelled at the end
 
 
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "), flush=True)
-    return cond
-
-
 def sh(cmd, env=None, timeout=240):
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    """(exit status, stdout, stderr); past timeout, a failed check and status None."""
+    p = harness.run(cmd, env=env, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
 def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "CONVBENCH_LEASE"))}
-    env["CONVBENCH_LEASE_POLICY"] = "none"
-    env.update(extra)
-    return env
+    return harness.environ(
+        drop=["SLURM_*", "CONVBENCH_LEASE*"], **{"CONVBENCH_LEASE_POLICY": "none", **extra}
+    )
 
 
 def slurm_up():
@@ -136,27 +128,11 @@ def job_state(job):
 
 
 def wait_for(pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.2)
-    return pred()
+    return harness.wait_for(pred, timeout, step=0.2)
 
 
 def load(path):
-    with open(path) as f:
-        rec = json.load(f)
-    import jsonschema  # a project dependency: missing it is a failure, not a skip
-
-    with open(SCHEMA) as f:
-        errors = [e.message for e in jsonschema.Draft202012Validator(json.load(f)).iter_errors(rec)]
-    check(
-        not errors,
-        f"{os.path.basename(path)} validates against the result schema",
-        "\n".join(errors[:5]),
-    )
-    return rec
+    return harness.load_record(path)
 
 
 def node_name():
@@ -565,6 +541,7 @@ def requeue(a, tmp, env):
     check(ended and not os.path.exists(rec), "the killed task ended with no record", job_state(job))
     rc, _, se = sh(["scontrol", "requeue", job], env)
     check(rc == 0, "scontrol requeue", se)
+
     # Slurm holds a requeued job back until its old credential expires (slurm_up.sh sets
     # cred_expire to 10 s): forced to start sooner, slurmd refuses it ("credential revoked").
     def completed():
@@ -625,19 +602,9 @@ def scancel(a, tmp, env):
     check(rc == 0, "after scancel an exclusive job gets the node at once", f"rc {rc} {se}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
-    ap.add_argument("--probe", required=True)
-    ap.add_argument("--fleet", default=os.path.join(REPO, "scripts", "convbench-fleet"))
-    ap.add_argument("--only", default=None, help="run one part (e.g. scancel)")
-    a = ap.parse_args()
-    if not slurm_up():
-        return 1
-    tmp = tempfile.mkdtemp(prefix="convbench-slurm-")
-    os.chmod(tmp, 0o755)
+def parts(tmp, a, only):
     env = clean_env()
-    parts = {
+    table = {
         "inside": lambda: inside_job(a, tmp, env),
         "outside": lambda: outside_job(a, tmp),
         "forged": lambda: forged(a, tmp, env),
@@ -649,21 +616,29 @@ def main():
         "requeue": lambda: requeue(a, tmp, env),
         "scancel": lambda: scancel(a, tmp, env),
     }
-    chosen = [a.only] if a.only else [p for p in parts if p != "scancel"]
+    os.chmod(tmp, 0o755)
+    chosen = [only] if only else [p for p in table if p != "scancel"]
     try:
         for name in chosen:
             print(f"-- {name}", flush=True)
-            parts[name]()
+            table[name]()
     finally:
         for job in jobs:
             if job:
                 sh(["scancel", job])
-    if failures:
-        print(f"{len(failures)} check(s) failed; files kept in {tmp}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--probe", required=True)
+    ap.add_argument("--fleet", default=os.path.join(REPO, "lease", "tools", "convbench-fleet"))
+    ap.add_argument("--only", default=None, help="run one part (e.g. scancel)")
+    a = ap.parse_args()
+    harness.check.echo = True
+    if not slurm_up():
         return 1
-    subprocess.run(["rm", "-rf", tmp])
-    print("all slurm checks passed")
-    return 0
+    return harness.run_test("slurm_jobs", parts, [a, a.only], "convbench-slurm")
 
 
 if __name__ == "__main__":

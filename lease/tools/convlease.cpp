@@ -7,7 +7,7 @@
 // verifies, releases, and exits with the command's status, or 3 when the lease was refused or lost.
 // A signal to convlease is passed on to the command (one from the terminal reached it already);
 // the command gets SIGTERM if convlease itself dies.
-// `verify`, run by a command under `run` that is not bench_conv (scripts/torch_peer.py), adopts
+// `verify`, run by a command under `run` that is not bench_conv (a user's own script), adopts
 // the inherited lease as bench_conv does, checks it with the authority once, and prints what a
 // record's lease block needs; exit 0 verified, 3 refused.
 #include <signal.h>

@@ -7,8 +7,6 @@
 // The planted mutation for these checks lives in profiles_gpu_tests (an fma() chain that the same
 // check_fp64_nofma() must reject on every run). Skips, with the reason, where no GPU is visible.
 #include <cuda_runtime_api.h>
-#include <fstream>
-#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -31,47 +29,10 @@ using nlohmann::json;
 namespace {
 
 // A stage of the default model of bench/data/models.json (bigvgan_v2_44khz_128band_512x) at
-// `frames`: upI (ConvTranspose1d), or a forward Conv1d the vocoder runs: pre (num_mels -> C, the
-// pre kernel), amp0.k7.d3 (the first AMP block's k 7, dilation 3 conv), post (C/2^stages -> 1,
-// the post kernel, bias as the model says). The shapes follow models.json's "about" rules.
+// `frames`: upI (ConvTranspose1d), or a forward Conv1d the vocoder runs: pre, amp0.k7.d3 (the
+// first AMP block's k 7, dilation 3 conv), post. convbench/models.hpp derives the shapes.
 ConvShape stage_shape(const std::string &name, int64_t frames) {
-  const auto &m = convbench::testing::default_model();
-  if (name.rfind("up", 0) == 0) {
-    ConvShape s = convbench::testing::model_stages(m, frames).at(std::stoul(name.substr(2))).shape;
-    s.validate();
-    return s;
-  }
-  std::ifstream f(std::string(CONVBENCH_SOURCE_DATA_DIR) + "/models.json");
-  const json table = json::parse(f);
-  json model;
-  for (const auto &j : table.at("models"))
-    if (j.at("name") == m.model)
-      model = j;
-  ConvShape s;
-  s.op = ConvOp::forward;
-  if (name == "pre") {
-    s.cin = model.at("num_mels").get<int64_t>();
-    s.cout = m.channels;
-    s.k = model.at("pre_kernel").get<int64_t>();
-    s.l_in = frames;
-  } else if (name == "amp0.k7.d3") {
-    s.cin = s.cout = m.channels / 2;
-    s.k = 7;
-    s.dilation = 3;
-    s.l_in = frames * m.strides.at(0);
-  } else if (name == "post") {
-    int64_t l = frames;
-    for (int64_t st : m.strides)
-      l *= st;
-    s.cin = m.channels >> m.strides.size();
-    s.cout = 1;
-    s.k = model.at("post_kernel").get<int64_t>();
-    s.bias = model.at("post_bias").get<bool>();
-    s.l_in = l;
-  } else {
-    throw std::invalid_argument("no stage " + name);
-  }
-  s.padding = s.dilation * (s.k - 1) / 2;
+  ConvShape s = convbench::testing::default_model().named_shape(name, frames);
   s.validate();
   return s;
 }

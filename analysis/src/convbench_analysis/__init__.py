@@ -1,3 +1,3 @@
-"""convbench analysis: validate result records, apply the gates, report ratios or refuse."""
+"""convbench analysis: validate result records, apply the checks, report ratios or refuse."""
 
 __version__ = "0.1.0"

@@ -2,7 +2,7 @@
 of case by default, `--twins all` one per case; an arm listed twice runs as `arm#2`).
 
 Over every twin pair of the runs: how often its interval holds 1 (the coverage the report's
-intervals claim), how often it is called FASTER or SLOWER (a false verdict), how often the gates
+intervals claim), how often it is called FASTER or SLOWER (a false verdict), how often the checks
 refuse it (a false refusal: the runs were clean), and per kind of case (host, per-call,
 resident) the smallest widening floor that would give the stated coverage over these runs (to
 set aa_floor_<kind> from one batch of runs and check it on another)."""
@@ -16,12 +16,12 @@ from dataclasses import replace
 import numpy as np
 
 from . import record, verdicts
+from .checks import pair_findings, seconds, spread_of
 from .findings import Assessment
-from .gates import pair_findings, seconds, spread_of
 
 
 def _pairs(a: Assessment):
-    """(run index, twin, its statement, the gates' reasons) for every twin pair of the runs."""
+    """(run index, twin, its statement, the checks' reasons) for every twin pair of the runs."""
     th = a.thresholds
     for i, run in enumerate(a.runs):
         ts = verdicts.twins(run.cases, th.ci_level)
@@ -59,6 +59,45 @@ def _needed_floor(items: list, th, kind: str) -> float | None:
         else:
             lo = mid
     return hi
+
+
+def _arm_rows(arms: dict) -> list[dict]:
+    """Per arm: its noise floor (median CV of its cases) and what its A/A twins showed."""
+    rows = []
+    for key in sorted(arms):
+        e = arms[key]
+        n = len(e["aa"])
+        rows.append(
+            {
+                "arm": key,
+                "cases": len(e["cvs"]),
+                "noise_floor_cv": float(np.median(e["cvs"])) if e["cvs"] else None,
+                "aa_pairs": n,
+                "aa_max_dev": float(max(abs(v - 1.0) for v in e["aa"])) if n else None,
+                "aa_covered": int(e["covered"]),
+                "aa_called": int(e["called"]),
+                "aa_refused": e["refused"],
+                "refusal_codes": dict(sorted(e["codes"].items())),
+            }
+        )
+    return rows
+
+
+def _per_kind(pairs: list[dict], kinds: dict, th) -> dict:
+    """Per kind of case: its twins' coverage, false verdicts, the floor and the floor needed."""
+    per_kind = {}
+    for kind in verdicts.KINDS:
+        ps = [p for p in pairs if p["kind"] == kind]
+        if not ps:
+            continue
+        per_kind[kind] = {
+            "pairs": len(ps),
+            "coverage": sum(p["covers_one"] for p in ps) / len(ps),
+            "called": sum(p["verdict"] in ("FASTER", "SLOWER") for p in ps),
+            "floor": verdicts.floor_of(kind, th),
+            "floor_needed": _needed_floor(kinds[kind], th, kind),
+        }
+    return per_kind
 
 
 def build(a: Assessment) -> dict:
@@ -100,36 +139,9 @@ def build(a: Assessment) -> dict:
                 "kernels_differ": list(t.kernels_differ) if t.kernels_differ else None,
             }
         )
-    rows = []
-    for key in sorted(arms):
-        e = arms[key]
-        n = len(e["aa"])
-        rows.append(
-            {
-                "arm": key,
-                "cases": len(e["cvs"]),
-                "noise_floor_cv": float(np.median(e["cvs"])) if e["cvs"] else None,
-                "aa_pairs": n,
-                "aa_max_dev": float(max(abs(v - 1.0) for v in e["aa"])) if n else None,
-                "aa_covered": int(e["covered"]),
-                "aa_called": int(e["called"]),
-                "aa_refused": e["refused"],
-                "refusal_codes": dict(sorted(e["codes"].items())),
-            }
-        )
+    rows = _arm_rows(arms)
     total = len(pairs)
-    per_kind = {}
-    for kind in verdicts.KINDS:
-        ps = [p for p in pairs if p["kind"] == kind]
-        if not ps:
-            continue
-        per_kind[kind] = {
-            "pairs": len(ps),
-            "coverage": sum(p["covers_one"] for p in ps) / len(ps),
-            "called": sum(p["verdict"] in ("FASTER", "SLOWER") for p in ps),
-            "floor": verdicts.floor_of(kind, th),
-            "floor_needed": _needed_floor(kinds[kind], th, kind),
-        }
+    per_kind = _per_kind(pairs, kinds, th)
 
     def rate(key) -> float | None:
         return sum(bool(p[key]) for p in pairs) / total if total else None
@@ -184,7 +196,7 @@ def render(rep: dict) -> str:
     lines.append(
         f"over {rep['aa_pairs']} clean A/A pairs: {_pct(rep['coverage'])} of the "
         f"{rep['level']:.0%} intervals hold 1; {_pct(rep['false_verdict_rate'])} called FASTER "
-        f"or SLOWER (band {rep['band']:.0%}); the gates would refuse {rep['aa_refused']} "
+        f"or SLOWER (band {rep['band']:.0%}); the checks would refuse {rep['aa_refused']} "
         f"({_pct(rep['false_refusal_rate'])})"
     )
     return "\n".join(lines)

@@ -1,9 +1,9 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-host-table | tile-table | gates.
+perf-table | host-table | tile-table | checks.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
---strict, for CI gates) nothing refused but a case imprecise or a ratio AMBIGUOUS.
+--strict, for CI) nothing refused but a case imprecise or a ratio AMBIGUOUS.
 
 A subcommand is one entry in COMMANDS: a function that adds its arguments to its parser and a
 function that runs it (args -> exit code). `add_command` is how another module adds one."""
@@ -49,7 +49,7 @@ def _common() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="override a gate threshold (see `gates`)",
+        help="override a check's threshold (see `checks`)",
     )
     common.add_argument("--seed", type=int, default=None, help="bootstrap seed (compare)")
     common.add_argument("--schema", default=None, help="validate against this schema file")
@@ -144,7 +144,8 @@ def report_exit(rep: dict, strict: bool) -> int:
 
 
 def _report(args) -> int:
-    from . import gates, pairs, report
+    from . import pairs, report
+    from .assess import assess
     from .load import InputError
 
     th = thresholds(args)
@@ -154,7 +155,7 @@ def _report(args) -> int:
         raise InputError("command line", "", str(e)) from None
     runs = load_runs(args, args.files)
     earlier, held = _history_runs(args, runs, th)
-    a = gates.assess(runs, th, earlier, held=held)
+    a = assess(runs, th, earlier, held=held)
     rep = report.build(a, args.baseline, spec)
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
@@ -171,7 +172,8 @@ def _plot_args(p) -> None:
 
 
 def _plot(args) -> int:
-    from . import gates, history_view, plot
+    from . import history_view, plot
+    from .assess import assess
     from .load import InputError
 
     if args.case:
@@ -183,7 +185,7 @@ def _plot(args) -> int:
         return EXIT_OK
     if not args.files:
         raise InputError("command line", "", "plot needs result files, or --case CASE_ID")
-    a = gates.assess(load_runs(args, args.files), thresholds(args))
+    a = assess(load_runs(args, args.files), thresholds(args))
     for p in plot.plot(a, Path(args.out), args.baseline):
         print(p)
     return EXIT_OK
@@ -197,9 +199,10 @@ def _compare_args(p) -> None:
 
 
 def _compare(args) -> int:
-    from . import compare, gates
+    from . import compare
+    from .assess import assess
 
-    a = gates.assess(load_runs(args, [args.a, args.b]), thresholds(args), compared=True)
+    a = assess(load_runs(args, [args.a, args.b]), thresholds(args), compared=True)
     rep = compare.build(a, args.arm, seed(args))
     fmt = tables.format_of(args)
     print(tables.dumps(rep) if fmt == "json" else compare.render(rep, fmt))
@@ -212,9 +215,10 @@ def _calibrate_args(p) -> None:
 
 
 def _calibrate(args) -> int:
-    from . import calibrate, gates
+    from . import calibrate
+    from .assess import assess
 
-    a = gates.assess(load_runs(args, args.files), thresholds(args))
+    a = assess(load_runs(args, args.files), thresholds(args))
     rep = calibrate.build(a)
     print(json.dumps(rep, indent=1) if args.json else calibrate.render(rep))
     return EXIT_OK
@@ -247,19 +251,16 @@ def _index(args) -> int:
     return EXIT_OK
 
 
-def _gates_table(args=None) -> int:
-    from .findings import GATES
-    from .thresholds import Thresholds
+def _checks_args(p) -> None:
+    from .findings import FORMATS
 
-    lines = ["gates (REFUSE: the number is not trusted; note: said, and accepted):"]
-    for g in GATES.values():
-        th = f"  [thresholds: {', '.join(g.thresholds)}]" if g.thresholds else ""
-        kind = "REFUSE" if g.refuses else "note"
-        lines.append(f"  {g.code:<19}{kind:<7}{g.message}{th}\n  {'':<26}fix: {g.remedy}")
-    lines.append("thresholds (override with --threshold NAME=VALUE):")
-    for name, default, doc in Thresholds.describe():
-        lines.append(f"  {name:<26} {default:<8g} {doc}")
-    print("\n".join(lines))
+    p.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+
+
+def _checks_table(args) -> int:
+    from .findings import table
+
+    print(table(args.format))
     return EXIT_OK
 
 
@@ -276,7 +277,7 @@ add_command(
 )
 add_command(
     "calibrate",
-    "noise floor per arm and the gates' refusals of A/A twins",
+    "noise floor per arm and the checks' refusals of A/A twins",
     _calibrate_args,
     _calibrate,
 )
@@ -290,11 +291,12 @@ def _fleet_args(p) -> None:
 
 
 def _fleet(args) -> int:
-    from . import fleet, gates
+    from . import fleet
+    from .assess import assess
 
     th = thresholds(args)
     runs = load_runs(args, args.files)
-    return fleet.run(args, gates.assess(runs, th))
+    return fleet.run(args, assess(runs, th))
 
 
 add_command("fleet", _FLEET_HELP, _fleet_args, _fleet)
@@ -318,6 +320,19 @@ add_command(
     _gpus_args,
     _gpus,
 )
+
+
+def _perf_table_args(p) -> None:
+    from . import perf_table
+
+    perf_table.arguments(p)
+
+
+def _perf_table(args) -> int:
+    from . import perf_table
+
+    perf_table.check_arguments(args)
+    return perf_table.run(args, load_runs(args, args.files), thresholds(args))
 
 
 def _host_table_args(p) -> None:
@@ -359,31 +374,35 @@ add_command(
     common=False,
 )
 add_command(
-    "gates",
-    "list the gates and the thresholds with their defaults",
-    lambda p: None,
-    _gates_table,
-    common=False,
+    "perf-table",
+    "the performance targets of one record: peer, floors, cuBLAS ceilings (--doc: the document)",
+    _perf_table_args,
+    _perf_table,
 )
+_CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
+add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
-        description="Validate convbench results, apply the gates, report "
+        description="Validate convbench results, apply the checks, report "
         "ratios with confidence or refuse with every reason.",
     )
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     common = _common()
     for name, (help_, arguments, _, takes_common) in COMMANDS.items():
-        sp = sub.add_parser(name, parents=[common] if takes_common else [], help=help_)
+        aliases = ["gates"] if name == "checks" else []  # the command's earlier name
+        sp = sub.add_parser(
+            name, parents=[common] if takes_common else [], help=help_, aliases=aliases
+        )
         arguments(sp)
     return p
 
 
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return COMMANDS[args.cmd][2](args)
+    return COMMANDS["checks" if args.cmd == "gates" else args.cmd][2](args)
 
 
 def main(argv: list[str] | None = None) -> int:

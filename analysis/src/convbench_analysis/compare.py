@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import record, tables
-from .gates import Assessment, seconds
+from .checks import seconds
+from .findings import Assessment
 from .report import _t
 from .stats import DEFAULT_SEED, best_ratio, mann_whitney_u
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from .load import InputError, parse_utc
+from .errors import InputError
+from .record import Case, Lease, Plan, parse_utc
 
 
 def _fail(where: str, field: str, message: str):
@@ -29,16 +30,15 @@ def _times(data: dict, where: str) -> None:
 
 
 def _lease(data: dict, where: str) -> None:
-    lease = data["lease"]
-    ob = lease.get("observation") or {}
-    n = ob.get("foreign_gpu_processes_max") or 0
-    if lease.get("status") == "collected" and ob:
+    lease = Lease.of(data["lease"])
+    n = lease.foreign_gpu_processes_max
+    if lease.collected and lease.observation:
         seen = max(
             (
-                (s.get(k) or {}).get("foreign_processes") or 0
+                n
                 for c in data["cases"]
-                for s in c["samples"]
-                for k in ("gpu_before", "gpu_after")
+                for s in Case.of(c).samples
+                for n in s.foreign_gpu_processes()
             ),
             default=0,
         )
@@ -48,7 +48,7 @@ def _lease(data: dict, where: str) -> None:
                 "$.lease.observation.foreign_gpu_processes_max",
                 f"{n}, but a sample saw {seen} foreign GPU process(es)",
             )
-    if lease.get("status") != "collected" or lease.get("verdict") != "valid":
+    if not lease.collected or lease.verdict != "valid":
         return
     if n > 0:
         _fail(
@@ -56,34 +56,34 @@ def _lease(data: dict, where: str) -> None:
             "$.lease.verdict",
             f"'valid' but $.lease.observation.foreign_gpu_processes_max = {n}",
         )
-    if ob.get("foreign_gpu_samples"):
+    if lease.foreign_gpu_samples:
         _fail(
             where,
             "$.lease.verdict",
             f"'valid' but $.lease.observation.foreign_gpu_samples lists "
-            f"{len(ob['foreign_gpu_samples'])} case(s)",
+            f"{len(lease.foreign_gpu_samples)} case(s)",
         )
     for k in ("start_check", "end_check"):
         if isinstance(lease.get(k), dict) and lease[k].get("ok") is False:
             _fail(where, "$.lease.verdict", f"'valid' but $.lease.{k}.ok is false")
 
 
-def _case(data: dict, i: int, c: dict, rounds: int | None, where: str) -> None:
+def _case(data: dict, i: int, c: Case, rounds: int | None, where: str) -> None:
     at = f"$.cases[{i}]"
-    want = f"{c['stage']}/{c['frames']}/{c['arm']}/{c['staging']}"
-    if c["id"] != want:
-        _fail(where, f"{at}.id", f"{c['id']!r} disagrees with its fields ({want!r})")
-    if (c["staging"] == "host") == bool(c["device"]):
-        _fail(where, f"{at}.device", f"{c['device']} with staging {c['staging']!r}")
-    g = c["gate"]
-    if g["result"] == "pass" and g["kind"] == "bitwise" and (g.get("mismatches") or 0) > 0:
+    want = f"{c.stage}/{c.frames}/{c.arm}/{c.staging}"
+    if c.id != want:
+        _fail(where, f"{at}.id", f"{c.id!r} disagrees with its fields ({want!r})")
+    if (c.staging == "host") == c.device:
+        _fail(where, f"{at}.device", f"{c['device']} with staging {c.staging!r}")
+    g = c.gate
+    if g.result == "pass" and g.kind == "bitwise" and (g.mismatches or 0) > 0:
         _fail(
             where,
             f"{at}.gate.result",
-            f"'pass' but a bitwise gate with {g['mismatches']} mismatching cells",
+            f"'pass' but a bitwise gate with {g.mismatches} mismatching cells",
         )
-    samples = c["samples"]
-    if g["result"] in ("fail", "not-run") and samples:
+    samples = c.samples
+    if g.result in ("fail", "not-run") and samples:
         _fail(where, f"{at}.samples", f"{len(samples)} samples of an arm that failed its gate")
     if rounds is not None and len(samples) > rounds:
         _fail(
@@ -91,23 +91,23 @@ def _case(data: dict, i: int, c: dict, rounds: int | None, where: str) -> None:
         )
     seen = set()
     for j, s in enumerate(samples):
-        if s["round"] in seen:
-            _fail(where, f"{at}.samples[{j}].round", f"round {s['round']} sampled twice")
-        seen.add(s["round"])
-        if rounds is not None and s["round"] >= rounds:
-            _fail(where, f"{at}.samples[{j}].round", f"{s['round']} >= the run's {rounds} rounds")
-        if s["iterations"] < 1:
-            _fail(where, f"{at}.samples[{j}].iterations", f"{s['iterations']} < 1")
-        total, per = s.get("total_seconds"), s["seconds"]
-        if total is not None and not math.isclose(total, per * s["iterations"], rel_tol=1e-6):
+        if s.round in seen:
+            _fail(where, f"{at}.samples[{j}].round", f"round {s.round} sampled twice")
+        seen.add(s.round)
+        if rounds is not None and s.round >= rounds:
+            _fail(where, f"{at}.samples[{j}].round", f"{s.round} >= the run's {rounds} rounds")
+        if s.iterations < 1:
+            _fail(where, f"{at}.samples[{j}].iterations", f"{s.iterations} < 1")
+        total, per = s.total_seconds, s.seconds
+        if total is not None and not math.isclose(total, per * s.iterations, rel_tol=1e-6):
             _fail(
                 where,
                 f"{at}.samples[{j}].total_seconds",
-                f"{total:.6g} s, but seconds x iterations = {per * s['iterations']:.6g} s",
+                f"{total:.6g} s, but seconds x iterations = {per * s.iterations:.6g} s",
             )
-    st = c.get("stats")
+    st = c.stats
     if samples and st:
-        best = min(s["seconds"] for s in samples)
+        best = min(s.seconds for s in samples)
         if not math.isclose(st["best"], best, rel_tol=1e-9):
             _fail(
                 where,
@@ -120,12 +120,11 @@ def _case(data: dict, i: int, c: dict, rounds: int | None, where: str) -> None:
 
 def check(data: dict, where: str) -> None:
     _times(data, where)
-    order = data["plan"].get("order")
-    rounds = len(order) if order else None
+    rounds = Plan.of(data["plan"]).rounds
     seen = set()
-    for i, c in enumerate(data["cases"]):
-        if c["id"] in seen:
-            _fail(where, f"$.cases[{i}].id", f"duplicate case id {c['id']!r}")
-        seen.add(c["id"])
+    for i, c in enumerate(map(Case.of, data["cases"])):
+        if c.id in seen:
+            _fail(where, f"$.cases[{i}].id", f"duplicate case id {c.id!r}")
+        seen.add(c.id)
         _case(data, i, c, rounds, where)
     _lease(data, where)

@@ -11,26 +11,25 @@ import math
 import numpy as np
 
 from . import record
+from .checks import case_findings, lease_findings, seconds, spread_of
 from .findings import Assessment, Finding
-from .gates import case_findings, lease_findings, seconds, spread_of
 from .load import Run, parse_utc
 
 
 def device_timing(run: Run) -> str:
     """How the run timed its resident device arms; results older than the field: launched."""
-    return run.data["plan"].get("device_timing", "launched")
+    return run.plan.device_timing
 
 
 def request_key(run: Run) -> tuple:
     """Runs with one key asked for the same thing of the same machine and source: the case id
     pins stage/frames/arm/staging; the rest of the plan that can move a case's time is the model,
     the thread count and the device timing (other stages, reps, seed should not)."""
-    d = run.data
     return (
-        d["tool"].get("git_sha"),
+        run.tool.get("git_sha"),
         record.host_id(run),
-        d["plan"].get("model"),
-        d["plan"].get("threads"),
+        run.plan.model,
+        run.plan.threads,
         device_timing(run),
     )
 
@@ -45,9 +44,9 @@ def timing_mode_findings(a: Assessment, compared: bool) -> None:
             tx, ty = device_timing(rx), device_timing(ry)
             if tx == ty or not (compared or request_key(rx)[:4] == request_key(ry)[:4]):
                 continue
-            ids_y = {c["id"] for c in ry.cases if c["device"]}
+            ids_y = {c.id for c in ry.cases if c.device}
             for c in rx.cases:
-                if not c["device"] or c["id"] not in ids_y:
+                if not c.device or c.id not in ids_y:
                     continue
                 for me, i, mine, other, theirs in ((rx, x, tx, ry, ty), (ry, y, ty, rx, tx)):
                     a.add(
@@ -55,7 +54,7 @@ def timing_mode_findings(a: Assessment, compared: bool) -> None:
                             "timing-mode",
                             f"timed {mine} here, {theirs} in {other.path}",
                             me.path,
-                            c["id"],
+                            c.id,
                         ),
                         i,
                     )
@@ -68,7 +67,7 @@ def _median(xs) -> float | None:
 
 def _slowest_speed(case: dict) -> float | None:
     return _median(
-        (record.slowest_worker(s) or {}).get("adds_per_s") for s in case.get("samples") or []
+        (record.slowest_worker(s) or {}).get("adds_per_s") for s in record.Case.of(case).samples
     )
 
 
@@ -76,23 +75,23 @@ def cause(rx: Run, cx: dict, ry: Run, cy: dict, th) -> tuple[str, str]:
     """(code, what differs) between two records of one case, first difference first."""
     kx, ky = record.kernel_choice(cx), record.kernel_choice(cy)
     for key, what in (
-        ("algorithm", "cuDNN algorithm" if cx["arm"].startswith("cudnn") else "algorithm"),
+        ("algorithm", "cuDNN algorithm" if record.arm_facts(cx).math == "cudnn" else "algorithm"),
         ("config", "tuned config"),
         ("name", "kernel"),
         ("workspace_bytes", "workspace bytes"),
     ):
         if kx[key] != ky[key] and (kx[key] is not None or ky[key] is not None):
             return "config-changed", f"{what} {kx[key]} vs {ky[key]}"
-    tx, ty = rx.data["tool"], ry.data["tool"]
+    tx, ty = rx.tool, ry.tool
     for key in ("binary_sha", "build_type", "cxx_flags", "cuda_flags", "compiler"):
         if tx.get(key) != ty.get(key):
             return "build-changed", f"{key} {tx.get(key)} vs {ty.get(key)}"
-    if cx["device"]:
+    if cx.device:
         dx, dy = (record.gpu_of(rx) or {}).get("driver"), (record.gpu_of(ry) or {}).get("driver")
         if dx != dy:
             return "driver-changed", f"driver {dx} vs {dy}"
-        mx = _median(record.measured_clock(s) for s in cx["samples"])
-        my = _median(record.measured_clock(s) for s in cy["samples"])
+        mx = _median(record.measured_clock(s) for s in cx.samples)
+        my = _median(record.measured_clock(s) for s in cy.samples)
         if mx and my and abs(mx - my) / max(mx, my) > th.clock_changed_max:
             return "clock-changed", f"median SM clock {mx:.0f} vs {my:.0f} MHz"
         fx, fy = record.capped_fraction(cx)[0], record.capped_fraction(cy)[0]
@@ -116,7 +115,7 @@ def drift_floor_of(case: dict, th) -> float:
     """The least disagreement between two clean runs' best times that is drift, by kind of case:
     what clean runs of that kind move between runs minutes apart on the fleet's machines."""
     return {"host": th.drift_floor_host, "per-call": th.drift_floor_per_call}.get(
-        case.get("staging"), th.drift_floor
+        record.Case.of(case).staging, th.drift_floor
     )
 
 
@@ -137,8 +136,7 @@ def _finding(me: Run, c: dict, other: Run, cy: dict, d, th, earlier: bool) -> Fi
     mine, theirs, ratio, allowed = d
     code, what = cause(me, c, other, cy, th)
     where = (
-        f"the earlier run {other.path} (run {other.data['run_id'][:8]}, started "
-        f"{other.data['started_utc']})"
+        f"the earlier run {other.path} (run {other.run_id[:8]}, started {other.started_utc})"
         if earlier
         else other.path
     )
@@ -146,15 +144,15 @@ def _finding(me: Run, c: dict, other: Run, cy: dict, d, th, earlier: bool) -> Fi
         f"best {mine:.4g} s here vs {theirs:.4g} s in {where}: x{ratio:.2f} > allowed "
         f"x{1 + allowed:.2f}; {what}"
     )
-    return Finding(code, detail, me.path, c["id"])
+    return Finding(code, detail, me.path, c.id)
 
 
 def accepted_cases(run: Run, th) -> set[str]:
-    """The cases of a reference run that its own gates accept: only those are references."""
+    """The cases of a reference run that its own checks accept: only those are references."""
     if any(f.refuses for f in lease_findings(run, th)):
         return set()
     return {
-        c["id"]
+        c.id
         for c in run.cases
         if not any(f.refuses for f in case_findings(run, c, th)) and len(seconds(c))
     }
@@ -165,35 +163,35 @@ def drift_findings(a: Assessment, history: list[Run]) -> None:
     for x in range(len(a.runs)):
         for y in range(x + 1, len(a.runs)):
             rx, ry = a.runs[x], a.runs[y]
-            if request_key(rx) != request_key(ry) or rx.data["run_id"] == ry.data["run_id"]:
+            if request_key(rx) != request_key(ry) or rx.run_id == ry.run_id:
                 continue
-            cy = {c["id"]: c for c in ry.cases}
+            cy = {c.id: c for c in ry.cases}
             for c in rx.cases:
-                d = cy.get(c["id"])
+                d = cy.get(c.id)
                 got = d is not None and _disagree(c, d, th)
                 if got:
                     a.add(_finding(rx, c, ry, d, got, th, False), x)
                     mine, theirs, ratio, allowed = got
                     a.add(_finding(ry, d, rx, c, (theirs, mine, ratio, allowed), th, False), y)
-    named = {r.data["run_id"] for r in a.runs}
-    refs = [h for h in history if h.data["run_id"] not in named]
+    named = {r.run_id for r in a.runs}
+    refs = [h for h in history if h.run_id not in named]
     for i, run in enumerate(a.runs):
-        start = parse_utc(run.data["started_utc"])
+        start = parse_utc(run.started_utc)
         earlier = sorted(
             (
                 h
                 for h in refs
-                if request_key(h) == request_key(run) and parse_utc(h.data["ended_utc"]) <= start
+                if request_key(h) == request_key(run) and parse_utc(h.ended_utc) <= start
             ),
-            key=lambda h: h.data["started_utc"],
+            key=lambda h: h.started_utc,
             reverse=True,
         )
         depth = int(th.history_depth)
         ok = {id(h): accepted_cases(h, th) for h in earlier}
         for c in run.cases:
-            refs_c = [h for h in earlier if c["id"] in ok[id(h)]][:depth]
+            refs_c = [h for h in earlier if c.id in ok[id(h)]][:depth]
             for h in refs_c:
-                d = next(x for x in h.cases if x["id"] == c["id"])
+                d = next(x for x in h.cases if x.id == c.id)
                 got = _disagree(c, d, th)
                 if got:
                     a.add(_finding(run, c, h, d, got, th, True), i)

@@ -13,7 +13,7 @@ from .thresholds import Thresholds
 
 
 @dataclass(frozen=True)
-class Gate:
+class Check:
     code: str
     message: str  # what it means, one line
     remedy: str  # what would fix it, one line (a finding may name a more concrete one)
@@ -21,43 +21,43 @@ class Gate:
     refuses: bool = True
 
 
-def _g(*args, **kw) -> Gate:
-    return Gate(*args, **kw)
+def _c(*args, **kw) -> Check:
+    return Check(*args, **kw)
 
 
 _ALL = (
     # ---- the run ---------------------------------------------------------------------------
-    _g(
+    _c(
         "lease-none",
         "the run was not under a lease (not collected, no token, or --no-lease)",
-        "run under the lease: bench_conv without --no-lease, torch_peer.py as "
-        "`convlease run [--gpu N] -- python3 scripts/torch_peer.py ...`",
+        "run under the lease: bench_conv without --no-lease (or under "
+        "`convlease run [--gpu N] -- bench_conv ...`)",
     ),
-    _g(
+    _c(
         "lease-void",
         "the lease verdict is void: the observation saw someone else on the resource",
         "re-run when the GPU is free; the lease reasons name who else held it",
     ),
-    _g(
+    _c(
         "lease-expired",
         "the lease lapsed: a renewal came later than the TTL",
         "raise the lease TTL or renew more often, then re-run",
         ("renew_gap_fraction",),
     ),
-    _g(
+    _c(
         "lease-overlap",
         "another accepted run held the same GPU (or host) through the same lease authority while "
         "this run held it: their leases' acquired-to-released times overlap",
         "re-run both, one at a time (bench_conv --lease-wait S queues a run behind the holder)",
     ),
-    _g(
+    _c(
         "lease-two-mutexes",
         "another accepted run held the same GPU (or host) at the same time through a different "
         "lock (another lock directory or lease backend): two mutexes, neither excluding the other",
         "use the site's one authority on every run (leave CONVBENCH_LEASE_DIR and "
         "CONVBENCH_LEASE_BACKEND unset, or set them alike everywhere), then re-run both",
     ),
-    _g(
+    _c(
         "aa-unstable",
         "the run's A/A twins of this kind of case (one arm prepared and timed twice) disagree "
         "beyond the equivalence band, interval included: the instrument was unstable in this "
@@ -66,33 +66,33 @@ _ALL = (
         "buffers, its algorithm choice, its position in the rounds)",
         ("equivalence_band", "aa_unstable_level"),
     ),
-    _g(
+    _c(
         "run-incomplete",
         "the run was interrupted or recovered from its journal: some cases have fewer rounds",
         "nothing to fix if every case kept enough rounds; else re-run",
         refuses=False,
     ),
     # ---- one case --------------------------------------------------------------------------
-    _g(
+    _c(
         "gate-failed",
         "the correctness gate failed: the arm computes the wrong result",
         "fix the arm; a wrong arm is never timed",
     ),
-    _g(
+    _c(
         "arm-faulted",
         "the arm's call failed after its gate, or its kernel faulted on the device (the CUDA "
         "context lost): the run ended there",
         "fix the arm (run it under compute-sanitizer for a device fault); the other arms' "
         "finished rounds are kept",
     ),
-    _g(
+    _c(
         "too-few-rounds",
         "too few timed rounds for an interval: the case and its ratios are imprecise",
         "re-run with --reps at least the threshold (6 rounds give a 95% interval)",
         ("min_rounds",),
         refuses=False,
     ),
-    _g(
+    _c(
         "spread",
         "the rounds scatter (max/min or CV above the threshold): the intervals are wider, "
         "which is said, not refused (spread alone names no cause)",
@@ -101,7 +101,7 @@ _ALL = (
         ("device_cv_max", "device_spread_max", "host_cv_max", "host_spread_max"),
         refuses=False,
     ),
-    _g(
+    _c(
         "spread-noted",
         "a host arm's samples scatter beyond the CV limit, but enough rounds make the median's "
         "interval narrow",
@@ -109,24 +109,24 @@ _ALL = (
         ("host_cv_max", "host_ci_max"),
         refuses=False,
     ),
-    _g(
+    _c(
         "cut-short",
         "the run was interrupted while this case was still taking rounds: its stopping rule "
         "never decided",
         "re-run the case (or `bench_conv --resume JOURNAL` of a killed run, then re-run)",
     ),
-    _g(
+    _c(
         "ci-not-reached",
         "the case stopped at its time budget before its interval reached the target",
         "give the run a longer budget, or accept the wider interval the report states",
         refuses=False,
     ),
-    _g(
+    _c(
         "foreign-gpu",
         "another process held a context on the GPU during a sample",
         "re-run when no other process is on the GPU (nvidia-smi lists them)",
     ),
-    _g(
+    _c(
         "foreign-cpu",
         "another process took CPU time from a host arm: its threads waited or were preempted",
         "re-run when the named process is gone, or hold the host lease",
@@ -138,21 +138,21 @@ _ALL = (
             "host_slow_rounds_max",
         ),
     ),
-    _g(
+    _c(
         "foreign-cpu-noise",
         "foreign CPU time was seen but the arm lost none (tick noise or an idle neighbour)",
         "nothing to fix",
         ("foreign_cpu_share_max",),
         refuses=False,
     ),
-    _g(
+    _c(
         "host-speed",
         "host rounds were slower beyond noise while one of the arm's CPUs delivered less speed, "
         "in at least host_slow_rounds_max of the case's rounds",
         "pin the arm to the CPUs that delivered full speed (bench_conv --cpus LIST)",
         ("host_speed_min_relative", "slow_sample_k", "slow_sample_floor", "host_slow_rounds_max"),
     ),
-    _g(
+    _c(
         "host-steal",
         "at least half of a host case's rounds ran while the hypervisor stole the CPUs' time "
         "(steal, /proc/stat) and are slower beyond noise than the unstolen rounds",
@@ -160,14 +160,14 @@ _ALL = (
         "same physical CPUs",
         ("steal_share_max", "host_slow_rounds_max", "slow_sample_k", "slow_sample_floor"),
     ),
-    _g(
+    _c(
         "host-steal-noted",
         "a minority of a host case's rounds were stolen by the hypervisor and slowed; the best and "
         "the median are values of unstolen rounds",
         "nothing to fix",
         refuses=False,
     ),
-    _g(
+    _c(
         "host-speed-noted",
         "some host rounds ran slower on a CPU delivering less speed; too few to move the best "
         "or the median, which stay values of full-speed rounds",
@@ -175,85 +175,85 @@ _ALL = (
         ("host_slow_rounds_max",),
         refuses=False,
     ),
-    _g(
+    _c(
         "clock",
         "the SM clock measured during a sample was below the threshold of its max",
         "check power and thermals (nvidia-smi -q -d PERFORMANCE), let the GPU settle, re-run",
         ("sm_clock_min_fraction",),
     ),
-    _g(
+    _c(
         "throttle",
         "the throttled samples are slower than the unthrottled ones of the same case",
         "lower the GPU's load or raise its power limit, then re-run; or compare arms at equal "
         "throttling",
         ("throttle_k", "throttle_floor"),
     ),
-    _g(
+    _c(
         "throttle-noted",
         "the GPU reported a throttle reason, but the case's times show no effect",
         "nothing to fix",
         refuses=False,
     ),
     # ---- one ratio -------------------------------------------------------------------------
-    _g(
+    _c(
         "throttle-differs",
         "the two arms of a ratio were capped for very different fractions of their time",
         "re-run with the arms interleaved on a cooler GPU, or compare at equal throttling",
         ("throttle_fraction_diff_max",),
     ),
-    _g(
+    _c(
         "throttle-differs-noted",
         "the two arms of a ratio were capped for very different fractions of their time, but in "
         "each capped arm the capped samples are no slower than its uncapped ones",
         "nothing to fix",
         refuses=False,
     ),
-    _g(
+    _c(
         "throttle-alike",
         "both arms of a ratio were capped for alike fractions of their time",
         "nothing to fix",
         refuses=False,
     ),
     # ---- across runs -----------------------------------------------------------------------
-    _g(
+    _c(
         "timing-mode",
         "the same device case was timed launched in one run and queued in another: the times "
         "measure different things",
         "compare runs made with the same bench_conv --device-timing",
     ),
-    _g(
+    _c(
         "config-changed",
         "two runs of the same request ran different kernels (algorithm, tuned config, "
         "workspace), and their times disagree",
         "pin the kernel: bench_conv --cudnn-algo ALGO, or replay the earlier run's choices",
         ("drift_k", "drift_floor"),
     ),
-    _g(
+    _c(
         "build-changed",
         "two runs of one git sha were built differently (binary or flags), and their times "
         "disagree",
         "compare runs of one build",
         ("drift_k", "drift_floor"),
     ),
-    _g(
+    _c(
         "driver-changed",
         "two runs ran under different GPU drivers, and their times disagree",
         "compare runs under one driver",
         ("drift_k", "drift_floor"),
     ),
-    _g(
+    _c(
         "clock-changed",
         "two runs' device clocks or time spent throttled differ, and their times disagree",
         "re-run both when the GPU is at its usual clock (nvidia-smi -q -d PERFORMANCE)",
         ("drift_k", "drift_floor", "clock_changed_max"),
     ),
-    _g(
+    _c(
         "host-speed-changed",
         "the arm's CPUs delivered different speed in the two runs, and their times disagree",
         "pin the arm to CPUs that deliver full speed in both runs (bench_conv --cpus LIST)",
         ("drift_k", "drift_floor", "host_speed_changed_max"),
     ),
-    _g(
+    _c(
         "drift",
         "another run of the same binary, request and host disagrees beyond both runs' noise, "
         "and nothing recorded differs",
@@ -263,7 +263,7 @@ _ALL = (
     ),
 )
 
-GATES: dict[str, Gate] = {g.code: g for g in _ALL}
+CHECKS: dict[str, Check] = {c.code: c for c in _ALL}
 
 
 @dataclass(frozen=True)
@@ -275,20 +275,20 @@ class Finding:
     remedy_detail: str | None = None  # the concrete remedy, when the finding knows one
 
     def __post_init__(self):
-        if self.code not in GATES:  # a typo here must not pass as an unknown refusal
+        if self.code not in CHECKS:  # a typo here must not pass as an unknown refusal
             raise KeyError(f"unknown finding code {self.code!r}")
 
     @property
-    def gate(self) -> Gate:
-        return GATES[self.code]
+    def check(self) -> Check:
+        return CHECKS[self.code]
 
     @property
     def refuses(self) -> bool:
-        return self.gate.refuses
+        return self.check.refuses
 
     @property
     def remedy(self) -> str:
-        return self.remedy_detail or self.gate.remedy
+        return self.remedy_detail or self.check.remedy
 
     def line(self) -> str:
         return f"{self.code}: {self.detail} (fix: {self.remedy})"
@@ -297,7 +297,7 @@ class Finding:
         return {
             "code": self.code,
             "refuses": self.refuses,
-            "message": self.gate.message,
+            "message": self.check.message,
             "detail": self.detail,
             "remedy": self.remedy,
             "file": self.path,
@@ -338,3 +338,85 @@ class Assessment:
         bucket = target.setdefault(key, [])
         if f not in bucket:
             bucket.append(f)
+
+
+# ---- the table of every check (`convbench-analyze checks`, docs/findings.md) -------------
+
+FORMATS = ("text", "md", "csv", "json")
+
+_MD_HEAD = """# Findings
+
+Every finding the analysis can state, what it means, its remedy, and the thresholds it is judged
+by (defaults; override any with `--threshold NAME=VALUE`). A `refuses` finding makes the numbers
+it is attached to untrusted (exit 3); a `note` is said and accepted.
+
+Generated by `convbench-analyze checks --format md`; do not edit by hand."""
+
+
+def _check_rows() -> list[dict]:
+    defaults = {name: default for name, default, _ in Thresholds.describe()}
+    return [
+        {
+            "code": c.code,
+            "action": "refuses" if c.refuses else "note",
+            "meaning": c.message,
+            "remedy": c.remedy,
+            "thresholds": ", ".join(f"{t} = {defaults[t]:g}" for t in c.thresholds),
+        }
+        for c in CHECKS.values()
+    ]
+
+
+def _threshold_rows() -> list[dict]:
+    return [
+        {"threshold": name, "default": f"{default:g}", "meaning": doc}
+        for name, default, doc in Thresholds.describe()
+    ]
+
+
+def _csv(checks: list[dict], thresholds: list[dict]) -> str:
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["table", "name", "action", "default", "meaning", "remedy", "thresholds"])
+    for c in checks:
+        w.writerow(
+            ["check", c["code"], c["action"], "", c["meaning"], c["remedy"], c["thresholds"]]
+        )
+    for t in thresholds:
+        w.writerow(["threshold", t["threshold"], "", t["default"], t["meaning"], "", ""])
+    return out.getvalue().rstrip("\n")
+
+
+def table(fmt: str = "text") -> str:
+    """Every check with its meaning, remedy and thresholds, then every threshold with its
+    default and why: as text, Markdown (docs/findings.md), CSV or JSON."""
+    from tabulate import tabulate
+
+    checks, thresholds = _check_rows(), _threshold_rows()
+    if fmt == "json":
+        import json
+
+        return json.dumps({"checks": checks, "thresholds": thresholds}, indent=1)
+    if fmt == "csv":
+        return _csv(checks, thresholds)
+    if fmt == "md":
+
+        def md(rows):
+            rows = [{k: str(v).replace("|", "\\|") for k, v in r.items()} for r in rows]
+            return tabulate(rows, headers="keys", tablefmt="github")
+
+        return "\n\n".join([_MD_HEAD, "## Checks", md(checks), "## Thresholds", md(thresholds)])
+    if fmt != "text":
+        raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    wide = {"maxcolwidths": [22, 8, 40, 40, 30]}
+    return "\n\n".join(
+        [
+            "checks (refuses: the number is not trusted; note: said, and accepted):",
+            tabulate(checks, headers="keys", tablefmt="simple", **wide),
+            "thresholds (override with --threshold NAME=VALUE):",
+            tabulate(thresholds, headers="keys", tablefmt="simple", maxcolwidths=[26, 8, 70]),
+        ]
+    )

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from . import record, report, tables
-from .gates import Assessment, seconds
+from .checks import seconds
+from .findings import Assessment
 from .report import _t
 
 MIN_HOSTS = 3

@@ -80,8 +80,8 @@ def _median_interval(x: np.ndarray) -> tuple[float, float]:
 
 
 def _index_one(db: sqlite3.Connection, path: Path, run: Run, th: Thresholds) -> None:
+    from .checks import seconds, spread_of
     from .drift import accepted_cases, device_timing
-    from .gates import seconds, spread_of
 
     d = run.data
     lease = d["lease"]

@@ -7,33 +7,18 @@ import json
 import math
 import os
 import stat
-from dataclasses import dataclass
-from datetime import datetime
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
 
+from . import consistency
+from .errors import InputError
+from .record import Run, parse_utc  # noqa: F401  (readers import them from here too)
+
 # A real run of a full sweep is a few MB; anything far larger is not a result we wrote.
 MAX_BYTES = 64 * 1024 * 1024
-
-
-class InputError(Exception):
-    """A file we refuse to read: `where` is the file, `field` a JSON path or ''."""
-
-    def __init__(self, where: str, field: str, message: str):
-        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
-
-
-@dataclass
-class Run:
-    path: str
-    data: dict
-
-    @property
-    def cases(self) -> list[dict]:
-        return self.data["cases"]
 
 
 class _NonFinite:
@@ -117,7 +102,7 @@ def validate(data: object, where: str, schema: dict | None = None) -> None:
     validator = jsonschema.Draft202012Validator(schema or load_schema())
     errors = list(validator.iter_errors(data))
     if not errors:
-        _check_consistency(data, where)
+        consistency.check(data, where)
         return
     # the shallowest error first: a missing block is the cause of everything beneath it
     err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
@@ -126,16 +111,6 @@ def validate(data: object, where: str, schema: dict | None = None) -> None:
     if len(msg) > 160:
         msg = msg[:157] + "..."
     raise InputError(where, _json_path(err.absolute_path), msg)
-
-
-def parse_utc(text: str) -> datetime:
-    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-
-
-def _check_consistency(data: dict, where: str) -> None:
-    from .consistency import check
-
-    check(data, where)
 
 
 def _kind(mode: int) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .findings import Assessment, Finding
-from .load import Run, parse_utc
+from .record import Lease, Run, parse_utc
 
 # A run whose lease finding is one of these is already refused: it makes no other run overlap.
 NOT_HELD = ("lease-none", "lease-void", "lease-expired")
@@ -47,16 +47,17 @@ class Hold:
 
 
 def resource_of(data: dict) -> str:
-    res = data["lease"].get("resource") or {}
+    res = Lease.of(data["lease"]).resource
     return res.get("gpu_uuid") or f"{res.get('host') or data['host'].get('name')}:cpu"
 
 
 def mutex_of(lease: dict) -> str | None:
     """The lock's identity, from what the backend recorded of it."""
-    backend, fencing = lease.get("backend"), lease.get("fencing")
+    lease = Lease.of(lease)
+    backend, fencing = lease.backend, lease.fencing
     if backend == "slurm":
         return "slurm"  # the controller: one authority for the cluster
-    if not isinstance(fencing, dict):
+    if fencing is None:
         return None
     if backend == "file" and fencing.get("lock_path"):
         return f"file:{fencing['lock_path']}"
@@ -67,24 +68,24 @@ def mutex_of(lease: dict) -> str | None:
 
 def hold_of(data: dict, path: str) -> Hold | None:
     """The run's hold, or None when it held no lease (not collected, no token, --no-lease)."""
-    lease = data.get("lease") or {}
-    if lease.get("status") != "collected" or lease.get("token") in (None, ""):
+    lease = Lease.of(data.get("lease") or {})
+    if not lease.collected or lease.token in (None, ""):
         return None
-    if lease.get("verdict") == "outside-lease":
+    if lease.verdict == "outside-lease":
         return None
-    start = lease.get("acquired_utc") or data["started_utc"]
-    if lease.get("adopted"):
+    start = lease.acquired_utc or data["started_utc"]
+    if lease.adopted:
         # convlease acquired it, perhaps for several commands in turn: this run's hold starts
         # with the run
         start = data["started_utc"]
-    end = lease.get("released_utc") or data["ended_utc"]
+    end = lease.released_utc or data["ended_utc"]
     return Hold(
         path=str(path),
         run_id=data["run_id"],
         resource=resource_of(data),
-        backend=lease.get("backend"),
+        backend=lease.backend,
         mutex=mutex_of(lease),
-        token=None if lease.get("token") is None else str(lease.get("token")),
+        token=None if lease.token is None else str(lease.token),
         start=start,
         end=end,
     )

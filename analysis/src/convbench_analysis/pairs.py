@@ -1,15 +1,17 @@
-"""Which ratios a report shows: the comparison a user asks for. By default each device arm
-against the peer of its precision (cudnn-f32 / cudnn-f64 / cudnn-tf32) when the run has it,
-else against the reference, and each host arm against the reference cpu-f64. `--baseline ARM`
-sets every arm against one; `--pairs A:B,...` names the ratios."""
+"""Which ratios a report shows: the comparison a user asks for. By default each device candidate
+against the peer of its accuracy (cudnn-f32 / cudnn-f64 / cudnn-tf32) when the run has it, else
+against the reference, and each host arm against the reference cpu-f64. What an arm is comes from
+the record (record.arm_facts: its precision and role): peers and the reference are denominators
+only, ceilings (cuBLAS) are stated beside, never paired as candidates, and A/A twins go to the
+A/A table. `--baseline ARM` sets every arm against one; `--pairs A:B,...` names the ratios."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
+
+from . import record
 
 REFERENCE = "cpu-f64/host"
-TWIN = re.compile(r"#\d+$")  # an A/A twin's suffix: cuda-f32#2
-PEERS = ("cudnn-", "torch-cudnn-")
 
 
 def split(label: str) -> tuple[str, str]:
@@ -17,20 +19,20 @@ def split(label: str) -> tuple[str, str]:
     return arm, staging
 
 
-def precision(arm: str) -> str | None:
-    """cuda-f64-fma -> f64, cuda-f32x3 -> f32, cudnn-tf32 -> tf32."""
-    for tok in TWIN.sub("", arm).split("-")[1:]:
-        m = re.fullmatch(r"(tf32|f64|f32|bf16|f16)(x\d+)?", tok)
-        if m:
-            return m.group(1)
-    return None
+def facts_of(labels) -> dict[str, record.ArmFacts]:
+    """label -> its arm's facts: from the cases when given a mapping label -> case, else (bare
+    labels) from the arms' names."""
+    if isinstance(labels, Mapping):
+        return {lb: record.arm_facts(c) for lb, c in labels.items()}
+    return {lb: record.arm_facts({"arm": split(lb)[0]}) for lb in labels}
 
 
-def is_peer(arm: str) -> bool:
-    return arm.startswith(PEERS)
+def _is_twin(label: str, labels) -> bool:
+    case = labels.get(label) if isinstance(labels, Mapping) else None
+    return bool(case and record.Case.of(case).twin_of) or record.is_twin_arm(split(label)[0])
 
 
-def resolve(name: str, labels: list[str]) -> str | None:
+def resolve(name: str, labels) -> str | None:
     """An arm as the user wrote it (arm or arm/staging) to the one label it names here."""
     if name in labels:
         return name
@@ -41,27 +43,36 @@ def resolve(name: str, labels: list[str]) -> str | None:
     return resident[0] if len(resident) == 1 else None
 
 
-def _peer_of(label: str, labels: list[str]) -> str | None:
-    arm, staging = split(label)
-    p = precision(arm)
-    if p is None:
+def _peer_of(label: str, facts: dict, labels) -> str | None:
+    """The peer of the label's accuracy, on its own staging, else resident."""
+    want = facts[label].accuracy
+    if want is None:
         return None
-    for prefix in PEERS:
-        for st in (staging, "resident"):
-            cand = f"{prefix}{p}/{st}"
-            if cand in labels:
-                return cand
+    staging = split(label)[1]
+    for st in (staging, "resident"):
+        peers = sorted(
+            lb
+            for lb, f in facts.items()
+            if f.role == "peer"
+            and f.accuracy == want
+            and split(lb)[1] == st
+            and not _is_twin(lb, labels)
+        )
+        if peers:
+            return peers[0]
     return None
 
 
-def default_pairs(labels: list[str]) -> list[tuple[str, str]]:
+def default_pairs(labels) -> list[tuple[str, str]]:
+    facts = facts_of(labels)
+    refs = sorted(lb for lb, f in facts.items() if f.role == "reference" and split(lb)[1] == "host")
+    ref = REFERENCE if REFERENCE in facts else (refs[0] if refs else None)
     out = []
-    for lb in sorted(labels):
-        arm, staging = split(lb)
-        if lb == REFERENCE or TWIN.search(arm) or is_peer(arm):
-            continue  # twins go to the A/A table; peers and the reference are denominators
-        den = _peer_of(lb, labels) if staging != "host" else None
-        den = den or (REFERENCE if REFERENCE in labels else None)
+    for lb in sorted(facts):
+        if facts[lb].role != "candidate" or _is_twin(lb, labels):
+            continue  # twins go to the A/A table; peers, ceilings and the reference are not asked
+        den = _peer_of(lb, facts, labels) if split(lb)[1] != "host" else None
+        den = den or ref
         if den:
             out.append((lb, den))
     return out
@@ -78,8 +89,9 @@ def parse_spec(spec: str) -> list[tuple[str, str]]:
     return out
 
 
-def choose(labels: list[str], baseline: str | None, spec: list | None) -> tuple[list, str | None]:
-    """(pairs of labels for this group, a note when the request names something absent)."""
+def choose(labels, baseline: str | None, spec: list | None) -> tuple[list, str | None]:
+    """(pairs of labels for this group, a note when the request names something absent).
+    `labels`: the group's labels, or a mapping label -> case (then the record's arm facts)."""
     if spec:
         got, missing = [], []
         for num, den in spec:
@@ -93,11 +105,14 @@ def choose(labels: list[str], baseline: str | None, spec: list | None) -> tuple[
         base = resolve(baseline, labels)
         if base is None:
             return [], f"baseline {baseline!r} not among {', '.join(sorted(labels))}"
-        return [(lb, base) for lb in sorted(labels) if lb != base], None
+        facts = facts_of(labels)
+        return [
+            (lb, base) for lb in sorted(labels) if lb != base and facts[lb].role != "ceiling"
+        ], None
     return default_pairs(labels), None
 
 
-def pick_baseline(labels: list[str], wanted: str | None) -> str | None:
+def pick_baseline(labels, wanted: str | None) -> str | None:
     """One denominator for the sweep figures and fits: the one asked for, else the reference."""
     if not wanted:
         return REFERENCE if REFERENCE in labels else (sorted(labels) or [None])[0]

@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from . import record  # noqa: E402
-from .gates import Assessment, seconds  # noqa: E402
+from .checks import seconds  # noqa: E402
+from .findings import Assessment  # noqa: E402
 from .pairs import pick_baseline  # noqa: E402
 
 

@@ -3,7 +3,402 @@ schema: arm labels, run summaries, counters. Everything else asks here."""
 
 from __future__ import annotations
 
-from .load import Run
+from dataclasses import dataclass
+from datetime import datetime
+
+
+class _View(dict):
+    """A record object as read: still the dict it was (callers may index it, json writes it),
+    with its fields as typed attributes."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, d):
+        """d as this view (itself when it is one already); None stays None."""
+        return d if isinstance(d, cls) or d is None else cls(d)
+
+
+class Sample(_View):
+    """One round's timing of one case, with the probes around it."""
+
+    __slots__ = ()
+
+    @property
+    def round(self) -> int:
+        return int(self["round"])
+
+    @property
+    def seconds(self) -> float:
+        return float(self["seconds"])
+
+    @property
+    def iterations(self) -> int:
+        return self["iterations"]
+
+    @property
+    def total_seconds(self) -> float | None:
+        return self.get("total_seconds")
+
+    @property
+    def window_s(self) -> float:
+        """The sample's whole window (all its iterations)."""
+        return self.total_seconds or self.seconds
+
+    @property
+    def wall_s(self) -> float | None:
+        """The contention probe's wall time around the sample."""
+        return (self.get("contention") or {}).get("wall_s")
+
+    def foreign_gpu_processes(self) -> list[int]:
+        """Foreign processes on the GPU right before and right after the sample."""
+        return [(self.get(k) or {}).get("foreign_processes") or 0 for k in _GPU_READS]
+
+
+_GPU_READS = ("gpu_before", "gpu_after")
+
+
+class CorrectnessGate(_View):
+    """The arm's correctness gate against the reference (or bitwise against its sibling)."""
+
+    __slots__ = ()
+
+    @property
+    def result(self) -> str:
+        return self["result"]
+
+    @property
+    def kind(self) -> str:
+        return self["kind"]
+
+    @property
+    def mismatches(self) -> int | None:
+        return self.get("mismatches")
+
+    def summary(self) -> str:
+        return (
+            f"{self.kind} gate: {self.mismatches} mismatching cells, max abs err "
+            f"{self.get('max_abs_err')}, rel L2 {self.get('rel_l2_err')} "
+            f"(tolerance {self.get('tolerance')})"
+        )
+
+
+class Case(_View):
+    """One case: a stage at a size, one arm, one staging; its gate and its samples."""
+
+    __slots__ = ()
+
+    def __init__(self, d: dict):
+        super().__init__(d)
+        if isinstance(self.get("samples"), list):
+            self["samples"] = [Sample.of(x) for x in self["samples"]]
+        if isinstance(self.get("gate"), dict):
+            self["gate"] = CorrectnessGate.of(self["gate"])
+
+    @property
+    def id(self) -> str:
+        return self["id"]
+
+    @property
+    def arm(self) -> str:
+        return self["arm"]
+
+    @property
+    def stage(self) -> str:
+        return self["stage"]
+
+    @property
+    def frames(self) -> int:
+        return self["frames"]
+
+    @property
+    def staging(self) -> str | None:
+        return self.get("staging")
+
+    @property
+    def device(self) -> bool:
+        return bool(self.get("device"))
+
+    @property
+    def samples(self) -> list[Sample]:
+        xs = self.get("samples") or []
+        if not all(isinstance(x, Sample) for x in xs):  # a sample set after the view was made
+            xs[:] = [Sample.of(x) for x in xs]
+        return xs
+
+    @property
+    def gate(self) -> CorrectnessGate:
+        g = self["gate"]
+        if not isinstance(g, CorrectnessGate):
+            g = self["gate"] = CorrectnessGate.of(g)
+        return g
+
+    @property
+    def stats(self) -> dict | None:
+        return self.get("stats")
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.get("stop_reason")
+
+    @property
+    def twin_of(self) -> str | None:
+        return self.get("twin_of")
+
+
+class Lease(_View):
+    """The run's lease: who granted it, its token, what was observed, the verdict."""
+
+    __slots__ = ()
+
+    @property
+    def status(self) -> str | None:
+        return self.get("status")
+
+    @property
+    def collected(self) -> bool:
+        return self.status == "collected"
+
+    @property
+    def token(self):
+        return self.get("token")
+
+    @property
+    def verdict(self) -> str | None:
+        return self.get("verdict")
+
+    @property
+    def reasons(self) -> list[str]:
+        return self.get("reasons") or []
+
+    @property
+    def why(self) -> str | None:
+        """Why it was not collected, as the record says."""
+        return self.get("reason") or self.get("message")
+
+    @property
+    def backend(self) -> str | None:
+        return self.get("backend")
+
+    @property
+    def resource(self) -> dict:
+        return self.get("resource") or {}
+
+    @property
+    def observation(self) -> dict:
+        return self.get("observation") or {}
+
+    @property
+    def foreign_gpu_samples(self) -> list:
+        return self.observation.get("foreign_gpu_samples") or []
+
+    @property
+    def fencing(self) -> dict | None:
+        f = self.get("fencing")
+        return f if isinstance(f, dict) else None
+
+    @property
+    def acquired_utc(self) -> str | None:
+        return self.get("acquired_utc")
+
+    @property
+    def released_utc(self) -> str | None:
+        return self.get("released_utc")
+
+    @property
+    def adopted(self) -> bool:
+        """Acquired by `convlease run` for the commands it ran, this run among them."""
+        return bool(self.get("adopted"))
+
+    @property
+    def max_renew_gap_s(self) -> float | None:
+        return self.get("max_renew_gap_s")
+
+    @property
+    def ttl_s(self) -> float | None:
+        return self.get("ttl_s")
+
+    @property
+    def foreign_gpu_processes_max(self) -> int:
+        return self.observation.get("foreign_gpu_processes_max") or 0
+
+
+class Plan(_View):
+    __slots__ = ()
+
+    @property
+    def rounds(self) -> int | None:
+        """The run's rounds, from its realised order; None when not recorded."""
+        order = self.get("order")
+        return len(order) if order else None
+
+    @property
+    def threads(self) -> int | None:
+        return self.get("threads")
+
+    @property
+    def model(self) -> str | None:
+        return self.get("model")
+
+    @property
+    def device_timing(self) -> str:
+        """How resident device arms were timed; results older than the field: launched."""
+        return self.get("device_timing", "launched")
+
+
+class Fault(_View):
+    """The arm whose fault ended the run, and in which step."""
+
+    __slots__ = ()
+
+    @property
+    def arm(self) -> str | None:
+        return self.get("arm")
+
+    @property
+    def during(self) -> str | None:
+        return self.get("during")
+
+    @property
+    def message(self) -> str | None:
+        return self.get("message")
+
+
+@dataclass
+class Run:
+    """One loaded record: the file it came from and its JSON, its cases, lease and plan as
+    views (still the dicts they were)."""
+
+    path: str
+    data: dict
+
+    def __post_init__(self):
+        if isinstance(self.data.get("cases"), list):
+            self.data["cases"] = [Case.of(c) for c in self.data["cases"]]
+        for key, view in (("lease", Lease), ("plan", Plan), ("fault", Fault)):
+            self._view(key, view)
+
+    def _view(self, key: str, view: type):
+        """The block at `key` as its view, made in place (also for a block set later)."""
+        v = self.data.get(key)
+        if isinstance(v, dict) and not isinstance(v, view):
+            v = self.data[key] = view(v)
+        return v
+
+    @property
+    def cases(self) -> list[Case]:
+        cs = self.data["cases"]
+        if not all(isinstance(c, Case) for c in cs):  # a case set after the run was made
+            cs[:] = [Case.of(c) for c in cs]
+        return cs
+
+    @property
+    def lease(self) -> Lease:
+        return self._view("lease", Lease)
+
+    @property
+    def plan(self) -> Plan:
+        return self._view("plan", Plan)
+
+    @property
+    def fault(self) -> Fault | None:
+        return self._view("fault", Fault) or None
+
+    @property
+    def run_id(self) -> str:
+        return self.data["run_id"]
+
+    @property
+    def started_utc(self) -> str:
+        return self.data["started_utc"]
+
+    @property
+    def ended_utc(self) -> str:
+        return self.data["ended_utc"]
+
+    @property
+    def tool(self) -> dict:
+        return self.data["tool"]
+
+    @property
+    def cores(self) -> int:
+        """The host's CPU count (1 when not recorded)."""
+        return max(1, int((self.data.get("host") or {}).get("cores") or 1))
+
+
+def parse_utc(text: str) -> datetime:
+    """A record's ISO-8601 UTC time ('...Z' or '+00:00')."""
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
+
+# ---- what an arm is (the record's `precision`, `math`, `role`; older records: its name) -------
+
+ROLES = ("reference", "candidate", "peer", "ceiling")
+_PRECISIONS = ("f64", "f32x3", "f32", "tf32", "bf16", "f16")
+
+
+@dataclass(frozen=True)
+class ArmFacts:
+    precision: str | None  # f64, f32, f32x3, tf32, bf16; None: the arm does not say
+    math: str | None  # simt, simt-fma, dmma, mma-tf32, wgmma-tf32, cudnn, cublas, host, ...
+    role: str  # reference, candidate, peer (the library to beat), ceiling (cuBLAS)
+    stated: bool  # True: the record's own fields; False: read from the arm's name
+
+    @property
+    def accuracy(self) -> str | None:
+        """The precision a peer is matched on: 3xTF32 is f32-accurate."""
+        return "f32" if self.precision == "f32x3" else self.precision
+
+
+def twin_base(arm: str) -> str:
+    """An A/A twin's arm without its suffix (cuda-f32#2 -> cuda-f32); other arms unchanged."""
+    base, sep, n = arm.rpartition("#")
+    return base if sep and n.isdigit() else arm
+
+
+def is_twin_arm(arm: str) -> bool:
+    return twin_base(arm) != arm
+
+
+def _precision_in_name(tokens: list[str]) -> str | None:
+    for t in tokens[1:]:
+        head, _, n = t.partition("x")
+        if head in _PRECISIONS and (not n or n.isdigit()):
+            return t if t in _PRECISIONS else head
+    return None
+
+
+def _facts_from_name(arm: str) -> ArmFacts:
+    """An older record's arm, read from its name: <provider>-<precision>[-<variant>]."""
+    base = twin_base(arm)
+    tokens = base.split("-")
+    prec = _precision_in_name(tokens)
+    if base == "cpu-f64":
+        role = "reference"
+    elif base.startswith(("cudnn-", "torch-cudnn-")):
+        role = "peer"
+    elif base.startswith("cublas-"):
+        role = "ceiling"
+    else:
+        role = "candidate"
+    math = next((m for m in ("cudnn", "cublas", "dmma") if m in tokens), None)
+    if math is None and tokens[0] == "cpu":
+        math = "host"
+    elif math is None and tokens[0] == "cuda":
+        math = (
+            "simt-fma" if "fma" in tokens else ("mma-tf32" if prec in ("tf32", "f32x3") else "simt")
+        )
+    return ArmFacts(prec, math, role, False)
+
+
+def arm_facts(case: dict) -> ArmFacts:
+    """What the case's arm computes with and what it is in the comparison: the record's fields
+    `precision`, `math`, `role` where it has them, else read from the arm's name."""
+    role = case.get("role")
+    if role in ROLES:
+        return ArmFacts(case.get("precision"), case.get("math"), role, True)
+    return _facts_from_name(case.get("arm") or "")
+
 
 # CUPTI metric names: FLOP = add + mul + 2 x fma, peak = 2 x fma/cycle x SM clock
 _OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"

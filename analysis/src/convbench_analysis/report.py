@@ -11,9 +11,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import record, verdicts
+from . import ceilings, record, verdicts
+from .checks import pair_findings, seconds, spread_of
+from .findings import Assessment
 from .fit import fit_line
-from .gates import Assessment, pair_findings, seconds, spread_of
 from .pairs import choose, pick_baseline
 from .stats import median_half_width, median_interval
 
@@ -154,7 +155,7 @@ def build(
             groups[(c["stage"], c["frames"])].append(c)
         for (stage, frames), cases in groups.items():
             by_label = {record.label(c): c for c in cases}
-            chosen, note = choose(list(by_label), baseline, pairs)
+            chosen, note = choose(by_label, baseline, pairs)
             g = {
                 "file": run.path,
                 "stage": stage,
@@ -179,6 +180,7 @@ def build(
     out["ambiguous"] = sum(r["verdict"] == "AMBIGUOUS" for g in out["groups"] for r in g["rows"])
     _fits(out, accepted_points, th)
     out["signatures"] = _signatures(out, th)
+    out["ceilings"] = ceilings.build(a)
     return out
 
 
@@ -461,6 +463,7 @@ def render(rep: dict) -> str:
     for s in rep["signatures"]:
         lines.append(f"  {s['arm']} / {s['baseline']}: {s['text']}")
     lines += _render_aa(rep)
+    lines += ceilings.render_lines(rep["ceilings"])
     lines.append("")
     lines.append(summary_line(rep))
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,8 +68,8 @@ def best_ratio(
 @dataclass(frozen=True)
 class PairedRatio:
     value: float  # the Hodges-Lehmann estimate of the per-round ratio num[r] / den[r]
-    lo: float | None  # None: too few paired rounds for an interval at this level
-    hi: float | None
+    lo: float | None  # None: too few paired rounds for an interval at this level; 0: unbounded
+    hi: float | None  # inf: unbounded (a few rounds far apart at a high level)
     level: float
     rounds: int  # paired rounds (both cases timed in them)
     best_ratio: float  # best(num) / best(den) over the paired rounds
@@ -140,22 +141,28 @@ def paired_ratio(num, den, level: float = 0.95) -> PairedRatio:
         return PairedRatio(value, None, None, level, len(d), best, "none")
     # 2-5 rounds: no distribution-free interval reaches the level; Student's t on the log ratios
     # (normal per-round noise assumed, said in `method`), around their mean.
+    # With one degree of freedom and a high level the half-width can pass what a double holds:
+    # the bound is then unbounded (inf, or 0 below), said so, never an overflow.
     half = sps.t.ppf(0.5 + level / 2.0, len(d) - 1) * float(d.std(ddof=1)) / math.sqrt(len(d))
     m = float(d.mean())
-    return PairedRatio(
-        math.exp(m), math.exp(m - half), math.exp(m + half), level, len(d), best, "t"
-    )
+    return PairedRatio(_exp(m), _exp(m - half), _exp(m + half), level, len(d), best, "t")
+
+
+_LOG_MAX = math.log(sys.float_info.max)
+
+
+def _exp(x: float) -> float:
+    """exp(x), inf past the largest double instead of an OverflowError."""
+    return math.inf if x > _LOG_MAX else math.exp(x)
 
 
 def widen(value: float, lo: float, hi: float, extra: float) -> tuple[float, float]:
     """An interval [lo, hi] around value widened on each side, in log space, by `extra` (a log
-    half-width) added in quadrature."""
+    half-width) added in quadrature; a bound at 0 or inf (unbounded) stays there."""
     v = math.log(value)
-    dlo, dhi = v - math.log(lo), math.log(hi) - v
-    return (
-        math.exp(v - math.hypot(dlo, extra)),
-        math.exp(v + math.hypot(dhi, extra)),
-    )
+    dlo = v - math.log(lo) if lo > 0 else math.inf  # an unbounded side stays unbounded
+    dhi = math.log(hi) - v if math.isfinite(hi) else math.inf
+    return _exp(v - math.hypot(dlo, extra)), _exp(v + math.hypot(dhi, extra))
 
 
 def rank_average(x: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Every threshold the gates use, in one place, with where its default comes from.
+"""Every threshold the checks use, in one place, with where its default comes from.
 Override any of them on the command line with `--threshold name=value`."""
 
 from __future__ import annotations

@@ -21,22 +21,19 @@ import math
 from dataclasses import dataclass, replace
 
 from . import record
-from .pairs import TWIN
+from .findings import Finding
 from .stats import PairedRatio, paired_ratio, paired_rounds, widen
 
 KINDS = ("host", "per-call", "resident")
 
 
 def rounds_of(case: dict) -> dict[int, float]:
-    return {
-        int(s["round"]): float(s["seconds"])
-        for s in case.get("samples") or []
-        if (s.get("seconds") or 0) > 0
-    }
+    return {s.round: s.seconds for s in record.Case.of(case).samples if s.seconds > 0}
 
 
 def kind_of(case: dict) -> str:
-    return case.get("staging") or ("resident" if case.get("device") else "host")
+    c = record.Case.of(case)
+    return c.staging or ("resident" if c.device else "host")
 
 
 def floor_of(kind: str, th) -> float:
@@ -49,17 +46,18 @@ def floor_of(kind: str, th) -> float:
 
 def twin_original(case: dict, by_id: dict[str, dict]) -> dict | None:
     """The case an A/A twin repeats: the record's twin_of, else the arm without its #n suffix."""
-    if case.get("twin_of"):
-        return by_id.get(case["twin_of"])
-    if not TWIN.search(case.get("arm", "")):
+    c = record.Case.of(case)
+    if c.twin_of:
+        return by_id.get(c.twin_of)
+    if not record.is_twin_arm(c.get("arm", "")):
         return None
-    base = TWIN.sub("", case["arm"])
-    want = f"{case['stage']}/{case['frames']}/{base}/{case['staging']}"
+    want = f"{c.stage}/{c.frames}/{record.twin_base(c.arm)}/{c.staging}"
     return by_id.get(want)
 
 
 def is_twin(case: dict) -> bool:
-    return bool(case.get("twin_of")) or bool(TWIN.search(case.get("arm", "")))
+    c = record.Case.of(case)
+    return bool(c.twin_of) or record.is_twin_arm(c.get("arm", ""))
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ class Twin:
 
 def twins(cases: list[dict], level: float) -> list[Twin]:
     """Every A/A twin of one run with its ratio to the case it repeats."""
-    by_id = {c["id"]: c for c in cases}
+    by_id = {c.id: c for c in map(record.Case.of, cases)}
     out = []
     for c in cases:
         first = twin_original(c, by_id)
@@ -200,8 +198,6 @@ def twin_statement(t: Twin, ts: list[Twin], th) -> Statement | None:
 def aa_findings(run, th) -> list:
     """aa-unstable on every case of a kind whose twins disagree beyond the band, interval
     included (twins that ran different kernels are said by the A/A table, not refused here)."""
-    from .findings import Finding
-
     strict = replace(th, ci_level=th.aa_unstable_level)
     ts = twins(run.cases, th.ci_level)
     out = []
@@ -219,5 +215,5 @@ def aa_findings(run, th) -> list:
         )
         for c in run.cases:
             if kind_of(c) == t.kind:
-                out.append(Finding("aa-unstable", detail, run.path, c["id"]))
+                out.append(Finding("aa-unstable", detail, run.path, c.id))
     return out

@@ -111,6 +111,12 @@ public:
   // alone by up to 2^-9 per cell.
   double tolerance() const override { return out() == cuda::CausalOut::bf16 ? 5e-3 : 1e-5; }
   std::string floor_kind() const override { return "fp32_fma"; }
+  // f32 arithmetic, separate multiply and add (the host emulation's order); bf16 arms store y as
+  // bf16, which is what their results carry.
+  ArmFacts facts() const override {
+    return {out() == cuda::CausalOut::bf16 ? ArmPrecision::bf16 : ArmPrecision::f32, "simt",
+            ArmRole::candidate};
+  }
   // No CUDA call: available() runs before the lease.
   bool available(std::string *why_not) const override { return gpu_visible(why_not); }
   bool supports(const Problem &p, std::string *why_not) const override {

@@ -61,7 +61,9 @@ struct RoundsOutcome {
 };
 
 // How a case is checked against the reference before it may be timed.
-enum class GateKind { reference, bitwise, tolerance };
+// gemm: a ceiling arm (cuBLAS) computes its case's GEMM, not the convolution; its product is
+// checked at sampled cells against the host's f64 product instead of the reference.
+enum class GateKind { reference, bitwise, tolerance, gemm };
 std::string to_string(GateKind g);
 
 // The gate's verdict on one case (gate/gate.hpp).
@@ -71,7 +73,8 @@ struct GateResult {
   int64_t mismatches = 0;    // cells whose bytes differ from the reference
   double max_abs_err = 0;    // NaN/inf outputs make these non-finite and the gate fail
   double rel_l2_err = 0;     // ||y - ref|| / ||ref||
-  double tolerance = 0;      // rel L2 bound (tolerance gates)
+  double tolerance = 0;      // rel L2 bound (tolerance and gemm gates)
+  int64_t cells = 0;         // gemm gates: the product's cells compared with the host's
   uint32_t output_crc32 = 0; // zlib CRC-32 of the output's bytes: ties a --dump file to the run
   // The bitwise comparison with the arm's sibling (Arm::bitwise_sibling), when it ran too.
   std::string sibling;            // "<arm>/<staging>" compared with; "" when none was

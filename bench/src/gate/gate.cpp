@@ -63,6 +63,9 @@ GateResult gate_output(GateKind kind, double tolerance, const std::vector<float>
   case GateKind::tolerance:
     g.pass = finite && g.rel_l2_err <= tolerance;
     break;
+  case GateKind::gemm: // never compared with the reference (PreparedArm::own_check)
+    g.pass = false;
+    break;
   }
   return g;
 }

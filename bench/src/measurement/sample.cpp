@@ -2,11 +2,11 @@
 
 #include <chrono>
 
+#include "core/clock.hpp"
 #include "core/nvtx_range.hpp"
 #include "probes/host_sample.hpp"
 
 #if CONVBENCH_HAVE_CUDA
-#include "core/clock.hpp"
 #include "measurement/device.hpp"
 #endif
 

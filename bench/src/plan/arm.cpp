@@ -15,6 +15,38 @@ std::string to_string(GateKind g) {
     return "bitwise";
   case GateKind::tolerance:
     return "tolerance";
+  case GateKind::gemm:
+    return "gemm";
+  }
+  return "?";
+}
+
+std::string to_string(ArmPrecision p) {
+  switch (p) {
+  case ArmPrecision::f64:
+    return "f64";
+  case ArmPrecision::f32:
+    return "f32";
+  case ArmPrecision::f32x3:
+    return "f32x3";
+  case ArmPrecision::tf32:
+    return "tf32";
+  case ArmPrecision::bf16:
+    return "bf16";
+  }
+  return "?";
+}
+
+std::string to_string(ArmRole r) {
+  switch (r) {
+  case ArmRole::reference:
+    return "reference";
+  case ArmRole::candidate:
+    return "candidate";
+  case ArmRole::peer:
+    return "peer";
+  case ArmRole::ceiling:
+    return "ceiling";
   }
   return "?";
 }
@@ -108,6 +140,7 @@ public:
   double tolerance() const override { return a_.tolerance(); }
   std::string floor_kind() const override { return a_.floor_kind(); }
   bool available(std::string *why_not) const override { return a_.available(why_not); }
+  ArmFacts facts() const override { return a_.facts(); }
   double device_bytes(const Problem &p, const std::string &staging) const override {
     return a_.device_bytes(p, staging);
   }

@@ -6,6 +6,8 @@
 #include "core/types.hpp"
 
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,33 @@ public:
   // What the arm chose while it was prepared (cuDNN: the algorithm its Find picked and the
   // workspace), merged into the case's "kernel" block; null when it chose nothing.
   virtual nlohmann::json chosen() const { return nullptr; }
+  // An arm of GateKind::gemm (a ceiling) computes a GEMM, not the convolution: the gate calls this
+  // instead of comparing output() with the reference. It runs the call and checks the product
+  // against the host's.
+  virtual GateResult own_check() { throw std::logic_error("this arm has no check of its own"); }
+};
+
+// What an arm computes with, in the record's words (each case's "precision", "math", "role"):
+// the analysis groups and compares arms by these instead of parsing their names.
+enum class ArmPrecision { f64, f32, f32x3, tf32, bf16 }; // the arithmetic the result carries
+enum class ArmRole {
+  reference, // the arm every other is gated against (cpu-f64)
+  candidate, // a kernel under test: ours, a plugin's
+  peer,      // the library to beat (cuDNN)
+  ceiling,   // what the hardware reaches on the same arithmetic as a plain GEMM (cuBLAS)
+};
+std::string to_string(ArmPrecision p);
+std::string to_string(ArmRole r);
+
+struct ArmFacts {
+  // Unset only for a plugin arm whose name and floor say nothing of it.
+  std::optional<ArmPrecision> precision;
+  // The instruction family doing the multiply-adds, short: "host", "simt" (separate mul and add),
+  // "simt-fma", "dmma", "mma-tf32" (tensor-core tf32: wgmma where the Hopper kernels take the
+  // shape, WMMA elsewhere), "wgmma-tf32" (the Hopper kernels only), "cudnn", "cublas", "plugin".
+  // The case's "kernel" block names the exact kernel.
+  std::string math;
+  ArmRole role = ArmRole::candidate;
 };
 
 class Arm {
@@ -63,6 +92,7 @@ public:
   // Which devices.json floor applies: "fp32_fma", "fp64_fma", "fp64_nofma"; "" for host arms.
   virtual std::string floor_kind() const = 0;
   virtual bool available(std::string *why_not) const = 0;
+  virtual ArmFacts facts() const = 0;
   // Device bytes one prepared case of `p` in `staging` holds at once (0 for host arms).
   virtual double device_bytes(const Problem &p, const std::string &staging) const;
   virtual std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,

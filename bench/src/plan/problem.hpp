@@ -12,9 +12,11 @@
 
 #include "convbench/shape.hpp"
 
-namespace convbench::bench {
-
+namespace convbench {
 struct Model;
+}
+
+namespace convbench::bench {
 
 struct Problem {
   std::string stage;  // "pre", "up0", "amp0.k3.d1", "post", "chain", "generator", "causal.*"

@@ -56,6 +56,23 @@ std::string PluginArm::floor_kind() const {
   return arm_->device && arm_->floor_kind ? arm_->floor_kind : "";
 }
 
+// The plugin states no precision: its name's accumulator (<provider>-<accumulator>[-<variant>])
+// where that is one the record knows, else its floor's arithmetic (a device arm), else unknown.
+ArmFacts PluginArm::facts() const {
+  ArmFacts f{std::nullopt, "plugin", ArmRole::candidate};
+  const auto dash = name_.find('-');
+  const std::string acc =
+      dash == std::string::npos ? "" : name_.substr(dash + 1, name_.find('-', dash + 1) - dash - 1);
+  for (ArmPrecision p : {ArmPrecision::f64, ArmPrecision::f32, ArmPrecision::f32x3,
+                         ArmPrecision::tf32, ArmPrecision::bf16})
+    if (acc == to_string(p))
+      f.precision = p;
+  const std::string floor = floor_kind();
+  if (!f.precision && !floor.empty())
+    f.precision = floor.rfind("fp64", 0) == 0 ? ArmPrecision::f64 : ArmPrecision::f32;
+  return f;
+}
+
 bool PluginArm::available(std::string *why_not) const {
   if (!device())
     return true;

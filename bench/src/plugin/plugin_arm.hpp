@@ -47,6 +47,7 @@ public:
   double tolerance() const override { return arm_->tolerance; }
   std::string floor_kind() const override;
   bool available(std::string *why_not) const override;
+  ArmFacts facts() const override;
   double device_bytes(const Problem &p, const std::string &staging) const override;
   std::unique_ptr<PreparedArm> prepare(const Problem &p, const std::string &staging,
                                        const ArmContext &ctx) const override;

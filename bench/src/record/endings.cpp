@@ -24,7 +24,7 @@ nlohmann::json fault_json(const plugin::PluginFault &f, const char *during,
 PreRoundsRecord::PreRoundsRecord(const Plan &plan, const RunOutcome &out)
     : base_(build_record(plan, out)) {
   for (const auto &c : plan.cases) {
-    const bool tol = c.arm->gate() == GateKind::tolerance;
+    const bool tol = c.arm->gate() == GateKind::tolerance || c.arm->gate() == GateKind::gemm;
     not_gated_[c.id] = {
         {"kind", to_string(c.arm->gate())},
         {"result", "not-run"},

@@ -67,10 +67,14 @@ json case_json(const Case &c, const std::optional<DeviceFloors> &floors) {
   for (const auto &s : c.samples)
     samples.push_back(sample_json(s));
   const auto secs = c.seconds();
+  const ArmFacts facts = c.arm->facts();
   return {{"id", c.id},
           {"stage", p.stage},
           {"frames", p.frames},
           {"arm", c.arm->name()},
+          {"precision", facts.precision ? json(to_string(*facts.precision)) : json(nullptr)},
+          {"math", facts.math},
+          {"role", to_string(facts.role)},
           {"staging", c.staging},
           {"twin_of", c.twin_of.empty() ? json(nullptr) : json(c.twin_of)},
           {"device", c.arm->device()},
@@ -164,8 +168,15 @@ json gate_json(const GateResult &g) {
             {"mismatches", g.mismatches},
             {"max_abs_err", number_or_null(g.max_abs_err)},
             {"rel_l2_err", number_or_null(g.rel_l2_err)},
-            {"tolerance", g.kind == GateKind::tolerance ? json(g.tolerance) : json(nullptr)},
+            {"tolerance", g.kind == GateKind::tolerance || g.kind == GateKind::gemm
+                              ? json(g.tolerance)
+                              : json(nullptr)},
             {"output_crc32", crc}};
+  if (g.kind == GateKind::gemm) {
+    j["cells"] = g.cells;
+    j["checks"] = "the GEMM's sampled cells against the host's f64 product of the same operands "
+                  "(the arm computes no convolution)";
+  }
   if (!std::isfinite(g.max_abs_err) || !std::isfinite(g.rel_l2_err))
     j["unavailable"] = {{"max_abs_err", "the output holds NaN or infinity"}};
   if (!g.sibling.empty())

@@ -14,7 +14,7 @@
 namespace convbench::fast::detail {
 
 // Config<threads, u_groups, u per thread, channels per chunk, rows per thread, min blocks per SM,
-// row-major, cp.async stages>. The default comes first. Each non-default config adds 9 kernels
+// row-major, cp.async buffers>. The default comes first. Each non-default config adds 9 kernels
 // (f32, f64, f64-fma x TR 1, 2, 4; M == 2 only) to nvcc's time, so the set is kept to the shapes
 // a sweep has found fastest somewhere, plus controls. Shared memory (f64, M == 2) stays under
 // the 48 KiB static limit.
@@ -58,7 +58,7 @@ using CompiledConfigs =
                Config<128, 16, 4, 16, 8, 1, true>,  // t128-c32-k16-u16-r8-rm
                Config<128, 16, 4, 16, 4, 1, true>>; // t128-c16-k16-u16-rm
 
-// f32 only: cp.async staging (polyphase_tile.hpp, Config::kStages), 3 buffers, two chunks in
+// f32 only: cp.async staging (polyphase_tile.hpp, Config::kBuffers), 3 buffers, two chunks in
 // flight. The f64 kernels convert to double on the way into shared memory, which cp.async cannot.
 // The register staging (load, select, store per element) costs issue slots the FMA pipe needs;
 // copies that hold no registers and run ahead remove that cost and hide the load latency, and 16
@@ -78,8 +78,8 @@ using F32OnlyConfigs =
 using AllConfigs = decltype(std::tuple_cat(CompiledConfigs{}, F32OnlyConfigs{}));
 
 template <class C> FastConfig runtime_config() {
-  return FastConfig{C::kThreads,   C::kCells, C::kBk,       C::kUg,    C::kRows,
-                    C::kMinBlocks, 1,         C::kRowMajor, C::kStages};
+  return FastConfig{C::kThreads,   C::kCells, C::kBk,       C::kUg,     C::kRows,
+                    C::kMinBlocks, 1,         C::kRowMajor, C::kBuffers};
 }
 
 // Calls f(C{}) for the compiled Config type of `c`'s block shape (AllConfigs); returns false

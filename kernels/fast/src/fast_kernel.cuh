@@ -22,11 +22,11 @@ template <typename T> constexpr bool kExactSkip = sizeof(T) == sizeof(double);
 // Only the f32 kernel may split the input channels over a cluster (it changes the order).
 template <typename T> constexpr bool kCanSplit = sizeof(T) == sizeof(float);
 
-// Dynamic shared memory of a block: two staging buffers (chunk c computes from one while chunk
-// c + 1 is stored into the other; kStages of them for the cp.async configs), and, for a split,
-// the partial tile, which reuses the buffers once the last chunk is done.
+// Dynamic shared memory of a block: two shared-memory buffers (chunk c computes from one while
+// chunk c + 1 is stored into the other; kBuffers of them for the cp.async configs), and, for a
+// split, the partial tile, which reuses the buffers once the last chunk is done.
 template <typename T, class TL> constexpr size_t smem_bytes(int split) {
-  constexpr int kBuffers = TL::Cfg::kStages > 0 ? TL::Cfg::kStages : 2;
+  constexpr int kBuffers = TL::Cfg::kBuffers > 0 ? TL::Cfg::kBuffers : 2;
   const size_t buffers = kBuffers * sizeof(typename TL::Smem);
   const size_t partial = split > 1 ? sizeof(T) * TL::kThreads * TL::kCells : 0;
   return buffers > partial ? buffers : partial;
@@ -45,7 +45,7 @@ chunks_through_registers(const Plan &P, const typename TL::Block &blk,
                          typename TL::Acc &acc) {
   using T = typename TL::Value;
   using C = typename TL::Cfg;
-  typename TL::Stage st;
+  typename TL::Loads st;
   TL::load_chunk(P, blk, cur, blk.chunk0 * C::kBk, tid, x, w, st);
   TL::store_smem(tid, st, buf[0]);
   // f64 only: does the chunk in shared memory need the explicit x == 0 skip?
@@ -72,11 +72,11 @@ chunks_through_registers(const Plan &P, const typename TL::Block &blk,
   }
 }
 
-// cp.async staging (f32, Config::kStages > 0): kStages buffers, chunks c + 1 .. c + kStages - 1
+// cp.async copies (f32, Config::kBuffers > 0): kBuffers buffers, chunks c + 1 .. c + kBuffers - 1
 // in flight while chunk c computes. One barrier per chunk: it publishes chunk c (every thread
 // has waited for its own copies of it) and tells that every thread is done computing chunk
-// c - 1, whose buffer the copy issued next (chunk c + kStages - 1) overwrites. Every iteration
-// commits one group (empty past the last chunk), so "all but kStages - 2 groups done" means
+// c - 1, whose buffer the copy issued next (chunk c + kBuffers - 1) overwrites. Every iteration
+// commits one group (empty past the last chunk), so "all but kBuffers - 2 groups done" means
 // chunk c is in.
 template <class TL>
 __device__ __forceinline__ void
@@ -99,7 +99,7 @@ chunks_async(const Plan &P, const typename TL::Block &blk, const typename TL::As
       async_commit();
     }
     __device__ void wait_for(int) {
-      async_wait<C::kStages - 2>();
+      async_wait<C::kBuffers - 2>();
       __syncthreads();
     }
     __device__ void compute(int b) { TL::template compute<false>(tid, buf[b], acc); }
@@ -120,15 +120,15 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   const typename TL::Block blk = TL::block_coords(P, blockIdx.x, blockIdx.y, blockIdx.z);
   typename TL::Acc acc;
   TL::zero(acc);
-  if constexpr (C::kStages > 0)
+  if constexpr (C::kBuffers > 0)
     chunks_async<TL>(P, blk, TL::make_async_cursor(P, blk, tid), tid, x, w, buf, acc);
   else
     chunks_through_registers<TL>(P, blk, TL::make_cursor(P, blk, tid), tid, x, w, buf, acc);
   if constexpr (kCanSplit<T>) {
     if (P.split > 1) {
       // Partial sums through distributed shared memory: every rank publishes its tile (over its
-      // staging buffers, once all its threads are done computing), the cluster waits, each rank
-      // adds its slice of cells over ranks 0..split-1 in order, and the cluster waits again so
+      // shared-memory buffers, once all its threads are done computing), the cluster waits, each
+      // rank adds its slice of cells over ranks 0..split-1 in order, and the cluster waits again so
       // no rank exits while another still reads its shared memory.
       T *partial = reinterpret_cast<T *>(dynamic_smem);
       namespace cg = cooperative_groups;

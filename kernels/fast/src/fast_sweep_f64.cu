@@ -13,7 +13,7 @@ void launch_sweep_f64(const FastConfig &config, bool fused, const Plan &P, const
     using C = decltype(cfg);
     // fast_conv.cu compiles the default; the cp.async configs are f32 only (refused for f64 by
     // fast_config_unsupported_reason before a launch gets here).
-    if constexpr (!std::is_same_v<C, DefaultConfig> && C::kStages == 0) {
+    if constexpr (!std::is_same_v<C, DefaultConfig> && C::kBuffers == 0) {
       if (fused)
         launch_m<double, 2, true, C>(P, x, w, b, y, st);
       else

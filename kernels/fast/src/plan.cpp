@@ -72,7 +72,8 @@ struct Fallback {
   FastConfig config;
 };
 // kTuned: the fastest correct block per vocoder stage shape and arm of the last sweep; kFallback:
-// per arm the block with the best geometric mean over that sweep (scripts/fast_tuning.py).
+// per arm the block with the best geometric mean over that sweep
+// (kernels/fast/tools/fast_tuning.py).
 #include "tuned_configs.inc"
 
 } // namespace
@@ -128,8 +129,8 @@ std::string FastConfig::name() const {
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-b%d", min_blocks);
   if (row_major && n > 0 && n < int(sizeof buf))
     n += std::snprintf(buf + n, sizeof buf - size_t(n), "-rm");
-  if (stages != 0 && n > 0 && n < int(sizeof buf))
-    n += std::snprintf(buf + n, sizeof buf - size_t(n), "-a%d", stages);
+  if (buffers != 0 && n > 0 && n < int(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - size_t(n), "-a%d", buffers);
   if (split != 1 && n > 0 && n < int(sizeof buf))
     std::snprintf(buf + n, sizeof buf - size_t(n), "-s%d", split);
   return buf;
@@ -167,10 +168,10 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
   const std::string why = detail::unsupported_reason(s);
   if (!why.empty())
     return why;
-  if (c.stages != 0) {
+  if (c.buffers != 0) {
     if (f64)
       return "block configuration " + c.name() +
-             " stages f32 through cp.async: f32 only (the f64 kernels convert on the way)";
+             " copies f32 through cp.async: f32 only (the f64 kernels convert on the way)";
     // Its x offsets are int over a whole chunk's rows (polyphase_tile.hpp, AsyncCursor).
     if (std::max<int64_t>(s.cin, c.chunk) * s.l_in >= (int64_t{1} << 31))
       return "block configuration " + c.name() +

@@ -56,12 +56,12 @@ namespace convbench::fast::detail {
 // weight reads kWarpO oc-groups (one wavefront), each value shared by the other lanes through
 // the broadcast. Which thread computes a cell never changes how the cell is computed.
 //
-// Stages (f32 only): 0 stages each chunk through registers into two shared-memory
+// Buffers (f32 only): 0 moves each chunk through registers into two shared-memory
 // buffers (the f64 kernels must: they convert to double on the way); >= 2 copies global ->
-// shared memory with cp.async into that many buffers, Stages - 1 chunks in flight ahead of the
-// one being computed, so staging holds no registers and costs one instruction per element.
+// shared memory with cp.async into that many buffers, Buffers - 1 chunks in flight ahead of the
+// one being computed, so the copy holds no registers and costs one instruction per element.
 template <int Threads, int UGroups, int Tn, int Bk, int Rows = 4, int MinBlocks = 1,
-          bool RowMajor = false, int Stages = 0>
+          bool RowMajor = false, int Buffers = 0>
 struct Config {
   static constexpr int kThreads = Threads;
   static constexpr int kUg = UGroups; // u-groups per block
@@ -79,7 +79,7 @@ struct Config {
   static constexpr int kXr = kTn + 4;
   static constexpr int kCells = kRows * kTn; // cells per thread
   static constexpr bool kRowMajor = RowMajor;
-  static constexpr int kStages = Stages;
+  static constexpr int kBuffers = Buffers;
   // Warp tile: u-groups along a warp's lanes (8 where the block allows, else 16 or 4; 0: none
   // fits, row-major), and oc-groups across them.
   static constexpr int kWarpU = RowMajor || kThreads % 32 != 0    ? 0
@@ -106,7 +106,7 @@ struct Config {
   static_assert(kUg % kRows == 0,
                 "weight rows (Rows * kOg elements) split evenly over the threads");
   static_assert(kTn % 4 == 0 || kTn == 2, "a thread's x window is read as aligned 4- or 2-vectors");
-  static_assert(kStages == 0 || kStages >= 2, "cp.async staging needs two buffers or more");
+  static_assert(kBuffers == 0 || kBuffers >= 2, "cp.async copies need two buffers or more");
 };
 
 // Today's block (the default that launch_conv runs): 64 threads = 8 oc-groups x 8 u-groups, 16
@@ -245,7 +245,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     alignas(16) T w[kWTile];
     alignas(16) T x[kXTile];
   };
-  struct Stage { // one chunk's global loads, held in registers while the previous chunk computes
+  struct Loads { // one chunk's global loads, held in registers while the previous chunk computes
     float w[kWPt];
     float x[kXPt];
   };
@@ -290,7 +290,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // kThreads is a multiple of TR*BO (= 4 * kOg), ol and rr are fixed per thread and (ii*M + j) =
   // tid/(TR*BO) + kRowStep*i.
   CONVBENCH_HD static void load_global(const Plan &P, const Block &k, int64_t ic0, int tid,
-                                       const float *x, const float *w, Stage &st) {
+                                       const float *x, const float *w, Loads &st) {
     static_assert(kThreads % (TR * BO) == 0, "weight rows split evenly");
     constexpr int kRowStep = kThreads / (TR * BO);
     const int rr = tid % TR;
@@ -368,7 +368,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // Global -> registers for the chunk starting at channel ic0, through the cursor; the same
   // values as load_global (which it falls back to when the weights are not affine in i).
   CONVBENCH_HD static void load_chunk(const Plan &P, const Block &k, const Cursor &c, int64_t ic0,
-                                      int tid, const float *x, const float *w, Stage &st) {
+                                      int tid, const float *x, const float *w, Loads &st) {
     if constexpr (!kAffineW) {
       load_global(P, k, ic0, tid, x, w, st);
     } else {
@@ -396,7 +396,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     }
   }
 
-  // cp.async staging (f32, kStages > 0): the same elements and zeros as load_chunk +
+  // cp.async copies (f32, kBuffers > 0): the same elements and zeros as load_chunk +
   // store_smem, with the x window cut so that a thread's addresses are affine in its element
   // index (the register cursor's per-element offsets, 2 x 9 registers at 16 channels a chunk,
   // spilled the 128 x 128 tile at its 128-register cap): the first kBu columns as rows of the
@@ -406,15 +406,15 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   static constexpr int kXMain = kBk / kXRowStep;   // main x elements per thread
   static constexpr int kXEdge = kBk * (kXw - kBu); // edge x elements per block
   static constexpr int kXEdgePt = (kXEdge + kThreads - 1) / kThreads;
-  // The cp.async schedule (kStages buffers) of a block's n chunks, written once for the kernel
-  // and its emulation: s.copy(i, b) stages the block's i-th chunk into buffer b, s.wait_for(i)
+  // The cp.async schedule (kBuffers buffers) of a block's n chunks, written once for the kernel
+  // and its emulation: s.copy(i, b) copies the block's i-th chunk into buffer b, s.wait_for(i)
   // is the barrier after which chunk i is in shared memory for every thread (and every thread
   // is done with chunk i - 1), s.compute(b) runs the multiply-adds of buffer b. Chunk i lives in
-  // buffer i % kStages; while it computes, chunk i + kStages - 1 is in flight into the buffer
+  // buffer i % kBuffers; while it computes, chunk i + kBuffers - 1 is in flight into the buffer
   // chunk i - 1 was computed from. On the device every iteration commits one copy group, empty
-  // past the last chunk, so that wait_for(i) = "all but kStages - 2 groups done".
+  // past the last chunk, so that wait_for(i) = "all but kBuffers - 2 groups done".
   template <class S> CONVBENCH_HD static void async_schedule(int n, S &&s) {
-    constexpr int NS = C::kStages;
+    constexpr int NS = C::kBuffers;
     static_assert(NS >= 2, "a cp.async config");
     CB_UNROLL
     for (int i = 0; i < NS - 1; ++i)
@@ -510,7 +510,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
     }
   }
 
-  CONVBENCH_HD static void store_smem(int tid, const Stage &st, Smem &sm) {
+  CONVBENCH_HD static void store_smem(int tid, const Loads &st, Smem &sm) {
     CB_UNROLL
     for (int i = 0; i < kWPt; ++i)
       sm.w[tid + i * kThreads] = T(st.w[i]);
@@ -527,7 +527,7 @@ template <typename T, int M, int TR, bool Fused = true, class C = DefaultConfig>
   // that is not -0.0 unchanged -- and ours never is -0.0 (it starts at +0.0, and a round-to-
   // nearest sum is -0.0 only when both addends are). The block ORs this over its threads and
   // runs the branch-free compute<false> for all-finite chunks.
-  CONVBENCH_HD static bool nonfinite_weights(const Stage &st) {
+  CONVBENCH_HD static bool nonfinite_weights(const Loads &st) {
     bool any = false;
     CB_UNROLL
     for (int i = 0; i < kWPt; ++i)

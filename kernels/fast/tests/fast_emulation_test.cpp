@@ -57,7 +57,7 @@ template <class TL>
 void emulate_register_chunks(const Plan &P, const typename TL::Block &blk,
                              const std::vector<typename TL::Cursor> &cur, const float *x,
                              const float *w, typename TL::Smem *sm,
-                             std::vector<typename TL::Stage> &st,
+                             std::vector<typename TL::Loads> &st,
                              std::vector<typename TL::Acc> &acc) {
   using T = typename TL::Value;
   using C = typename TL::Cfg;
@@ -130,11 +130,11 @@ template <typename T, int M, int TR, class C>
 void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b, float *y) {
   using TL = detail::Tile<T, M, TR, true, C>;
   constexpr int kThreads = C::kThreads;
-  // The device kernel's staging buffers: two (chunk c computes from sm[c % 2]), or kStages for
-  // the cp.async configs (chunk c from sm[c % kStages]).
-  constexpr int kBuffers = C::kStages > 0 ? C::kStages : 2;
+  // The device kernel's shared-memory buffers: two (chunk c computes from sm[c % 2]), or kBuffers
+  // for the cp.async configs (chunk c from sm[c % kBuffers]).
+  constexpr int kBuffers = C::kBuffers > 0 ? C::kBuffers : 2;
   auto sm = std::make_unique<typename TL::Smem[]>(kBuffers);
-  std::vector<typename TL::Stage> st(kThreads);
+  std::vector<typename TL::Loads> st(kThreads);
   std::vector<typename TL::Acc> acc(kThreads);
   // Split (f32): one cluster's ranks run one after another; their partial tiles are then added
   // by reduce_store exactly as the device's ranks do through distributed shared memory.
@@ -149,7 +149,7 @@ void emulate_tiles(const Plan &P, const float *x, const float *w, const float *b
           std::fill_n(reinterpret_cast<unsigned char *>(sm.get()), kBuffers * sizeof(sm[0]), 0xFF);
           for (int t = 0; t < kThreads; ++t)
             TL::zero(acc[t]);
-          if constexpr (C::kStages > 0) {
+          if constexpr (C::kBuffers > 0) {
             std::vector<typename TL::AsyncCursor> cur;
             for (int t = 0; t < kThreads; ++t)
               cur.push_back(TL::make_async_cursor(P, blk, t));
@@ -209,7 +209,7 @@ std::vector<float> emulate(const Problem &pr, const FastConfig &cfg = default_fa
   const float *x = pr.x.data(), *w = pr.w.data();
   detail::with_config(cfg, [&](auto c) {
     using C = decltype(c);
-    if constexpr (C::kStages > 0 && !std::is_same_v<T, float>) {
+    if constexpr (C::kBuffers > 0 && !std::is_same_v<T, float>) {
       return; // an f32-only cp.async config: refused above for f64
     } else if constexpr (std::is_same_v<C, detail::DefaultConfig>) {
       switch (P.m) {

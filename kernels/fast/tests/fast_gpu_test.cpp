@@ -154,7 +154,7 @@ void expect_f32_within_bound(const std::vector<Problem> &problems, int min_cases
   EXPECT_GE(cases, min_cases);
 }
 bool is_split(const FastConfig &c) { return c.split != 1; }
-bool is_async(const FastConfig &c) { return c.stages != 0; }
+bool is_async(const FastConfig &c) { return c.buffers != 0; }
 
 // Every vocoder stage at 1 and 96 frames, inputs from `seed`.
 std::vector<Problem> vocoder_problems(uint64_t seed) {
@@ -193,7 +193,7 @@ TEST(FastGpu, F32ClusterSplitsSmallRandomShapes) {
                           is_split);
 }
 
-// The f32-only cp.async configurations (stages != 0, every split of them too).
+// The f32-only cp.async configurations (buffers != 0, every split of them too).
 TEST(FastGpu, F32AsyncStagingKeepsTheBoundOnEveryVocoderStage) {
   SKIP_WITHOUT_GPU();
   expect_f32_within_bound(vocoder_problems(47), 32 * 4, is_async);
@@ -206,9 +206,9 @@ TEST(FastGpu, F32AsyncStagingSmallRandomShapes) {
   SKIP_WITHOUT_GPU();
   FastConfig async;
   for (const FastConfig &c : fast_f32_configs())
-    if (c.stages != 0 && c.split == 1)
+    if (c.buffers != 0 && c.split == 1)
       async = c;
-  ASSERT_NE(async.stages, 0) << "no cp.async config compiled";
+  ASSERT_NE(async.buffers, 0) << "no cp.async config compiled";
   expect_f32_within_bound(small_problems(101, async, 60), 12 * 4, is_async);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "convbench/cuda_check.hpp"
+#include "convbench/device_facts.hpp"
 #include "convbench/fast_conv.hpp"
 #include "launch.cuh"
 #include "tap_walk.hpp"
@@ -123,26 +124,14 @@ void launch_typed(const ConvShape &s, const float *d_x, const float *d_w, const 
   CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
-// The current device's multiprocessors (the tile plan's split aims at two blocks on each); an
-// H200's 132 when no device answers (a plan asked for without a GPU, as kernel_name may be).
-int device_sms() {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      sms <= 0) {
-    (void)cudaGetLastError();
-    return 132;
-  }
-  return sms;
-}
-
 } // namespace
 
 std::optional<ForwardTilePlan> forward_tile_for(const ConvShape &s, Accum acc, Kernel k,
                                                 const Block &block) {
   if (acc != Accum::f32 || k == Kernel::simple || block || !forward_tile_supported(s))
     return std::nullopt;
-  return forward_tile_plan(s, device_sms());
+  // The tile plan's split aims at two blocks on each of the device's multiprocessors.
+  return forward_tile_plan(s, device_facts().sms);
 }
 
 ConvLaunch::ConvLaunch(const ConvShape &s, Accum acc, Kernel k, const Block &block)

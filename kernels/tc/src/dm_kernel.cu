@@ -6,6 +6,7 @@
 
 #include "async_copy.hpp"
 #include "convbench/cuda_check.hpp"
+#include "convbench/device_facts.hpp"
 #include "dm_launch.hpp"
 #include "tc_kernel.cuh" // tc_reduce
 
@@ -37,7 +38,7 @@ __global__ void dm_pack(const Plan P, int64_t n, const float *__restrict__ w,
 }
 
 // One bm x bn tile (bm = 32 FM, bn = 16 FN), four warps (2 x 2) of FM x FN fragments of 16 x 8.
-// Stage s of the pipeline: the weight tile [bm][kApitch] (f64) then the input window
+// Buffer s of the pipeline: the weight tile [bm][kApitch] (f64) then the input window
 // [kBk][bn + kBpad] (f32, converted to f64 as the B fragments are loaded); both by cp.async.
 template <int FM, int FN>
 __global__ void __launch_bounds__(kThreads, blocks_by_registers(32 * FM, 16 * FN))
@@ -45,13 +46,13 @@ __global__ void __launch_bounds__(kThreads, blocks_by_registers(32 * FM, 16 * FN
               const float *__restrict__ bias, float *__restrict__ y, double *__restrict__ ws,
               int planted) {
   constexpr int BM = 32 * FM, BN = 16 * FN;
-  // Doubles of a stage's weight tile and of its input window (f32 elements, two per double).
+  // Doubles of a buffer's weight tile and of its input window (f32 elements, two per double).
   constexpr int kA = BM * kApitch, kBp = BN + kBpad, kB = kBk * kBp / 2;
   // Thread tid copies the weight tile's 16-byte segment tid % 8 of rows tid / 8 + i kArows and
   // the input window's position tid % BN of channels tid / BN + i kBch: the same segment and
-  // position at every stage, so a copy's address is its first one plus the stage's offset.
+  // position at every iteration, so a copy's address is its first one plus the iteration's offset.
   constexpr int kSegs = kBk / 2, kArows = kThreads / kSegs, kBch = kThreads / BN;
-  constexpr int kAper = BM / kArows, kBper = kBk / kBch; // copies per thread per stage
+  constexpr int kAper = BM / kArows, kBper = kBk / kBch; // copies per thread per iteration
   static_assert(BM % kArows == 0 && kThreads % BN == 0 && kBk % kBch == 0, "whole copies");
   extern __shared__ __align__(16) double smem[];
 
@@ -83,10 +84,10 @@ __global__ void __launch_bounds__(kThreads, blocks_by_registers(32 * FM, 16 * FN
   const unsigned b_off = (unsigned(t.b) * P.g.cin + b_ch) * P.g.l_in;
   const int b_pos = t.n0 + P.g.shift[t.g] + b_n + shift;
 
-  // The next stage to load: channels from ch, tap lj; valid while ahead of the last iteration.
+  // The next iteration to load: channels from ch, tap lj; valid while ahead of the last iteration.
   int lj = it0 % P.g.taps, ch = it0 / P.g.taps * kBk;
-  // Copies [i0, i1) of the weight tile and [j0, j1) of the input window of that stage into slot
-  // s (zero-filled where the stage is past the last: the slot is not read again).
+  // Copies [i0, i1) of the weight tile and [j0, j1) of the input window of that iteration into
+  // slot s (zero-filled where the iteration is past the last: the slot is not read again).
   auto load = [&](int s, bool valid, int i0, int i1, int j0, int j1) {
     double *as = smem + s * (kA + kB);
     float *bs = reinterpret_cast<float *>(as + kA);
@@ -123,9 +124,9 @@ __global__ void __launch_bounds__(kThreads, blocks_by_registers(32 * FM, 16 * FN
       for (int v = 0; v < 4; ++v)
         acc[fm][fn][v] = 0.0;
 
-  // The multiply-adds of slot s, with the copies of the next stage into slot `ls` issued between
-  // them, one piece after each row (or column) of fragments: the DMMA pipe stays busy while the
-  // copies' addresses are formed.
+  // The multiply-adds of slot s, with the copies of the next iteration into slot `ls` issued
+  // between them, one piece after each row (or column) of fragments: the DMMA pipe stays busy while
+  // the copies' addresses are formed.
   auto compute = [&](int s, int ls, bool lvalid) {
     const double *as = smem + s * (kA + kB) + (wm * FM * 16) * kApitch;
     const float *bs = reinterpret_cast<const float *>(smem + s * (kA + kB) + kA) + wn * FN * 8;
@@ -173,19 +174,19 @@ __global__ void __launch_bounds__(kThreads, blocks_by_registers(32 * FM, 16 * FN
     }
   };
 
-  // The pipeline: kStages - 1 stages in flight ahead of the one computed.
+  // The pipeline: kBuffers - 1 iterations in flight ahead of the one computed.
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < kBuffers - 1; ++s) {
     load(s, s < n_it, 0, kAper, 0, kBper);
     advance();
     async_commit();
   }
   for (int i = 0; i < n_it; ++i) {
-    async_wait<kStages - 2>();
-    __syncthreads(); // stage i is in; every warp is past the compute of stage i - 1
-    // The stage i + kStages - 1 into the slot computed at i - 1, during this stage's compute.
-    const int next = i + kStages - 1;
-    compute(i % kStages, next % kStages, next < n_it);
+    async_wait<kBuffers - 2>();
+    __syncthreads(); // iteration i is in; every warp is past the compute of i - 1
+    // Iteration i + kBuffers - 1 into the slot computed at i - 1, during this one's compute.
+    const int next = i + kBuffers - 1;
+    compute(i % kBuffers, next % kBuffers, next < n_it);
     advance();
     async_commit();
   }
@@ -234,7 +235,7 @@ void launch_tile(const Plan &p, const double *a, const float *x, const float *bi
 
 void launch_pack(const Plan &p, const float *d_w, double *a, cudaStream_t st) {
   const int64_t n = packed_weight_doubles(p);
-  const unsigned nb = unsigned(std::min<int64_t>((n + 255) / 256, 132 * 32));
+  const unsigned nb = unsigned(std::min<int64_t>((n + 255) / 256, device_facts().sms * 32));
   dm_pack<<<nb, 256, 0, st>>>(p, n, d_w, a);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // dm_pack launch
 }
@@ -257,7 +258,7 @@ void launch(const Plan &p, const double *a, const float *x, const float *bias, f
                                 std::to_string(bn) + " tile");
   if (p.g.split > 1) {
     const int64_t cells = int64_t(p.g.batch) * p.g.cout * p.g.l_out;
-    const int64_t nb = std::min<int64_t>((cells + 255) / 256, 132 * 16);
+    const int64_t nb = std::min<int64_t>((cells + 255) / 256, device_facts().sms * 16);
     detail::tc_reduce<double><<<unsigned(nb), 256, 0, st>>>(cells, p.g.split, p.g.cout, p.g.l_out,
                                                             ws, p.g.bias ? bias : nullptr, y);
     CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_reduce launch

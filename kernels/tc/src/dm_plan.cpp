@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost_model.hpp"
+
 namespace convbench::tc::dm {
 
 namespace {
@@ -12,16 +14,10 @@ namespace {
 using wg::cdiv;
 using wg::kInt;
 
-// The cost model's constants, in cycles of one multiprocessor (H200: 132 at ~1.98 GHz). DMMA:
-// 128 f64 multiply-adds per cycle (67 TFLOP/s, dmma_peak), at tile_time() of that; a block's
-// fixed cost (its pipeline filling, the epilogue): ~2000 cycles; device memory ~1750 bytes per
-// cycle for the whole device; inputs taken to stay in L2 between the row tiles that read them
-// below 24 MB.
-constexpr double kMacsPerCycle = 128.0;
-constexpr double kBlockOverhead = 2000.0;
-constexpr double kDramBytesPerCycle = 1750.0;
-constexpr double kL2Bytes = 24e6;
-constexpr int kSmemPerSm = 228 * 1024; // per multiprocessor, 1 KiB of it reserved per block
+// The cost model (constants in cost_model.hpp, the device's own numbers from DeviceFacts): the
+// busiest multiprocessor's DMMA time at tile_time() of the peak rate against the device memory
+// every byte crosses; 1 KiB of a multiprocessor's shared memory is reserved per block.
+using namespace cost_model;
 
 // The time a tile's multiply-adds take over the DMMA rate, measured on the H200 (the tile sweep,
 // `h200.sh tiles` with TILE_ARMS='cuda-f64-dmma@*', up0 and up1 of the 512x model at 1536 frames,
@@ -51,18 +47,18 @@ std::string unsupported_reason(const ConvShape &s) {
 }
 
 int smem_bytes(const Plan &p) {
-  return kStages * (p.g.row_tile * kApitch * 8 + kBk * (p.g.col_tile + kBpad) * 4);
+  return kBuffers * (p.g.row_tile * kApitch * 8 + kBk * (p.g.col_tile + kBpad) * 4);
 }
 
-double cost(const Plan &p, int sms) {
+double cost(const Plan &p, const DeviceFacts &d) {
   const int bm = p.g.row_tile, bn = p.g.col_tile;
-  const double mma = double(bm) * bn * kBk / kMacsPerCycle;
+  const double mma = double(bm) * bn * kBk / kF64MacsPerCycle;
   const int64_t ctas = int64_t(blocks(p)) * p.g.split;
   // The busiest multiprocessor: nb blocks, per_sm at a time sharing its DMMA pipes.
-  const int64_t nb = cdiv(ctas, sms);
+  const int64_t nb = cdiv(ctas, d.sms);
   const int64_t rounds = cdiv(nb, p.per_sm);
   const double compute = double(p.g.iters_per_rank) * double(nb) * mma * tile_time(bm, bn) +
-                         double(rounds) * kBlockOverhead;
+                         double(rounds) * kDmBlockOverhead;
   // Device memory: the packed weights once (the column tiles of a row tile run side by side), the
   // input once per row tile when it does not stay in L2, the output (twice where a tile holds only
   // some of each position's phases: another block completes the sectors), and the workspace's
@@ -74,11 +70,11 @@ double cost(const Plan &p, int sms) {
   const double w = 8.0 * double(packed_weight_doubles(p));
   const double ws = p.g.split > 1 ? 8.0 * cells * p.g.split * 2.0 : 0.0;
   // Ties: fewer blocks.
-  return std::max(compute, (w + x * x_reads + y) / kDramBytesPerCycle) + ws / kDramBytesPerCycle +
-         1e-3 * double(ctas);
+  return std::max(compute, (w + x * x_reads + y) / d.dram_bytes_per_cycle()) +
+         ws / d.dram_bytes_per_cycle() + 1e-3 * double(ctas);
 }
 
-Plan plan(const ConvShape &s, int sms, const Forced &f) {
+Plan plan(const ConvShape &s, const DeviceFacts &d, const Forced &f) {
   Plan base{};
   base.g = wg::geometry(s);
   base.g.chunks = int(cdiv(base.g.cin, kBk));
@@ -96,7 +92,7 @@ Plan plan(const ConvShape &s, int sms, const Forced &f) {
     c.g.row_tile = ts.bm;
     c.g.n = c.g.col_tile = ts.bn;
     wg::tile_sets(c.g);
-    c.per_sm = std::min(blocks_by_registers(ts.bm, ts.bn), kSmemPerSm / (smem_bytes(c) + 1024));
+    c.per_sm = std::min(blocks_by_registers(ts.bm, ts.bn), d.smem_per_sm / (smem_bytes(c) + 1024));
     if (int64_t(blocks(c)) * kMaxSplit >= kInt)
       continue;
     for (c.g.split = 1; c.g.split <= kMaxSplit; ++c.g.split) {
@@ -105,8 +101,8 @@ Plan plan(const ConvShape &s, int sms, const Forced &f) {
       if (c.g.split > 1 && double(c.g.batch) * c.g.cout * c.g.l_out * c.g.split >= double(kInt))
         continue; // the workspace's index
       c.g.iters_per_rank = int(cdiv(c.g.iters, c.g.split));
-      c.g.stages = kStages;
-      const double k = cost(c, sms);
+      c.g.buffers = kBuffers;
+      const double k = cost(c, d);
       // Ties: the earlier tile, then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
         continue;
@@ -115,7 +111,7 @@ Plan plan(const ConvShape &s, int sms, const Forced &f) {
     }
   }
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
-    return plan(s, sms);
+    return plan(s, d);
   return best;
 }
 
@@ -133,7 +129,7 @@ int64_t issued_macs(const Plan &p) {
 std::string kernel_name(const Plan &p) {
   std::string n = "dmma f64 m16n8k16 tile " + std::to_string(p.g.row_tile) + "x" +
                   std::to_string(p.g.col_tile) + "x" + std::to_string(kBk) + " stages " +
-                  std::to_string(kStages);
+                  std::to_string(kBuffers);
   if (p.g.split > 1)
     n += " split " + std::to_string(p.g.split);
   return n + " (weights packed)";

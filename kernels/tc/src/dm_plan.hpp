@@ -7,7 +7,7 @@
 // with A packed once per stage into f64 (exact) A[j][row][ic], ic padded to kBk with zeros. A
 // block computes a bm x bn tile (rows of one group x columns) with four warps of (bm / 2) x
 // (bn / 2), one k-step of kBk channels of one tap per pipeline
-// stage: the weights' tile copied as it is and the input's window from x (f32, zero-filled outside
+// buffer: the weights' tile copied as it is and the input's window from x (f32, zero-filled outside
 // [0, l_in) and past cin), both by cp.async, the input converted to f64 as its fragments are
 // loaded. The iterations (chunk outer, tap inner) may be split over `split` blocks, each writing
 // its f64 partial sums to a workspace slice; a second kernel adds the slices in split order, then
@@ -26,7 +26,7 @@ namespace convbench::tc::dm {
 
 constexpr int kBk = 16;       // input channels per k-step: one m16n8k16
 constexpr int kThreads = 128; // four warps, 2 x 2 over the tile
-constexpr int kStages = 3;    // pipeline depth
+constexpr int kBuffers = 3;   // pipeline depth
 constexpr int kMaxSplit = 8;
 // Shared-memory pitches: the weight tile's rows kBk + 4 doubles (160 bytes) and the input
 // window's rows bn + 8 floats: the fragment loads of a half-warp (four rows of four doubles; four
@@ -63,11 +63,11 @@ struct Forced {
 std::string unsupported_reason(const ConvShape &s);
 // The plan with the least modelled time; a forced variant the shape cannot take falls back to
 // the automatic choice (the caller can compare).
-Plan plan(const ConvShape &s, int sms, const Forced &f = {});
-// Shared memory of one block: kStages x (weight tile + input window), in bytes.
+Plan plan(const ConvShape &s, const DeviceFacts &d, const Forced &f = {});
+// Shared memory of one block: kBuffers x (weight tile + input window), in bytes.
 int smem_bytes(const Plan &p);
 // The modelled time in cycles of one multiprocessor; plan() minimises it.
-double cost(const Plan &p, int sms);
+double cost(const Plan &p, const DeviceFacts &d);
 int64_t packed_weight_doubles(const Plan &p);
 // Doubles of the split-K workspace: split x output cells (0 unsplit).
 int64_t workspace_doubles(const Plan &p);
@@ -90,7 +90,7 @@ CONVBENCH_HD Step step(const Plan &p, const wg::Tile &t, int it) {
   const int c = it / p.g.taps, j = it - c * p.g.taps;
   return {c * kBk, j, p.g.row_off[t.g] + t.r0, t.n0 + p.g.shift[t.g] + j * p.g.tap_step};
 }
-// Whether tile row `row` is one of its group's rows (else the kernel stages zeros for it).
+// Whether tile row `row` is one of its group's rows (else the kernel copies zeros for it).
 CONVBENCH_HD bool row_in_group(const Plan &p, const wg::Tile &t, int row) {
   return t.r0 + row < p.g.cout * p.g.np[t.g];
 }

@@ -96,10 +96,10 @@ std::string hopper_reason(const ConvShape &s, Precision p, const TcOptions &o) {
 wg::Math math(Precision p) { return p == Precision::f32x3 ? wg::Math::f32x3 : wg::Math::tf32; }
 wg::Forced forced(const TcOptions &o) { return {o.along, o.n, o.split, o.gpb}; }
 wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
-  return wg::plan(s, math(p), wg::device_sms(), forced(o));
+  return wg::plan(s, math(p), device_facts(), forced(o));
 }
 dm::Plan dm_plan(const ConvShape &s, const TcOptions &o) {
-  return dm::plan(s, wg::device_sms(), {o.bm, o.n, o.split});
+  return dm::plan(s, device_facts(), {o.bm, o.n, o.split});
 }
 // Whether plan q is the variant o forces.
 bool honours(const wg::Plan &q, const TcOptions &o) {

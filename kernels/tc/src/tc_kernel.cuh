@@ -11,6 +11,7 @@
 #include <string>
 
 #include "convbench/cuda_check.hpp"
+#include "convbench/device_facts.hpp"
 #include "tc_plan.hpp"
 #include "tc_tile.hpp"
 
@@ -286,7 +287,7 @@ void launch_shape(Plan P, const float *x, const float *w, const float *b, float 
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_kernel launch
   if (P.splits > 1) {
     const int64_t cells = P.batch * P.cout * P.l_out;
-    const int64_t blocks = std::min<int64_t>(ceil_div(cells, 256), 132 * 16);
+    const int64_t blocks = std::min<int64_t>(ceil_div(cells, 256), device_facts().sms * 16);
     tc_reduce<E><<<unsigned(blocks), 256, 0, st>>>(
         cells, P.splits, P.cout, P.l_out, static_cast<const E *>(ws), P.bias ? b : nullptr, y);
     CONVBENCH_CUDA_CHECK(cudaGetLastError()); // tc_reduce launch

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "convbench/device_facts.hpp"
 #include "convbench/shape.hpp"
 #include "polyphase_plan.hpp"
 #include "tc_tile.hpp"
@@ -59,7 +60,7 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // there are about that many, keeping at least 4 chunks per split and at most 8 splits. (At 96
 // frames up0 has 144 tiles of 128 x 32 and 96 tf32 chunks: 3 splits of 32.) A pure function of
 // the shape, so a kernel name and the emulation test know it without a device.
-constexpr int64_t kTargetBlocks = 132 * 3;
+constexpr int64_t kTargetBlocks = kPlanningDevice.sms * 3;
 constexpr int64_t kMinChunksPerSplit = 4;
 constexpr int64_t kMaxSplits = 8;
 

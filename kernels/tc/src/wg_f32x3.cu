@@ -1,5 +1,5 @@
 // cuda-f32x3's wgmma kernels (sm_90a): 3xTF32 (hi and lo tf32 parts, three products per k-step
-// into a fresh accumulator per half stage, the halves added with FADD); one instantiation per
+// into a fresh accumulator per half buffer, the halves added with FADD); one instantiation per
 // orientation and width.
 #include "wg_kernel.cuh"
 

@@ -7,25 +7,26 @@
 // of the tile's M) and a producer warp (warp 8, whose lane 0 issues every TMA load). Every thread
 // takes part in the epilogue (no register reallocation between roles: 168 registers per thread, as
 // three warps share a sub-partition's register file, hold the largest tile's accumulators). Each
-// iteration (channel chunk c, tap j) is one pipeline stage.
-//   Rows on M (wg_rows_kernel): one 128 x BN tile of one group. The stage is the weights' box (32
+// iteration (channel chunk c, tap j) fills one pipeline buffer.
+//   Rows on M (wg_rows_kernel): one 128 x BN tile of one group. The buffer holds the weights' box
+//   (32
 //     channels x 128 packed rows of tap j) and xT's box (32 channels x BN rows from n0 + shift(g,
 //     j)), both K-major with 128-byte rows, as TMA writes them with CU_TENSOR_MAP_SWIZZLE_128B and
 //     as a K-major wgmma descriptor with 128-byte swizzle reads them (stride 1024 bytes per 8
 //     rows; a k8 step is 32 bytes further along the row).
 //   Positions on M (wg_positions_kernel): 128 positions x NG rows of each of G groups (1, or 2:
-//     both deltas of a ConvTranspose1d). The stage is each group's weights' box (32 channels x NG
-//     packed rows, as above: B) and one input window x[b][c..c+31][n0 + shift(g, j) ..] of 136
+//     both deltas of a ConvTranspose1d). The buffer holds each group's weights' box (32 channels x
+//     NG packed rows, as above: B) and one input window x[b][c..c+31][n0 + shift(g, j) ..] of 136
 //     positions (A; the box starts at the 16-byte boundary at or below that position, as TMA
 //     requires), read by each thread into the A fragment registers (the second group's window
 //     one position further), rounded to tf32 there (and split into hi and lo for f32x3).
 // Arithmetic:
-//   tf32: 4 wgmma k8 steps per stage and group into one accumulator.
-//   f32x3: each stage is two halves of 16 channels, each half's 2 k-steps x 3 products (lo*hi,
+//   tf32: 4 wgmma k8 steps per buffer and group into one accumulator.
+//   f32x3: each buffer is two halves of 16 channels, each half's 2 k-steps x 3 products (lo*hi,
 //     hi*lo, hi*hi) into a fresh accumulator (the MMA's f32 accumulation truncates: a long chain
 //     in one accumulator loses bits), each half's sum added to the total with FADD (round to
 //     nearest).
-// The epilogue stages the tile through shared memory and writes it in output order (bias last):
+// The epilogue passes the tile through shared memory and writes it in output order (bias last):
 // runs of each channel's phases x positions. With split > 1 (rows on M) the iterations are cut
 // over the blocks of a thread-block cluster; each leaves its partial tile in its shared memory and
 // rank r adds its share of the channels over the ranks 0..split-1 in order (deterministic, no
@@ -133,38 +134,38 @@ __device__ __forceinline__ void split_tf32(float v, uint32_t &hi, uint32_t &lo) 
 // out the last rank; the last tap of every chunk is skipped.
 enum class Planted : int { none = 0, drop_last_rank = 1, skip_last_tap = 2 };
 
-// The block's shared memory from its 1024-byte aligned start: `stages` stages, then the full and
+// The block's shared memory from its 1024-byte aligned start: `buffers` buffers, then the full and
 // empty barriers of each.
 struct Pipeline {
   unsigned char *smem;
   uint64_t *full, *empty;
 };
-__device__ __forceinline__ Pipeline pipeline(unsigned char *raw, int stages, int stage_bytes) {
+__device__ __forceinline__ Pipeline pipeline(unsigned char *raw, int buffers, int buffer_bytes) {
   unsigned char *smem = reinterpret_cast<unsigned char *>(
       (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
-  uint64_t *full = reinterpret_cast<uint64_t *>(smem + stages * stage_bytes);
-  return {smem, full, full + stages};
+  uint64_t *full = reinterpret_cast<uint64_t *>(smem + buffers * buffer_bytes);
+  return {smem, full, full + buffers};
 }
-__device__ __forceinline__ void init_barriers(const Pipeline &pl, int stages) {
-  for (int s = 0; s < stages; ++s) {
+__device__ __forceinline__ void init_barriers(const Pipeline &pl, int buffers) {
+  for (int s = 0; s < buffers; ++s) {
     dev::mbar_init(&pl.full[s], 1);
-    dev::mbar_init(&pl.empty[s], 8); // every consumer warp releases a stage
+    dev::mbar_init(&pl.empty[s], 8); // every consumer warp releases a buffer
   }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
-// The producer warp's loop: every lane waits for the free stage (the warp stays converged for the
-// barriers after the loop), lane 0 arms the stage's barrier for expect_bytes and issues its loads
-// through load(stage pointer, barrier, iteration).
+// The producer warp's loop: every lane waits for the free buffer (the warp stays converged for the
+// barriers after the loop), lane 0 arms the buffer's barrier for expect_bytes and issues its loads
+// through load(buffer pointer, barrier, iteration).
 template <class Load>
-__device__ __forceinline__ void produce(const Pipeline &pl, int stages, int stage_bytes, int count,
-                                        bool issuer, Load load, int expect_bytes) {
+__device__ __forceinline__ void produce(const Pipeline &pl, int buffers, int buffer_bytes,
+                                        int count, bool issuer, Load load, int expect_bytes) {
   for (int k = 0; k < count; ++k) {
-    const int s = k % stages;
-    dev::mbar_wait(&pl.empty[s], ((k / stages) & 1) ^ 1);
+    const int s = k % buffers;
+    dev::mbar_wait(&pl.empty[s], ((k / buffers) & 1) ^ 1);
     if (issuer) {
       dev::mbar_expect_tx(&pl.full[s], expect_bytes);
-      load(pl.smem + s * stage_bytes, &pl.full[s], k);
+      load(pl.smem + s * buffer_bytes, &pl.full[s], k);
     }
     __syncwarp();
   }
@@ -210,16 +211,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                    float *__restrict__ y, int planted) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   namespace cg = cooperative_groups;
-  constexpr int kA = kBm * kBk * 4; // bytes of one A plane of a stage
+  constexpr int kA = kBm * kBk * 4; // bytes of one A plane of a buffer
   constexpr int kB = BN * kBk * 4;  // bytes of one B plane
   constexpr int kPlanes = X3 ? 2 : 1;
-  constexpr int kStage = kPlanes * (kA + kB);
+  constexpr int kBufferBytes = kPlanes * (kA + kB);
   constexpr int kRegs = BN / 2; // accumulators per thread
   constexpr int kPitch = BN + kTilePad;
 
   extern __shared__ unsigned char smem_raw[];
-  const int stages = P.stages;
-  const Pipeline pl = pipeline(smem_raw, stages, kStage);
+  const int buffers = P.buffers;
+  const Pipeline pl = pipeline(smem_raw, buffers, kBufferBytes);
   const int tid = threadIdx.x;
   const int wg = tid / 128; // 0, 1: consumers; 2: the producer warp
   const Tile t = tile_of(P, blockIdx.x);
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int count = min(it0 + P.iters_per_rank, P.iters) - it0;
 
   if (tid == 0) {
-    init_barriers(pl, stages);
+    init_barriers(pl, buffers);
     dev::prefetch_map(&maps.a);
     dev::prefetch_map(&maps.b);
   }
@@ -237,10 +238,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   float acc[kRegs];
   if (wg == 2) {
     produce(
-        pl, stages, kStage, count, tid == 256,
+        pl, buffers, kBufferBytes, count, tid == 256,
         [&](unsigned char *st, uint64_t *bar, int k) {
           const Coords c = coords(P, t, it0 + k);
-          // A skipped tap loads a zero-filled box (rows past the tensor): the stage still
+          // A skipped tap loads a zero-filled box (rows past the tensor): the buffer still
           // completes.
           const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
           const int w_row = skip ? P.rows + kBm : c.w_row;
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             dev::tma_load(st + 2 * kA + kB, &maps.b_lo, bar, c.ch, c.x_pos, t.b);
           }
         },
-        kStage);
+        kBufferBytes);
   } else {
     const int cw = wg; // rows 64 cw .. 64 cw + 63 of the tile
     const bool warp_lane0 = (tid % 32) == 0;
@@ -260,9 +261,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       acc[i] = 0.0f;
     if constexpr (!X3) {
       for (int k = 0; k < count; ++k) {
-        const int s = k % stages;
-        dev::mbar_wait(&pl.full[s], (k / stages) & 1);
-        const unsigned char *st = pl.smem + s * kStage;
+        const int s = k % buffers;
+        dev::mbar_wait(&pl.full[s], (k / buffers) & 1);
+        const unsigned char *st = pl.smem + s * kBufferBytes;
         const uint64_t da = dev::sw128_desc(st + cw * 64 * 128);
         const uint64_t db = dev::sw128_desc(st + kA);
         dev::fence_regs(acc);
@@ -271,24 +272,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kk = 0; kk < kBk / 8; ++kk)
           Wgmma<BN>::mma(acc, da + 2 * kk, db + 2 * kk, 1);
         dev::wg_commit();
-        dev::wg_wait<1>(); // the previous stage's MMAs are done: release its buffers
+        dev::wg_wait<1>(); // the previous buffer's MMAs are done: release its buffers
         dev::fence_regs(acc);
         if (k > 0 && warp_lane0)
-          dev::mbar_arrive(&pl.empty[(k - 1) % stages]);
+          dev::mbar_arrive(&pl.empty[(k - 1) % buffers]);
       }
       dev::wg_wait<0>();
       dev::fence_regs(acc);
     } else {
-      // Each half stage's products in `part` from zero, waited for, then added into acc with
+      // Each half buffer's products in `part` from zero, waited for, then added into acc with
       // FADD. While one consumer warpgroup waits and adds, the other's MMAs keep the tensor cores
       // busy. (Reading an accumulator while another wgmma group is in flight makes ptxas
       // serialise every wgmma, C7514; a second partial accumulator of 128 columns would not fit
       // 168 registers either.)
       float part[kRegs];
       for (int k = 0; k < count; ++k) {
-        const int s = k % stages;
-        dev::mbar_wait(&pl.full[s], (k / stages) & 1);
-        const unsigned char *st = pl.smem + s * kStage;
+        const int s = k % buffers;
+        dev::mbar_wait(&pl.full[s], (k / buffers) & 1);
+        const unsigned char *st = pl.smem + s * kBufferBytes;
         const uint64_t ahi = dev::sw128_desc(st + cw * 64 * 128);
         const uint64_t bhi = dev::sw128_desc(st + kA);
         const uint64_t alo = dev::sw128_desc(st + kA + kB + cw * 64 * 128);
@@ -316,7 +317,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
 
-  // Epilogue. Every consumer has waited for its last MMA; the stage buffers become the tile.
+  // Epilogue. Every consumer has waited for its last MMA; the buffers become the tile.
   __syncthreads();
   float *tile = reinterpret_cast<float *>(pl.smem);
   if (wg < 2) {
@@ -356,19 +357,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kPlanes = X3 ? 2 : 1;
   constexpr int kXOff = kPlanes * G * kW;                      // the input window's offset
   constexpr int kX = (kBoxPos * kBk * 4 + 1023) / 1024 * 1024; // its bytes, 1024-aligned
-  constexpr int kStage = kXOff + kX;
+  constexpr int kBufferBytes = kXOff + kX;
   constexpr int kRegs = NG / 2; // accumulators per thread and group
 
   extern __shared__ unsigned char smem_raw[];
-  const int stages = P.stages;
-  const Pipeline pl = pipeline(smem_raw, stages, kStage);
+  const int buffers = P.buffers;
+  const Pipeline pl = pipeline(smem_raw, buffers, kBufferBytes);
   const int tid = threadIdx.x;
   const int wg = tid / 128;
   const Tile t = tile_of(P, blockIdx.x);
   const int count = P.iters;
 
   if (tid == 0) {
-    init_barriers(pl, stages);
+    init_barriers(pl, buffers);
     dev::prefetch_map(&maps.a);
     dev::prefetch_map(&maps.b);
   }
@@ -381,7 +382,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // expects the window's box, not its padding to 1024 bytes.
     constexpr int kBytes = kXOff + kBoxPos * kBk * 4;
     produce(
-        pl, stages, kStage, count, tid == 256,
+        pl, buffers, kBufferBytes, count, tid == 256,
         [&](unsigned char *st, uint64_t *bar, int k) {
           const Coords c = coords(P, t, k);
           const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
@@ -411,9 +412,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         acc[gi][i] = 0.0f;
     float part[G][kRegs];
     for (int k = 0; k < count; ++k) {
-      const int s = k % stages;
-      dev::mbar_wait(&pl.full[s], (k / stages) & 1);
-      const unsigned char *st = pl.smem + s * kStage;
+      const int s = k % buffers;
+      dev::mbar_wait(&pl.full[s], (k / buffers) & 1);
+      const unsigned char *st = pl.smem + s * kBufferBytes;
       // The window's first position is the iteration's x_pos rounded down to a multiple of 4.
       const float *xs = reinterpret_cast<const float *>(st + kXOff) + (coords(P, t, k).x_pos & 3);
 #pragma unroll

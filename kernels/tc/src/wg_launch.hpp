@@ -15,8 +15,6 @@ namespace convbench::tc::wg {
 // Whether the current device runs the wgmma kernels: they are built for sm_90a, so compute
 // capability 9.0 exactly (H100, H200). Empty when it does, else why not. Read once per process.
 std::string device_reason();
-// The current device's multiprocessors (132 on an H200), read once per process.
-int device_sms();
 
 // The tensor maps of one plan, zero fill outside the tensor: a over the packed weights (cin x
 // rows x taps; boxes of 32 x 128 rows on M, 32 x ng positions on M; 128-byte swizzle), hi and

@@ -65,19 +65,6 @@ std::string device_reason() {
   return why;
 }
 
-int device_sms() {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 132;
-    }
-    return n;
-  }();
-  return sms;
-}
-
 Maps make_maps(const Plan &p, const float *w_hi, const float *w_lo, const float *x,
                const float *x_lo) {
   Maps m{};

@@ -6,29 +6,19 @@
 #include <cmath>
 #include <iterator>
 
+#include "cost_model.hpp"
+
 namespace convbench::tc::wg {
 
 namespace {
 
-// The cost model's constants, in cycles of one multiprocessor (H200: 132 of them at ~1.9 GHz).
-// tf32 wgmma: 1024 multiply-adds per cycle; L2 -> shared memory through TMA: ~48 bytes per
-// cycle; device memory: ~1750 bytes per cycle for the whole device (3.3 TB/s sustained); each
-// iteration's fixed cost (barriers, the descriptors): 32 cycles; a block's fixed cost (its
-// pipeline filling from device memory, barrier set-up): ~1500 cycles; the epilogue's shared-memory
-// tile and stores: ~64 bytes per cycle; positions on M, the A fragments each consumer thread loads,
-// rounds and addresses (~12 instructions per k-step and group, 8 warps at 4 per cycle, twice for
-// f32x3's split), which do not overlap the block's own MMAs (a register A operand must be ready
-// before its wgmma issues): on the H200 this made up0 of the 512x model at 1536 frames 15% slower
-// with positions on M than with rows on M at the same N, and the long stages 1.6-2.6x faster.
-constexpr double kMacsPerCycle = 1024.0;
-constexpr double kFillBytesPerCycle = 48.0;
-constexpr double kDramBytesPerCycle = 1750.0;
-constexpr double kIterOverhead = 32.0;
-constexpr double kBlockOverhead = 1500.0;
-constexpr double kEpilogueBytesPerCycle = 64.0;
-constexpr double kFragmentCycles = 12.0 * 8.0 / 4.0;
-// Input bytes taken to stay in L2 (60 MB) between the row tiles that read them.
-constexpr double kL2Bytes = 24e6;
+// The cost model (constants in cost_model.hpp, the device's own numbers from DeviceFacts): an
+// iteration takes the longer of its MMAs and its TMA fill, plus the positions-on-M fragments,
+// which do not overlap the block's own MMAs (a register A operand must be ready before its wgmma
+// issues; twice for f32x3's split): on the H200 this made up0 of the 512x model at 1536 frames
+// 15% slower with positions on M than with rows on M at the same N, and the long stages 1.6-2.6x
+// faster.
+using namespace cost_model;
 
 // Largest power of two <= v (v >= 1).
 int floor_pow2(int v) {
@@ -54,11 +44,11 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
   }
 }
 
-// Pipeline stages for a rank of `iters` iterations: as many as shared memory holds (at most 8),
+// Pipeline buffers for a rank of `iters` iterations: as many as shared memory holds (at most 8),
 // but no more than the iterations (a smaller block leaves room for a second one on the
 // multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
-int stages_for(const Plan &p, int iters) {
-  const int sb = stage_bytes(p);
+int buffers_for(const Plan &p, int iters) {
+  const int sb = buffer_bytes(p);
   const int most = std::min(8, (kSmemBytes - 2048) / sb);
   const int tile = int(cdiv(tile_floats(p) * 4, sb));
   const int want = std::max({2, tile, std::min(most, iters)});
@@ -108,7 +98,7 @@ std::string unsupported_reason(const ConvShape &s) {
   return "";
 }
 
-int stage_bytes(const Plan &p) {
+int buffer_bytes(const Plan &p) {
   const int planes = p.math == Math::f32x3 ? 2 : 1;
   if (p.along == Along::rows)
     return planes * (kBm + p.n) * kBk * 4;
@@ -117,7 +107,7 @@ int stage_bytes(const Plan &p) {
   return planes * p.gpb * p.n * kBk * 4 + x;
 }
 
-int smem_bytes(const Plan &p) { return p.stages * stage_bytes(p) + 2048; }
+int smem_bytes(const Plan &p) { return p.buffers * buffer_bytes(p) + 2048; }
 
 int64_t tile_floats(const Plan &p) {
   if (p.along == Along::rows)
@@ -134,24 +124,24 @@ bool ranks_nonempty(int iters, int split) {
   return int64_t(split - 1) * cdiv(iters, split) < iters;
 }
 
-double cost(const Plan &p, int sms) {
+double cost(const Plan &p, const DeviceFacts &d) {
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
-  const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kMacsPerCycle;
-  const double fill = double(stage_bytes(p)) / kFillBytesPerCycle;
+  const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kTf32MacsPerCycle;
+  const double fill = double(buffer_bytes(p)) / kFillBytesPerCycle;
   const double frags =
       p.along == Along::positions ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? 2.0 : 1.0) : 0.0;
-  const double iter = std::max(mma, fill) + frags + kIterOverhead;
+  const double iter = std::max(mma, fill) + frags + kWgIterOverhead;
   const int64_t ctas = int64_t(blocks_per_rank(p)) * p.split;
   // Blocks per multiprocessor: as shared memory and registers allow (accumulators of 96 or more
   // per thread leave room for one block of 288 threads), splits whole.
   const int by_regs = p.n * p.gpb * (p.math == Math::f32x3 ? 2 : 1) / 2 >= 96 ? 1 : 2;
   const int per_sm = std::max(1, std::min(by_regs, (kSmemBytes + 1024) / (smem_bytes(p) + 1024)));
-  const int64_t resident = std::max(1, sms * per_sm / p.split) * int64_t(p.split);
+  const int64_t resident = std::max(1, d.sms * per_sm / p.split) * int64_t(p.split);
   const double waves = double(ctas) / double(resident); // blocks of a short tail overlap others
   const double tile_bytes = double(tile_floats(p)) * 4;
   const double epilogue = tile_bytes * (p.split > 1 ? 1.0 + p.split : 1.0) / kEpilogueBytesPerCycle;
   const double compute =
-      std::ceil(waves) / per_sm * (double(p.iters_per_rank) * iter + epilogue + kBlockOverhead);
+      std::ceil(waves) / per_sm * (double(p.iters_per_rank) * iter + epilogue + kWgBlockOverhead);
   // Every byte device memory must move: the packed weights once (the blocks of one row tile run
   // side by side), the input (once as it is, or read, written and read again through xT with
   // rows on M) once per row tile of a set when it is too large to stay in L2 between them, the
@@ -167,8 +157,8 @@ double cost(const Plan &p, int sms) {
       x * (p.along == Along::rows ? planes : 1.0) > kL2Bytes ? double(p.row_tiles) / p.sets : 1.0;
   const double transpose = p.along == Along::rows ? x * (1.0 + 2.0 * planes) : 0.0;
   // Ties: fewer blocks.
-  return std::max(compute, (w + x * x_reads + y) / kDramBytesPerCycle) +
-         transpose / kDramBytesPerCycle + 1e-3 * double(ctas);
+  return std::max(compute, (w + x * x_reads + y) / d.dram_bytes_per_cycle()) +
+         transpose / d.dram_bytes_per_cycle() + 1e-3 * double(ctas);
 }
 
 Plan geometry(const ConvShape &s) {
@@ -210,7 +200,7 @@ Plan geometry(const ConvShape &s) {
   return p;
 }
 
-Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
+Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f) {
   Plan p = geometry(s);
   p.math = m;
 
@@ -223,10 +213,10 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
       if (!ranks_nonempty(c.iters, c.split) || (f.split > 0 && c.split != f.split))
         continue;
       c.iters_per_rank = int(cdiv(c.iters, c.split));
-      c.stages = stages_for(c, c.iters_per_rank);
-      if (c.stages == 0)
+      c.buffers = buffers_for(c, c.iters_per_rank);
+      if (c.buffers == 0)
         continue;
-      const double k = cost(c, sms);
+      const double k = cost(c, d);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
         continue;
@@ -278,7 +268,7 @@ Plan plan(const ConvShape &s, Math m, int sms, const Forced &f) {
     }
   }
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
-    return plan(s, m, sms);
+    return plan(s, m, d);
   return best;
 }
 
@@ -303,7 +293,7 @@ std::string kernel_name(const Plan &p) {
   else
     n += " positions-on-M m64n" + std::to_string(p.n) + "k8 tile " + std::to_string(kPm) + "x" +
          (p.gpb == 2 ? "2x" : "") + std::to_string(p.n) + "x" + std::to_string(kBk);
-  n += " stages " + std::to_string(p.stages);
+  n += " stages " + std::to_string(p.buffers);
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
   return n + " (weights packed)";

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <string>
 
+#include "convbench/device_facts.hpp"
 #include "convbench/shape.hpp"
 #include "host_device.hpp"
 
@@ -37,7 +38,7 @@ namespace convbench::tc::wg {
 
 constexpr int kBm = 128; // rows on M: tile rows, two consumer warpgroups of 64
 constexpr int kPm = 128; // positions on M: tile positions, two consumer warpgroups of 64
-constexpr int kBk = 32;  // input channels per pipeline stage: one 128-byte swizzle row
+constexpr int kBk = 32;  // input channels per pipeline buffer: one 128-byte swizzle row
 // Positions on M: the input window, 128 positions, + 1 for the second group, + 3 for the box's
 // 16-byte aligned start, to a pitch of 8 mod 32 words (conflict-free fragment loads).
 constexpr int kBoxPos = 136;
@@ -48,7 +49,7 @@ constexpr int kSmemBytes = 227 * 1024; // the opt-in shared memory of a block on
 constexpr int kTilePad = 8; // rows on M: epilogue tile row pitch bn + 8, conflict-free stores
 constexpr int kRowPad = 4;  // positions on M: epilogue tile row pitch 128 x phases + 4
 
-// wgmma N the kernels are built for. Rows on M (N = positions): f32x3 keeps a half stage's
+// wgmma N the kernels are built for. Rows on M (N = positions): f32x3 keeps a half buffer's
 // products apart from the sum, two accumulators, so its tiles stop at 128 (128 of 168 registers).
 // Positions on M (N = rows per group; two groups hold two sets of accumulators).
 constexpr int kTileNs[] = {64, 96, 128, 192, 256};
@@ -94,10 +95,10 @@ struct Plan {
   int row_tiles;                // all sets
   int col_tiles;                // per set and batch item
   int chunks;                   // ceil(cin / kBk)
-  int iters;                    // chunks * taps: the pipeline stages of one unsplit tile
+  int iters;                    // chunks * taps: the pipeline iterations of one unsplit tile
   int split;                    // cluster size: the iterations cut into this many ranks
   int iters_per_rank;           // ceil(iters / split)
-  int stages;                   // pipeline depth
+  int buffers;                  // pipeline depth
 };
 
 // A variant forced by the tests and the tile arms (0: the plan's choice).
@@ -120,20 +121,20 @@ Plan geometry(const ConvShape &s);
 // gpb, row_tile and col_tile are set.
 void tile_sets(Plan &c);
 
-// The plan for `s` on a device with `sms` multiprocessors: the orientation, tile and split with
+// The plan for `s` on device `d`: the orientation, tile and split with
 // the least modelled time (see plan.cpp). A forced variant the shape cannot take falls back to the
 // automatic choice (the caller can compare).
-Plan plan(const ConvShape &s, Math m, int sms, const Forced &f = {});
+Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f = {});
 
-// Bytes of one pipeline stage (both operands' boxes, both planes of the weights for f32x3, the
-// lo plane of xT too with rows on M) and the shared memory the kernel asks for (stages, the
+// Bytes of one pipeline buffer (both operands' boxes, both planes of the weights for f32x3, the
+// lo plane of xT too with rows on M) and the shared memory the kernel asks for (buffers, the
 // barriers, 1 KiB of alignment slack).
-int stage_bytes(const Plan &p);
+int buffer_bytes(const Plan &p);
 int smem_bytes(const Plan &p);
-// Floats of the epilogue's tile in shared memory (it reuses the stages).
+// Floats of the epilogue's tile in shared memory (it reuses the buffers).
 int64_t tile_floats(const Plan &p);
 // The modelled time of a plan in cycles of one multiprocessor; plan() minimises it.
-double cost(const Plan &p, int sms);
+double cost(const Plan &p, const DeviceFacts &d);
 // Whether cutting `iters` into `split` ranks of ceil(iters / split) leaves none empty.
 bool ranks_nonempty(int iters, int split);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "convbench/cuda_check.hpp"
+#include "convbench/device_facts.hpp"
 #include "wg_launch.hpp"
 
 namespace convbench::tc::wg {
@@ -66,7 +67,7 @@ __global__ void transpose_input(const Plan P, const float *__restrict__ x, float
 
 void launch_pack(const Plan &p, const float *d_w, float *hi, float *lo, cudaStream_t st) {
   const int64_t n = packed_weight_floats(p);
-  const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 132 * 32));
+  const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, device_facts().sms * 32));
   pack_weights<<<blocks, 256, 0, st>>>(p, d_w, hi, lo);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // pack_weights launch
 }

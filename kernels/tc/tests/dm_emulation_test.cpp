@@ -31,7 +31,7 @@ using convbench::testing::describe;
 using convbench::testing::reference_f64;
 using peer_testing::Problem;
 
-constexpr int kSms = 132;
+constexpr DeviceFacts kDevice = kPlanningDevice; // the H200 the plans were tuned on
 
 enum class Fault { none, shift, last_iter, last_split, column, bias_row };
 
@@ -109,11 +109,11 @@ std::vector<float> emulate(const Plan &p, const Problem &pr, const std::vector<d
 void check_shape(const ConvShape &s, uint64_t seed, const std::string &what, bool all_tiles) {
   const Problem pr = peer_testing::random_problem(s, seed);
   const auto ref = reference_f64(pr);
-  std::vector<Plan> plans{plan(s, kSms)};
+  std::vector<Plan> plans{plan(s, kDevice)};
   if (all_tiles) {
     for (const TileShape &ts : kTiles)
-      plans.push_back(plan(s, kSms, {ts.bm, ts.bn, 1}));
-    plans.push_back(plan(s, kSms, {64, 64, 3}));
+      plans.push_back(plan(s, kDevice, {ts.bm, ts.bn, 1}));
+    plans.push_back(plan(s, kDevice, {64, 64, 3}));
   }
   const std::vector<double> a = pack(plans[0], pr);
   for (const Plan &p : plans) {
@@ -170,7 +170,7 @@ TEST(DmEmulation, PlantedFaultsAreCaught) {
   const ConvShape s = peer_testing::all_stages(2)[1].shape;
   const Problem pr = peer_testing::random_problem(s, 4);
   const auto ref = reference_f64(pr);
-  const Plan p = plan(s, kSms, {64, 64, 3});
+  const Plan p = plan(s, kDevice, {64, 64, 3});
   ASSERT_EQ(p.g.split, 3);
   ASSERT_EQ(p.g.groups, 2);
   const std::vector<double> a = pack(p, pr);
@@ -189,17 +189,17 @@ TEST(DmPlan, ChoiceIsTheCheapestOfEveryVariant) {
   int checked = 0;
   for (int64_t frames : {1, 96, 384, 1536})
     for (const auto &st : peer_testing::all_stages(frames)) {
-      const Plan p = plan(st.shape, kSms);
+      const Plan p = plan(st.shape, kDevice);
       EXPECT_TRUE(wg::ranks_nonempty(p.g.iters, p.g.split));
       EXPECT_LE(smem_bytes(p) * p.per_sm, 228 * 1024 - 1024 * p.per_sm) << st.name;
       EXPECT_GE(p.per_sm, 1);
       EXPECT_EQ(p.kpitch % kBk, 0);
-      const double best = cost(p, kSms);
+      const double best = cost(p, kDevice);
       for (const TileShape &ts : kTiles)
         for (int sp = 1; sp <= kMaxSplit; ++sp) {
-          const Plan q = plan(st.shape, kSms, {ts.bm, ts.bn, sp});
+          const Plan q = plan(st.shape, kDevice, {ts.bm, ts.bn, sp});
           if (q.g.row_tile == ts.bm && q.g.col_tile == ts.bn && q.g.split == sp) {
-            EXPECT_GE(cost(q, kSms), best) << st.name << " " << kernel_name(q);
+            EXPECT_GE(cost(q, kDevice), best) << st.name << " " << kernel_name(q);
           }
         }
       ++checked;
@@ -207,23 +207,23 @@ TEST(DmPlan, ChoiceIsTheCheapestOfEveryVariant) {
   EXPECT_EQ(checked, 4 * 16);
   // The small-N stages at 96 frames are split (too few tiles for 132 multiprocessors); the long
   // ones at 1536 frames are not.
-  EXPECT_GT(plan(peer_testing::all_stages(96)[0].shape, kSms).g.split, 1);
-  EXPECT_EQ(plan(peer_testing::all_stages(1536)[0].shape, kSms).g.split, 1);
+  EXPECT_GT(plan(peer_testing::all_stages(96)[0].shape, kDevice).g.split, 1);
+  EXPECT_EQ(plan(peer_testing::all_stages(1536)[0].shape, kDevice).g.split, 1);
 }
 
 TEST(DmPlan, ForcedVariantsAreHonouredOrFallBack) {
   const ConvShape s = peer_testing::all_stages(96)[0].shape; // up0: 96 chunks x 2 taps
-  const Plan p = plan(s, kSms, {64, 128, 5});
+  const Plan p = plan(s, kDevice, {64, 128, 5});
   EXPECT_EQ(p.g.row_tile, 64);
   EXPECT_EQ(p.g.col_tile, 128);
   EXPECT_EQ(p.g.split, 5);
   EXPECT_EQ(p.g.iters_per_rank, (p.g.iters + 4) / 5);
   EXPECT_EQ(kernel_name(p).find("dmma f64 m16n8k16 tile 64x128x16"), 0u) << kernel_name(p);
-  const Plan q = plan(s, kSms, {96, 64, 1}); // no 96-row tile: the plan's own choice
-  EXPECT_EQ(cost(q, kSms), cost(plan(s, kSms), kSms));
+  const Plan q = plan(s, kDevice, {96, 64, 1}); // no 96-row tile: the plan's own choice
+  EXPECT_EQ(cost(q, kDevice), cost(plan(s, kDevice), kDevice));
   ConvShape post = convbench::testing::amp_shape(1, 7, 1, 300);
   post.cin = 8; // one chunk x 7 taps: a split of 8 would leave a split empty
-  EXPECT_LT(plan(post, kSms, {0, 0, 8}).g.split, 8);
+  EXPECT_LT(plan(post, kDevice, {0, 0, 8}).g.split, 8);
 }
 
 TEST(DmPlan, RefusesWhatTheKernelsDoNotTake) {

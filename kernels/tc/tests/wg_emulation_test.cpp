@@ -32,7 +32,7 @@ using convbench::testing::describe;
 using convbench::testing::reference_f64;
 using peer_testing::Problem;
 
-constexpr int kSms = 132;
+constexpr DeviceFacts kDevice = kPlanningDevice; // the H200 the plans were tuned on
 
 enum class Fault { none, shift, r_lo, last_iter, last_rank, column, pair_window };
 
@@ -127,14 +127,14 @@ std::vector<float> emulate(const Plan &p, const Problem &pr, const Operands &o,
 void check_shape(const ConvShape &s, uint64_t seed, const std::string &what, bool all_tiles) {
   const Problem pr = peer_testing::random_problem(s, seed);
   const auto ref = reference_f64(pr);
-  std::vector<Plan> plans{plan(s, Math::tf32, kSms)};
+  std::vector<Plan> plans{plan(s, Math::tf32, kDevice)};
   if (all_tiles) {
     for (int bn : kTileNs)
-      plans.push_back(plan(s, Math::tf32, kSms, {1, bn, 1, 0}));
-    plans.push_back(plan(s, Math::f32x3, kSms, {1, 64, 3, 0}));
+      plans.push_back(plan(s, Math::tf32, kDevice, {1, bn, 1, 0}));
+    plans.push_back(plan(s, Math::f32x3, kDevice, {1, 64, 3, 0}));
     for (int ng : kRowNs)
       for (int gpb : {1, 2}) {
-        const Plan q = plan(s, Math::tf32, kSms, {2, ng, 0, gpb});
+        const Plan q = plan(s, Math::tf32, kDevice, {2, ng, 0, gpb});
         if (q.along == Along::positions && q.n == ng && q.gpb == gpb)
           plans.push_back(q);
       }
@@ -207,7 +207,7 @@ TEST(Emulation, PlantedFaultsAreCaught) {
   const ConvShape s = peer_testing::all_stages(2)[0].shape;
   const Problem pr = peer_testing::random_problem(s, 3);
   const auto ref = reference_f64(pr);
-  const Plan p = plan(s, Math::tf32, kSms, {1, 64, 4, 0});
+  const Plan p = plan(s, Math::tf32, kDevice, {1, 64, 4, 0});
   const Operands o = pack(p, pr);
   ASSERT_EQ(p.split, 4);
   ASSERT_EQ(p.groups, 2);
@@ -234,7 +234,7 @@ TEST(Plan, GroupsArePowerOfTwoRunsCoveringEveryPhaseOnce) {
       c.l_in = 7;
       if (!unsupported_reason(c).empty())
         continue;
-      const Plan p = plan(c, Math::tf32, kSms);
+      const Plan p = plan(c, Math::tf32, kDevice);
       std::vector<int> seen(size_t(s), 0);
       for (int g = 0; g < p.groups; ++g) {
         EXPECT_EQ(p.np[g] & (p.np[g] - 1), 0) << "s " << s << " pad " << pad;
@@ -255,20 +255,20 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
   for (int64_t frames : {1, 96, 384, 1536})
     for (const auto &st : peer_testing::all_stages(frames))
       for (Math m : {Math::tf32, Math::f32x3}) {
-        const Plan p = plan(st.shape, m, kSms);
+        const Plan p = plan(st.shape, m, kDevice);
         EXPECT_TRUE(ranks_nonempty(p.iters, p.split));
         EXPECT_LE(smem_bytes(p), kSmemBytes);
-        EXPECT_GE(p.stages, 2);
-        EXPECT_LE(tile_floats(p) * 4, int64_t(p.stages) * stage_bytes(p));
+        EXPECT_GE(p.buffers, 2);
+        EXPECT_LE(tile_floats(p) * 4, int64_t(p.buffers) * buffer_bytes(p));
         positions += p.along == Along::positions;
-        const double best = cost(p, kSms);
+        const double best = cost(p, kDevice);
         for (int along : {1, 2})
           for (int n : {8, 16, 24, 32, 48, 64, 96, 128, 192, 256})
             for (int sp = 1; sp <= kMaxSplit; ++sp)
               for (int gpb : {1, 2}) {
-                const Plan q = plan(st.shape, m, kSms, {along, n, sp, gpb});
+                const Plan q = plan(st.shape, m, kDevice, {along, n, sp, gpb});
                 if (int(q.along) + 1 == along && q.n == n && q.split == sp && q.gpb == gpb) {
-                  EXPECT_GE(cost(q, kSms), best) << st.name << " " << kernel_name(q);
+                  EXPECT_GE(cost(q, kDevice), best) << st.name << " " << kernel_name(q);
                 }
               }
         ++checked;
@@ -279,21 +279,21 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
 
 TEST(Plan, ForcedVariantsAreHonouredOrFallBack) {
   const ConvShape s = peer_testing::all_stages(96)[0].shape; // up0: 96 iterations
-  const Plan p = plan(s, Math::tf32, kSms, {1, 192, 5, 0});
+  const Plan p = plan(s, Math::tf32, kDevice, {1, 192, 5, 0});
   EXPECT_EQ(p.along, Along::rows);
   EXPECT_EQ(p.n, 192);
   EXPECT_EQ(p.split, 5);
   EXPECT_EQ(p.iters_per_rank, 20);
-  const Plan x3 = plan(s, Math::f32x3, kSms, {1, 256, 1, 0}); // f32x3 has no 256-column tile
+  const Plan x3 = plan(s, Math::f32x3, kDevice, {1, 256, 1, 0}); // f32x3 has no 256-column tile
   EXPECT_LE(x3.n, 128);
   ConvShape post = convbench::testing::amp_shape(1, 7, 1, 300);
   post.cin = 8; // one chunk x 7 taps: 7 iterations, a split of 8 would leave a rank empty
-  const Plan q = plan(post, Math::tf32, kSms, {1, 0, 8, 0});
+  const Plan q = plan(post, Math::tf32, kDevice, {1, 0, 8, 0});
   EXPECT_TRUE(ranks_nonempty(q.iters, q.split));
   EXPECT_LT(q.split, 8);
   // up5 of the 512x model: 24 output channels, stride 2, both deltas in one block of 24 rows each.
   const ConvShape up5 = peer_testing::all_stages(96)[5].shape;
-  const Plan r = plan(up5, Math::tf32, kSms, {2, 24, 0, 2});
+  const Plan r = plan(up5, Math::tf32, kDevice, {2, 24, 0, 2});
   EXPECT_EQ(r.along, Along::positions);
   EXPECT_EQ(r.gpb, 2);
   EXPECT_EQ(r.n, 24);
@@ -303,7 +303,7 @@ TEST(Plan, ForcedVariantsAreHonouredOrFallBack) {
   // No positions-on-M kernel for an input whose rows are not 16-byte aligned (l_in % 4 != 0).
   ConvShape odd = up5;
   odd.l_in = 97;
-  EXPECT_EQ(plan(odd, Math::tf32, kSms, {2, 24, 0, 2}).along, Along::rows);
+  EXPECT_EQ(plan(odd, Math::tf32, kDevice, {2, 24, 0, 2}).along, Along::rows);
 }
 
 TEST(Plan, RefusesWhatTheKernelsDoNotTake) {

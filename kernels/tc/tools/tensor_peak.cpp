@@ -1,11 +1,12 @@
-// tensor_peak: the tensor-core rates of this device by precision, measured as dmma_peak measures
-// the fp64 one: every multiprocessor runs warps (mma.sync) or warpgroups (wgmma) that issue MMAs
-// on register or shared-memory operands with no memory traffic in the loop (tensor_loops.hpp),
-// timed with events, the best over a few occupancies and repetitions. Prints one JSON object whose
-// *_flops keys are bench/data/devices.json's: tf32_tensor_flops, bf16_tensor_flops and
-// fp16_tensor_flops (wgmma m64n256, the kernels' instruction), fp64_dmma_flops (mma.sync m16n8k16
-// f64, dmma_peak's figure again), and the mma.sync rates of tf32 and bf16 beside them. Exit 1
-// without a compute capability 9.0 device.
+// tensor_peak: the tensor-core rates of this device by precision: every multiprocessor runs warps
+// (mma.sync) or warpgroups (wgmma) that issue MMAs on register or shared-memory operands with no
+// memory traffic in the loop (tensor_loops.hpp), each launch timed by bench's device timer
+// (measurement/device.hpp, the events bench_conv times device arms with), the best over a few
+// occupancies and repetitions. Prints one JSON object whose *_flops keys are
+// bench/data/devices.json's: tf32_tensor_flops, bf16_tensor_flops and fp16_tensor_flops (wgmma
+// m64n256, the kernels' instruction), fp64_dmma_flops (mma.sync m16n8k16 f64, 4 to 16 warps per
+// SM), and the mma.sync rates of tf32 and bf16 beside them. Exit 1 without a compute capability
+// 9.0 device.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "convbench/tensor_loops.hpp"
+#include "measurement/device.hpp"
 
 namespace loops = convbench::tc::loops;
 using loops::Kind;
@@ -33,10 +35,8 @@ Best measure(Kind k, int sms, int iters) {
   if (info.warpgroup)
     shapes = {{1, 1}, {1, 2}, {2, 1}, {2, 2}};
   else
-    shapes = {{1, 4}, {2, 4}, {4, 4}}; // 4, 8, 16 warps per SM, as dmma_peak
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
+    shapes = {{1, 4}, {2, 4}, {4, 4}}; // 4, 8, 16 warps per SM
+  convbench::bench::device::EventTimer timer;
   Best best;
   for (auto [per_sm, units] : shapes) {
     const int blocks = sms * per_sm;
@@ -44,20 +44,14 @@ Best measure(Kind k, int sms, int iters) {
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
       throw std::runtime_error(info.name + ": " + cudaGetErrorString(e));
     for (int rep = 0; rep < 5; ++rep) {
-      cudaEventRecord(e0);
+      timer.start(nullptr);
       const loops::Issued n = loops::launch(k, blocks, units, iters);
-      cudaEventRecord(e1);
-      if (cudaError_t e = cudaEventSynchronize(e1); e != cudaSuccess)
-        throw std::runtime_error(info.name + ": " + cudaGetErrorString(e));
-      float ms = 0.0f;
-      cudaEventElapsedTime(&ms, e0, e1);
-      const double rate = 2.0 * double(n.macs) / (double(ms) * 1e-3);
+      timer.stop(nullptr);
+      const double rate = 2.0 * double(n.macs) / timer.seconds(); // throws on a CUDA error
       if (rate > best.flops)
         best = {rate, per_sm, units};
     }
   }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   return best;
 }
 

@@ -3,7 +3,8 @@
 // cuda-f32@t128-c8-k16-u16-b5. Hidden: `--arms 'cuda-f64@*'` names them all. Each is its arm
 // with the block fixed: the same gate (so a block that computes a wrong answer is refused, never
 // timed), floor and stagings; it runs the cases its block can run and leaves the others out of the
-// plan with the reason. scripts/fast_tuning.py turns a sweep's records into the tuning table.
+// plan with the reason. kernels/fast/tools/fast_tuning.py turns a sweep's records into the tuning
+// table.
 #include <memory>
 #include <string>
 
@@ -21,6 +22,7 @@ public:
   bool hidden() const override { return true; }
   GateKind gate() const override { return base().gate(); }
   double tolerance() const override { return base().tolerance(); }
+  ArmFacts facts() const override { return base().facts(); }
   std::string floor_kind() const override { return base().floor_kind(); }
   cuda::Accum accum() const override { return base().accum(); }
   cuda::Kernel kernel() const override { return base().kernel(); }

@@ -14,6 +14,7 @@ class CudaF32x3 final : public TcArm {
 public:
   tc::Precision precision() const override { return tc::Precision::f32x3; }
   double tolerance() const override { return 1e-4; }
+  ArmFacts facts() const override { return {ArmPrecision::f32x3, "mma-tf32", ArmRole::candidate}; }
   std::string floor_kind() const override { return "fp32_fma"; }
 };
 } // namespace convbench::bench

@@ -6,7 +6,7 @@
 // with odds ~1e-6 per cell). Tolerance 1e-9 relative L2, as cudnn-f64: a 1e-12 bound does not
 // hold, since a single one-ulp cell among up0's 590k at 96 frames gives ~1e-10
 // (kernels/tc/tests/tc_support.hpp). Floor "fp64_dmma": the DMMA rate devices.json holds
-// (measured by dmma_peak).
+// (measured by tensor_peak).
 #include "arms/tc_arm.hpp"
 
 #if CONVBENCH_HAVE_CUDA && CONVBENCH_HAVE_TC
@@ -15,6 +15,7 @@ class CudaF64Dmma final : public TcArm {
 public:
   tc::Precision precision() const override { return tc::Precision::f64; }
   double tolerance() const override { return 1e-9; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "dmma", ArmRole::candidate}; }
   std::string floor_kind() const override { return "fp64_dmma"; }
 };
 } // namespace convbench::bench

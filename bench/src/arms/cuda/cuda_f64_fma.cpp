@@ -9,6 +9,7 @@ class CudaF64Fma final : public CudaArm {
 public:
   std::string name() const override { return "cuda-f64-fma"; }
   GateKind gate() const override { return GateKind::bitwise; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "simt-fma", ArmRole::candidate}; }
   std::string floor_kind() const override { return "fp64_fma"; }
   cuda::Accum accum() const override { return cuda::Accum::f64; }
   cuda::Kernel kernel() const override { return cuda::Kernel::fused; }

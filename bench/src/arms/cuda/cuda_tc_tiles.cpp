@@ -31,6 +31,13 @@ public:
   std::string name() const override { return name_; }
   bool hidden() const override { return true; }
   double tolerance() const override { return tolerance_; }
+  // The forced variants are the Hopper kernels only (wgmma, or mma.sync DMMA for f64).
+  ArmFacts facts() const override {
+    if (p_ == tc::Precision::f64)
+      return {ArmPrecision::f64, "dmma", ArmRole::candidate};
+    return {p_ == tc::Precision::f32x3 ? ArmPrecision::f32x3 : ArmPrecision::tf32, "wgmma-tf32",
+            ArmRole::candidate};
+  }
   std::string floor_kind() const override { // cuda-f64-dmma's, for its DMMA tiles
     return p_ == tc::Precision::f64 ? "fp64_dmma" : "fp32_fma";
   }

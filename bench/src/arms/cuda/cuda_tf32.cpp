@@ -12,6 +12,7 @@ class CudaTf32 final : public TcArm {
 public:
   tc::Precision precision() const override { return tc::Precision::tf32; }
   double tolerance() const override { return 5e-3; }
+  ArmFacts facts() const override { return {ArmPrecision::tf32, "mma-tf32", ArmRole::candidate}; }
   std::string floor_kind() const override { return "fp32_fma"; }
 };
 } // namespace convbench::bench

@@ -10,6 +10,7 @@ class CudnnF32 final : public CudnnArm {
 public:
   cudnn::Mode mode() const override { return cudnn::Mode::f32; }
   double tolerance() const override { return 5e-5; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "cudnn", ArmRole::peer}; }
   std::string floor_kind() const override { return "fp32_fma"; }
 };
 } // namespace convbench::bench

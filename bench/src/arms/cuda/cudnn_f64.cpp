@@ -9,6 +9,7 @@ class CudnnF64 final : public CudnnArm {
 public:
   cudnn::Mode mode() const override { return cudnn::Mode::f64; }
   double tolerance() const override { return 1e-9; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "cudnn", ArmRole::peer}; }
   std::string floor_kind() const override { return "fp64_fma"; }
 };
 } // namespace convbench::bench

@@ -9,6 +9,7 @@ class CudnnTF32 final : public CudnnArm {
 public:
   cudnn::Mode mode() const override { return cudnn::Mode::tf32; }
   double tolerance() const override { return 5e-3; }
+  ArmFacts facts() const override { return {ArmPrecision::tf32, "cudnn", ArmRole::peer}; }
   std::string floor_kind() const override { return "fp32_fma"; }
 };
 } // namespace convbench::bench

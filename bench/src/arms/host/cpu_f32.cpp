@@ -6,6 +6,7 @@ class CpuF32 final : public HostArm {
 public:
   std::string name() const override { return "cpu-f32"; }
   GateKind gate() const override { return GateKind::tolerance; }
+  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::candidate}; }
   // Relative L2 against the f64 reference. An f32 sum over Cin x K/stride taps of O(1) terms
   // errs by ~sqrt(taps) x 2^-24 relative, about 1e-6 at up0; 1e-4 leaves room without letting a
   // wrong tap or a dropped bias through (those give relative errors of 1e-2 and more).

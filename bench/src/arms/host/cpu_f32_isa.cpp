@@ -18,6 +18,7 @@ public:
   bool hidden() const override { return true; }
   GateKind gate() const override { return find_arm("cpu-f32")->gate(); }
   double tolerance() const override { return find_arm("cpu-f32")->tolerance(); }
+  ArmFacts facts() const override { return find_arm("cpu-f32")->facts(); }
   bool available(std::string *why_not) const override {
     if (cpu_f32_isa_supported(cpu_f32_isas()[I]))
       return true;

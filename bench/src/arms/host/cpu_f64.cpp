@@ -6,6 +6,7 @@ class CpuF64 final : public HostArm {
 public:
   std::string name() const override { return "cpu-f64"; }
   GateKind gate() const override { return GateKind::reference; }
+  ArmFacts facts() const override { return {ArmPrecision::f64, "host", ArmRole::reference}; }
   HostConvFn function() const override { return &conv_cpu_f64; }
   CausalHostFn causal_function() const override { return &causal_cpu_f64; }
   nlohmann::json describe(const Problem &) const override {

@@ -36,17 +36,17 @@ struct FastConfig {
   // warp tiles (polyphase_tile.hpp, Config): compiled for two controls only, so that one sweep
   // measures what the warp tiles change ("-rm" in the name).
   bool row_major = false;
-  // f32 only: 0 stages each chunk through registers into two shared-memory buffers; >= 2 copies
+  // f32 only: 0 moves each chunk through registers into two shared-memory buffers; >= 2 copies
   // it with cp.async into that many buffers ("-a3" in the name), see fast_f32_configs().
-  int stages = 0;
+  int buffers = 0;
   // e.g. "t64-c16-k16-u8", "t256-c64-k8-u16-r8-s4": threads, cells per thread, chunk, u-groups,
-  // then rows per thread, min blocks per SM, "-rm", "-a<stages>" and split when they differ
+  // then rows per thread, min blocks per SM, "-rm", "-a<buffers>" and split when they differ
   // from 4, 1, warp tiles, register staging and 1.
   std::string name() const;
   // A split changes the f32 summation order and cp.async staging copies f32 as it is: either
   // makes the configuration an f32-only candidate (fast_config_unsupported_reason refuses it
   // for f64).
-  bool f32_only() const { return split != 1 || stages != 0; }
+  bool f32_only() const { return split != 1 || buffers != 0; }
   // The compiled block shape, without the runtime split.
   FastConfig block() const {
     FastConfig c = *this;
@@ -57,7 +57,7 @@ struct FastConfig {
     return threads == o.threads && cells_per_thread == o.cells_per_thread && chunk == o.chunk &&
            u_groups == o.u_groups && rows_per_thread == o.rows_per_thread &&
            min_blocks == o.min_blocks && split == o.split && row_major == o.row_major &&
-           stages == o.stages;
+           buffers == o.buffers;
   }
 };
 
@@ -70,7 +70,7 @@ FastConfig default_fast_config();
 // fast_config_unsupported_reason().
 std::vector<FastConfig> fast_configs();
 
-// The f32 candidates: fast_configs(), then the f32-only cp.async configurations (stages 3);
+// The f32 candidates: fast_configs(), then the f32-only cp.async configurations (3 buffers);
 // and for each 8-row configuration split 2, 4 and 8, for each 4-row one but the default and the
 // row-major control split 2 and 4.
 std::vector<FastConfig> fast_f32_configs();
@@ -82,10 +82,10 @@ std::string fast_config_unsupported_reason(const ConvShape &s, const FastConfig 
 
 // The configuration launch_conv (and the no-config launch_fast_* calls) run for a shape: the
 // fastest of the last H200 block-shape sweep for that vocoder stage shape and arm
-// (src/tuned_configs.inc, made by scripts/fast_tuning.py from the sweep's bench_conv records);
-// for a stage swept at other lengths, its row at the nearest length; else the arm's block with
-// the best geomean over the sweep.
-// *tuned (when given) says whether the shape itself was in the table.
+// (src/tuned_configs.inc, made by kernels/fast/tools/fast_tuning.py from the sweep's bench_conv
+// records); for a stage swept at other lengths, its row at the nearest length; else the arm's block
+// with the best geomean over the sweep. *tuned (when given) says whether the shape itself was in
+// the table.
 FastConfig choose_fast_config(const ConvShape &s, bool f64, bool fused, bool *tuned = nullptr);
 
 // Shapes the fast path handles: ConvTranspose1d (op == transposed) with dilation 1, K a multiple

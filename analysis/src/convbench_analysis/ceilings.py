@@ -1,0 +1,112 @@
+"""Each convolution arm against the cuBLAS ceiling of its precision, on the same case of the same
+run: "% of cuBLAS" = the ceiling's time / the arm's time (100% = as fast as cuBLAS on the case's
+GEMM, the same multiply-adds with no scatter and no bias). The ceilings are bench_conv arms of
+role "ceiling" (cublas-sgemm, cublas-tf32, cublas-bf16, cublas-dgemm) timed in the same
+interleaved rounds as the arms they judge, so the value is the paired estimate over those rounds
+with its interval (stats.paired_ratio), never a ratio across runs.
+
+Which ceiling judges which arm: by the arm's precision (the record's "precision" field; for
+records without it, read from the arm's name): f32 and f32x3 -> cublas-sgemm, tf32 ->
+cublas-tf32, bf16 -> cublas-bf16, f64 -> cublas-dgemm. Host arms, the reference and the
+ceilings themselves are not judged."""
+
+from __future__ import annotations
+
+from . import record, stats, verdicts
+from .findings import Assessment
+
+CEILING_OF = {
+    "f32": "cublas-sgemm",
+    "f32x3": "cublas-sgemm",
+    "tf32": "cublas-tf32",
+    "bf16": "cublas-bf16",
+    "f64": "cublas-dgemm",
+}
+
+
+def precision(case: dict) -> str | None:
+    """The case's precision (record.arm_facts: the record's field, else the arm's name)."""
+    return record.arm_facts(case).precision
+
+
+def role(case: dict) -> str:
+    """The case's role (record.arm_facts: the record's field, else the arm's name)."""
+    return record.arm_facts(case).role
+
+
+def ceiling_of(case: dict) -> str | None:
+    """The ceiling arm that judges this case's arm; None for what no ceiling judges."""
+    if role(case) not in ("candidate", "peer") or not case.get("device"):
+        return None
+    return CEILING_OF.get(precision(case) or "")
+
+
+def _timed(case: dict | None) -> bool:
+    return bool(case) and case["gate"]["result"] == "pass" and bool(verdicts.rounds_of(case))
+
+
+def _row(a: Assessment, i: int, arm: dict, ceiling: dict) -> dict:
+    num, den = stats.paired_rounds(verdicts.rounds_of(ceiling), verdicts.rounds_of(arm))
+    refused = sorted({f.code for f in a.for_case(i, arm["id"]) + a.for_case(i, ceiling["id"])})
+    row = {
+        "file": a.runs[i].path,
+        "stage": arm["stage"],
+        "frames": arm["frames"],
+        "case": arm["id"],
+        "arm": arm["arm"],
+        "ceiling": ceiling["arm"],
+        "ceiling_case": ceiling["id"],
+        "arm_best_s": min(verdicts.rounds_of(arm).values()),
+        "ceiling_best_s": min(verdicts.rounds_of(ceiling).values()),
+        "percent": None,
+        "ci_percent": None,
+        "paired_rounds": int(len(num)),
+        "refused": refused,
+    }
+    if len(num):
+        r = stats.paired_ratio(num, den)
+        row["percent"] = 100.0 * r.value
+        if r.lo is not None:
+            row["ci_percent"] = [100.0 * r.lo, 100.0 * r.hi]
+    return row
+
+
+def build(a: Assessment) -> list[dict]:
+    """One row per timed device arm whose ceiling was timed on the same case of the same run."""
+    rows = []
+    for i, run in enumerate(a.runs):
+        by_case: dict[tuple, dict[str, dict]] = {}
+        for c in run.cases:
+            if c.get("twin_of"):
+                continue  # an A/A twin repeats its arm; the calibration reads it
+            by_case.setdefault((c["stage"], c["frames"]), {})[c["arm"]] = c
+        for cases in by_case.values():
+            for c in sorted(cases.values(), key=lambda c: c["id"]):
+                ceiling = cases.get(ceiling_of(c) or "")
+                if _timed(c) and _timed(ceiling):
+                    rows.append(_row(a, i, c, ceiling))
+    return rows
+
+
+def _pct(row: dict) -> str:
+    if row["percent"] is None:
+        return "-"
+    ci = row["ci_percent"]
+    return f"{row['percent']:.1f}%" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else " [no interval]")
+
+
+def render_lines(rows: list[dict]) -> list[str]:
+    """The report's section; nothing when the run timed no ceiling beside an arm."""
+    if not rows:
+        return []
+    lines = [
+        "",
+        "% of cuBLAS (the ceiling of each arm's precision on the case's GEMM, same rounds; "
+        "ceiling time / arm time, 95% interval of the paired rounds):",
+    ]
+    for r in rows:
+        why = f"  REFUSED: {', '.join(r['refused'])}" if r["refused"] else ""
+        lines.append(
+            f"  {r['case']:<40} {r['ceiling']:<13} {_pct(r):<24} ({r['paired_rounds']} rounds){why}"
+        )
+    return lines
