@@ -14,6 +14,9 @@ REPO = HERE.parents[1]
 SRC = str(HERE.parent / "src")
 sys.path.insert(0, SRC)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+# The width text tables fit (tables.terminal_width): what a command sees off a terminal, whatever
+# width a library of the test process left in the environment its subprocesses inherit.
+os.environ["COLUMNS"] = str(100)
 EXAMPLES = sorted((REPO / "results" / "examples").glob("*.json"))
 
 import synth  # noqa: E402

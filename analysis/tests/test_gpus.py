@@ -191,3 +191,27 @@ def test_unreadable_neighbours_are_not_judged(tmp_path, util):
     rep = verdicts(tmp_path, [r, copy.deepcopy(r)])
     assert rep["slow"] == [] and rep["coupled"] == []
     assert all("busy_over_idle" not in x["coupling"] for x in rep["cases"])
+
+
+def test_formats_parse(tmp_path, capsys, monkeypatch):
+    # csv: the cases table alone, its columns; md: both tables with their header rules; text
+    # fitted to COLUMNS. Planted (seen failing): render's csv with the GPU list before it.
+    import csv
+    import io
+
+    u = alternating()
+    summary = write_node(
+        tmp_path,
+        [record(coupled_times(), u, power=[0.3 * (x > 0) for x in u]), record(noisy(1e-3), u)],
+    )
+    assert cli.main(["gpus", "--format", "csv", str(summary)]) == 0
+    table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert table[0] == list(gpus.HEADERS) and len(table) == 1 + 2
+    assert {r[1] for r in table[1:]} == {"0", "1"} and "COUPLED (power)" in table[1][4]
+    assert table[1][2].endswith(" ms") or table[1][2].endswith(" us")
+    assert cli.main(["gpus", "--format", "md", str(summary)]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert sum(set(ln) <= set("|-:") and "---" in ln for ln in md) == 2
+    monkeypatch.setenv("COLUMNS", "70")
+    assert cli.main(["gpus", str(summary)]) == 0
+    assert max(map(len, capsys.readouterr().out.splitlines())) <= 70

@@ -225,10 +225,9 @@ def _calibrate(args) -> int:
 
 
 def _history_cmd_args(p) -> None:
-    p.add_argument("case", help="a case id, e.g. up0/96/cuda-f32/resident")
-    p.add_argument("--history", default="results", metavar="DIR", help="default: results")
-    p.add_argument("--host", default=None, help="only this host (machine id or name)")
-    p.add_argument("--json", action="store_true")
+    from . import history_view
+
+    history_view.arguments(p)
 
 
 def _history(args) -> int:

@@ -89,16 +89,17 @@ def render(rep: dict, fmt: str = "text") -> str:
     if fmt == "csv":
         return table
     lines = [
-        f"A {rep['a']['path']} (lease {rep['a']['lease']}, git {rep['a']['git_sha']})",
-        f"B {rep['b']['path']} (lease {rep['b']['lease']}, git {rep['b']['git_sha']})",
+        tables.sentence(f"{k.upper()} {r['path']} (lease {r['lease']}, git {r['git_sha']})", fmt)
+        for k, r in (("a", rep["a"]), ("b", rep["b"]))
+    ]
+    lines += [
         "",
         table if rep["rows"] else "no case common to both runs",
     ]
     for r in rep["rows"]:
         for f in r["reasons"]:
-            lines.append(
-                f"{r['case']}: {f['code']} [{f['file']}]: {f['detail']} (fix: {f['remedy']})"
-            )
+            said = f"{r['case']}: {f['code']} [{f['file']}]: {f['detail']} (fix: {f['remedy']})"
+            lines.append(tables.sentence(said, fmt))
     lines.append(
         f"{rep['refused']} comparison(s) refused" if rep["refused"] else "all comparisons accepted"
     )

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-from . import record, report
+from . import record, report, tables
 from .checks import seconds
 from .findings import Assessment
 from .report import _t
@@ -54,9 +55,19 @@ def arguments(f) -> None:
     )
     f.add_argument("--baseline", default=None, help="denominator arm (arm or arm/staging)")
     f.add_argument("--out", default=None, help="write the per-host time figures here")
-    f.add_argument("--outlier-z", type=float, default=OUTLIER_Z)
-    f.add_argument("--min-deviation", type=float, default=MIN_DEVIATION)
-    f.add_argument("--json", action="store_true")
+    f.add_argument(
+        "--outlier-z",
+        type=float,
+        default=OUTLIER_Z,
+        help=f"a host is an outlier beyond this modified z-score ({OUTLIER_Z:g})",
+    )
+    f.add_argument(
+        "--min-deviation",
+        type=float,
+        default=MIN_DEVIATION,
+        help=f"... and this far from the fleet's median ({MIN_DEVIATION:g})",
+    )
+    tables.add_format(f, "hosts, spread and outliers, times in seconds", json_flag=True)
 
 
 SLURM_KEYS = (
@@ -195,7 +206,7 @@ def build(a: Assessment, baseline=None, z_limit=OUTLIER_Z, min_dev=MIN_DEVIATION
     aa_tol = rep["thresholds"]["aa_tolerance"]
     arms = []
     est, refused = estimators(a)
-    for model, stage, frames, arm in sorted(set(est) | set(refused), key=str):
+    for model, stage, frames, arm in sorted(set(est) | set(refused), key=natural):
         per_host = est.get((model, stage, frames, arm))
         if not per_host:
             why = ", ".join(sorted(refused[(model, stage, frames, arm)]))
@@ -219,6 +230,7 @@ def build(a: Assessment, baseline=None, z_limit=OUTLIER_Z, min_dev=MIN_DEVIATION
         arms.append({"model": model, "stage": stage, "frames": frames, "arm": arm} | sp)
     for h in hosts.values():
         h["runs"].sort(key=lambda r: r["started_utc"])
+        h["ratios"].sort(key=lambda r: natural((r["stage"], r["frames"], r["arm"], r["file"])))
     return {
         "hosts": hosts,
         "arms": arms,
@@ -229,64 +241,93 @@ def build(a: Assessment, baseline=None, z_limit=OUTLIER_Z, min_dev=MIN_DEVIATION
     }
 
 
-def render(rep: dict) -> str:
+def natural(key) -> tuple:
+    """A sort key that orders the numbers in names and cases by value: up3/8 < up3/32 < up3/128
+    (as strings, "128" < "32" < "8")."""
+    out = []
+    for part in key if isinstance(key, tuple) else (key,):
+        bits = re.split(r"(\d+)", "" if part is None else str(part))
+        out.append(tuple((0, int(b), "") if b.isdigit() else (1, 0, b) for b in bits if b))
+    return tuple(out)
+
+
+def _job(job: dict) -> str:
+    if not job:
+        return ""
+    text = f"job {job['job_id']}"
+    if job.get("array_job_id"):
+        text += f" (array {job['array_job_id']}_{job['array_task_id']})"
+    return text + (f" {job['partition']}" if job.get("partition") else "")
+
+
+def _ratio_text(r: dict) -> str:
+    if r["status"] == "REFUSED":
+        return "REFUSED " + ",".join(r["reasons"])
+    return f"{r['ratio']:.4g} [{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]" if r["ci"] else "-"
+
+
+def _host_tables(name: str, h: dict, fmt: str) -> list[str]:
+    keys = ("started_utc", "path", "lease", "lease_backend", "lease_token")
+    runs = [[r[k] for k in keys] + [_job(r["slurm"])] for r in h["runs"]]
+    ratios = [
+        [f"{r['stage']}/{r['frames']}", r["arm"], r["baseline"], _ratio_text(r)]
+        for r in h["ratios"]
+        if r["arm"] != r["baseline"]
+    ]
+    out = [
+        "",
+        f"host {name}: {len(h['runs'])} run(s), in time order",
+        tables.render(("started", "record", "lease", "backend", "token", "job"), runs, fmt),
+    ]
+    if ratios:
+        out += ["", tables.render(("case", "arm", "/ baseline", "ratio [95% CI]"), ratios, fmt)]
+    return out
+
+
+SPREAD_HEADERS = ("case", "arm", "hosts", "median", "min", "max", "max/min", "rob. CV", "outliers")
+SPREAD_ALIGN = ("left", "left", "right", "right", "right", "right", "right", "right", "left")
+
+
+def _spread_cells(x: dict) -> list:
+    head = [f"{x['stage']}/{x['frames']}", x["arm"], x["n_hosts"]]
+    if not x["n_hosts"]:
+        return head + ["", "", "", "", "", x["note"]]
+    outl = ", ".join(f"{o['host']} ({o['kind']})" for o in x["outliers"]) or (
+        f"- (fewer than {MIN_HOSTS} hosts)" if x["n_hosts"] < MIN_HOSTS else "none"
+    )
+    return head + [
+        _t(x["median_s"]),
+        _t(x["min_s"]),
+        _t(x["max_s"]),
+        f"{x['max_over_min']:.4g}",
+        f"{x['robust_cv']:.2%}",
+        outl,
+    ]
+
+
+def render(rep: dict, fmt: str = "text") -> str:
+    """text and md: each host's runs and ratios, then the spread across hosts with each outlier
+    said; csv: the spread table alone."""
+    spread = tables.render(
+        SPREAD_HEADERS, [_spread_cells(x) for x in rep["arms"]], fmt, SPREAD_ALIGN
+    )
+    if fmt == "csv":
+        return spread
     th = rep["thresholds"]
-    lines = [
+    head = (
         f"fleet: {len(rep['hosts'])} host(s), "
         f"{sum(len(h['runs']) for h in rep['hosts'].values())} run(s); outliers beyond "
         f"|z| > {th['outlier_z']:g} (MAD of log time) and {th['min_deviation']:.0%} from "
         "the median"
-    ]
-    for name, h in sorted(rep["hosts"].items()):
-        lines += ["", f"host {name}: {len(h['runs'])} run(s), in time order"]
-        for r in h["runs"]:
-            job = r["slurm"]
-            jtxt = (
-                (
-                    f" job {job['job_id']}"
-                    + (
-                        f" (array {job['array_job_id']}_{job['array_task_id']})"
-                        if job.get("array_job_id")
-                        else ""
-                    )
-                    + (f" {job['partition']}" if job.get("partition") else "")
-                )
-                if job
-                else ""
-            )
-            lines.append(
-                f"  {r['started_utc']}  {r['path']}  lease {r['lease']}"
-                f" ({r['lease_backend']}, token {r['lease_token']}){jtxt}"
-            )
-        for r in h["ratios"]:
-            if r["arm"] == r["baseline"]:
-                continue
-            val = (
-                "REFUSED " + ",".join(r["reasons"])
-                if r["status"] == "REFUSED"
-                else (f"{r['ratio']:.4g} [{r['ci'][0]:.4g}, {r['ci'][1]:.4g}]" if r["ci"] else "-")
-            )
-            lines.append(f"  {r['stage']}/{r['frames']} {r['arm']:<22} / {r['baseline']:<16} {val}")
-    lines += [
-        "",
-        "across hosts (each host: the median of its runs' best times)",
-        f"  {'case':<34}{'hosts':>6}{'median':>12}{'min':>12}{'max':>12}"
-        f"{'max/min':>9}{'rob.CV':>8}  outliers",
-    ]
+    )
+    lines = [tables.sentence(head, fmt)]
+    for name, h in sorted(rep["hosts"].items(), key=lambda kv: natural(kv[0])):
+        lines += _host_tables(name, h, fmt)
+    lines += ["", "across hosts (each host: the median of its runs' best times)", spread]
     for x in rep["arms"]:
-        case = f"{x['stage']}/{x['frames']} {x['arm']}"
-        if not x["n_hosts"]:
-            lines.append(f"  {case:<34}{0:>6}  {x['note']}")
-            continue
-        outl = ", ".join(f"{o['host']} ({o['kind']})" for o in x["outliers"]) or (
-            f"- (fewer than {MIN_HOSTS} hosts)" if x["n_hosts"] < MIN_HOSTS else "none"
-        )
-        lines.append(
-            f"  {case:<34}{x['n_hosts']:>6}{_t(x['median_s']):>12}{_t(x['min_s']):>12}"
-            f"{_t(x['max_s']):>12}{x['max_over_min']:>9.4g}{x['robust_cv']:>8.2%}  {outl}"
-        )
         for o in x["outliers"]:
-            lines.append(f"      {o['host']}: {o['text']}")
+            said = f"{x['stage']}/{x['frames']} {x['arm']}, {o['host']}: {o['text']}"
+            lines.append(tables.sentence(said, fmt))
     lines += ["", f"{rep['refused']} ratio(s) refused" if rep["refused"] else "all ratios accepted"]
     return "\n".join(lines)
 
@@ -303,7 +344,7 @@ def figures(rep: dict, out: Path) -> list[Path]:
         groups[(x["model"], x["stage"], x["frames"])].append(x)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for (model, stage, frames), arms in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    for (model, stage, frames), arms in sorted(groups.items(), key=lambda kv: natural(kv[0])):
         arms = [x for x in arms if x["n_hosts"]]
         hosts = sorted({h for x in arms for h in x["hosts"]})
         if not hosts:
@@ -346,12 +387,8 @@ def figures(rep: dict, out: Path) -> list[Path]:
 
 def run(args, a: Assessment) -> int:
     rep = build(a, args.baseline, args.outlier_z, args.min_deviation)
-    if args.json:
-        import json
-
-        print(json.dumps(rep, indent=1))
-    else:
-        print(render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else render(rep, fmt))
     if args.out:
         for p in figures(rep, Path(args.out)):
             print(p)

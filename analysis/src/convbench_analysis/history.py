@@ -48,8 +48,9 @@ _ADDED_RUN_COLUMNS = (
     ("lease_mutex", "TEXT"),
     ("lease_held_from_utc", "TEXT"),
     ("lease_held_to_utc", "TEXT"),
+    ("host_name", "TEXT"),  # the host's name as people say it (`host` is its machine id)
 )
-_INDEX_VERSION = 1  # PRAGMA user_version of an index with every column above
+_INDEX_VERSION = 2  # PRAGMA user_version of an index with every column above
 _RUN_COLUMNS = (
     "path, run_id, host, boot_id, binary, git_sha, model, threads, device_timing, started_utc, "
     "ended_utc, lease_token, lease_verdict, status, "
@@ -86,7 +87,7 @@ def _index_one(db: sqlite3.Connection, path: Path, run: Run, th: Thresholds) -> 
     lease = d["lease"]
     hold = hold_of(d, str(path))
     db.execute(
-        f"INSERT OR REPLACE INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * 19)})",
+        f"INSERT OR REPLACE INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * 20)})",
         (
             str(path),
             d["run_id"],
@@ -107,6 +108,7 @@ def _index_one(db: sqlite3.Connection, path: Path, run: Run, th: Thresholds) -> 
             hold.mutex if hold else None,
             hold.start if hold else None,
             hold.end if hold else None,
+            d["host"].get("name"),
         ),
     )
     ok = accepted_cases(run, th)
@@ -225,6 +227,7 @@ class Point:
     run_id: str
     path: str
     host: str | None
+    host_name: str | None
     binary: str | None
     best: float
     lo: float
@@ -236,17 +239,18 @@ class Point:
 
 def case_history(db: sqlite3.Connection, case_id: str, host: str | None = None) -> list[Point]:
     q = (
-        "SELECT r.started_utc, r.run_id, r.path, r.host, r.binary, c.value, c.lo, c.hi, c.n, "
-        "c.cv, c.accepted FROM cases c JOIN runs r ON r.path = c.path WHERE c.case_id = ?"
+        "SELECT r.started_utc, r.run_id, r.path, r.host, r.host_name, r.binary, c.value, c.lo, "
+        "c.hi, c.n, c.cv, c.accepted FROM cases c JOIN runs r ON r.path = c.path "
+        "WHERE c.case_id = ?"
     )
     args = [case_id]
     if host:
-        q += " AND r.host = ?"
-        args.append(host)
+        q += " AND (r.host = ? OR r.host_name = ?)"
+        args += [host, host]
     pts = [
-        Point(*row[:10], bool(row[10]))
+        Point(*row[:11], bool(row[11]))
         for row in db.execute(q, args)
-        if _utc(row[0]) is not None and all(_number(v) for v in row[5:10])
+        if _utc(row[0]) is not None and all(_number(v) for v in row[6:11])
     ]
     return sorted(pts, key=lambda p: parse_utc(p.started_utc))
 

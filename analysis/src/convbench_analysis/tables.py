@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import shutil
+import textwrap
 
 import tabulate
 
@@ -22,7 +23,7 @@ FORMATS = ("text", "md", "csv", "json")
 NOT_A_TERMINAL_WIDTH = 100
 # A column is wrapped no narrower than this (or its own width): numbers and short words stay
 # whole, and only the long text columns (case ids, paths, sentences) give way.
-MIN_WRAP = 10
+MIN_WRAP = 12
 
 
 def add_format(p, json_means: str = "the command's data", json_flag: bool = False) -> None:
@@ -61,6 +62,13 @@ def render(headers, rows, fmt: str, align=None, width: int | None = None) -> str
     if fmt == "text":
         return _fit(headers, rows, align, terminal_width() if width is None else width)
     raise ValueError(f"no table format {fmt!r}")
+
+
+def sentence(text: str, fmt: str, indent: str = "    ") -> str:
+    """A line said beside a table: wrapped to the terminal's width in text, as it is in md."""
+    if fmt != "text":
+        return text
+    return textwrap.fill(text, terminal_width(), subsequent_indent=indent, break_on_hyphens=False)
 
 
 def dumps(data) -> str:
@@ -116,21 +124,20 @@ def _longest_word(text: str) -> int:
 
 
 def _fit(headers, rows, align, width: int) -> str:
-    """The text table, its widest columns wrapped until every line fits `width`; where wrapping
-    down to MIN_WRAP (or a column's longest word) is not enough, one space between columns
-    instead of two; where even that is not, as narrow as it can be."""
+    """The text table, its widest columns wrapped until every line fits `width`, giving way in
+    steps: cells wrapped down to MIN_WRAP (a cell that narrow stays whole, a header wraps
+    between its words); then one space between columns instead of two; then cells wrapped
+    between their words. Where even that is not enough, as narrow as it can be."""
     n = len(headers)
     columns = [[headers[i], *(r[i] for r in rows)] for i in range(n)]
     natural = [max(map(_longest_line, col)) for col in columns]
-    # a cell up to MIN_WRAP wide stays whole; a header may wrap between its words
-    floors = [
-        min(
-            MIN_WRAP, max(max(map(_longest_word, col)), max(map(_longest_line, col[1:]), default=0))
-        )
-        for col in columns
+    words = [min(MIN_WRAP, max(map(_longest_word, col))) for col in columns]
+    lines = [
+        max(w, min(MIN_WRAP, max(map(_longest_line, col[1:]), default=0)))
+        for w, col in zip(words, columns, strict=True)
     ]
     limits = list(natural)
-    for gap in (2, 1):
+    for floors, gap in ((lines, 2), (lines, 1), (words, 1)):
         while True:
             shrunk = [lim if lim < nat else None for lim, nat in zip(limits, natural, strict=True)]
             text = _text(headers, rows, align, shrunk, gap)
