@@ -293,7 +293,6 @@ public:
   ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::ceiling}; }
   std::string floor_kind() const override { return ""; }
   bool available(std::string *) const override { return true; }
-  ArmFacts facts() const override { return {ArmPrecision::f32, "host", ArmRole::ceiling}; }
   std::unique_ptr<PreparedArm> prepare(const Problem &, const std::string &,
                                        const ArmContext &) const override {
     return std::make_unique<HostGemmPrepared<Wrong>>();
