@@ -8,6 +8,7 @@ test_cells_are_printed_as_given); the csv writer given the cells without quoting
 
 import csv
 import io
+import json
 
 import pytest
 
@@ -57,3 +58,15 @@ def test_the_width_when_not_a_terminal(monkeypatch):
 def test_an_unknown_format_is_refused():
     with pytest.raises(ValueError):
         tables.render(HEADERS, ROWS, "xml")
+
+
+def test_json_is_strict_an_unbounded_side_is_null():
+    # A t interval's bound past a double's range is inf (stats.paired_ratio): the JSON output
+    # must stay readable by strict parsers. Planted: json.dumps without the conversion wrote
+    # Infinity, which json.loads(parse_constant=...) below rejects.
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    text = tables.dumps({"ratio": 1.5, "ci": [0.0, float("inf")], "rows": [{"x": float("nan")}]})
+    data = json.loads(text, parse_constant=refuse)
+    assert data == {"ratio": 1.5, "ci": [0.0, None], "rows": [{"x": None}]}

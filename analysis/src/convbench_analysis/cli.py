@@ -11,7 +11,6 @@ function that runs it (args -> exit code). `add_command` is how another module a
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -159,7 +158,7 @@ def _report(args) -> int:
     rep = report.build(a, args.baseline, spec)
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
-    print(json.dumps(rep, indent=1) if args.json else report.render(rep))
+    print(tables.dumps(rep) if args.json else report.render(rep))
     return report_exit(rep, args.strict)
 
 
@@ -220,7 +219,7 @@ def _calibrate(args) -> int:
 
     a = assess(load_runs(args, args.files), thresholds(args))
     rep = calibrate.build(a)
-    print(json.dumps(rep, indent=1) if args.json else calibrate.render(rep))
+    print(tables.dumps(rep) if args.json else calibrate.render(rep))
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import shutil
 import textwrap
 
@@ -71,8 +72,20 @@ def sentence(text: str, fmt: str, indent: str = "    ") -> str:
     return textwrap.fill(text, terminal_width(), subsequent_indent=indent, break_on_hyphens=False)
 
 
+def _finite(v):
+    """JSON has no inf or NaN: an unbounded or undefined number is written as null."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
 def dumps(data) -> str:
-    return json.dumps(data, indent=1)
+    """Strict JSON (allow_nan=False): an unbounded interval's side is null, never Infinity."""
+    return json.dumps(_finite(data), indent=1, allow_nan=False)
 
 
 def _md_cell(v: str) -> str:
