@@ -1,5 +1,5 @@
 """`history CASE_ID`: one case over time from the history index, each run's best time with the
-interval of its median, accepted or refused by its own gates, changepoints marked;
+interval of its median, accepted or refused by its own checks, changepoints marked;
 `plot --case CASE_ID` draws the same. The committed example records (an `examples` folder of the
 history folder, or any results/examples) are left out unless asked for: they are fixtures, not
 the user's history."""
