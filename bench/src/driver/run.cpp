@@ -19,6 +19,7 @@
 #include "measurement/counter_pass.hpp"
 #include "measurement/rounds.hpp"
 #include "measurement/sample.hpp"
+#include "plan/listing.hpp"
 #include "plan/plan.hpp"
 #include "plugin/plugin_arm.hpp"
 #include "probes/neighbours.hpp"
@@ -201,6 +202,10 @@ int run_bench_conv(int argc, const char *const *argv) {
     const Options opt = parse_cli(argc, argv);
     if (opt.help) {
       std::cout << help_text();
+      return kExitOk;
+    }
+    if (!opt.list.empty()) {
+      write_listing(opt, std::cout);
       return kExitOk;
     }
     if (!opt.resume.empty())

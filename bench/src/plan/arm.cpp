@@ -91,6 +91,13 @@ std::vector<const Arm *> registered_arms() {
   return out;
 }
 
+std::vector<const Arm *> every_arm() {
+  std::vector<const Arm *> out;
+  for (const auto &a : registry())
+    out.push_back(a.get());
+  return out;
+}
+
 const Arm *find_arm(const std::string &name) {
   for (const auto &a : registry())
     if (a->name() == name)

@@ -118,6 +118,8 @@ bool register_arm(std::unique_ptr<Arm> arm);
 const Arm *twin_arm(const Arm &arm, int n);
 // Every registered arm that is not hidden, the reference first, then by name: the default set.
 std::vector<const Arm *> registered_arms();
+// Every registered arm, hidden ones included, in registration order.
+std::vector<const Arm *> every_arm();
 // Any registered arm, hidden ones included.
 const Arm *find_arm(const std::string &name);
 // --arms with its patterns expanded: a name holding '*', '?' or '[' (fnmatch, e.g. "cuda-f32@*")

@@ -9,7 +9,9 @@
 
 namespace convbench::bench {
 
-std::string help_text() {
+namespace {
+// The synopsis and what to run: stages, model, frames, arms, stagings, twins.
+const char *help_stages() {
   return R"(usage: bench_conv [flags]
 
 Times every arm available on this machine for the chosen stages of a vocoder, in interleaved
@@ -54,7 +56,12 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     arm prepared and timed again as <arm>#2, interleaved like any case; the
                     analysis widens every interval by what the twins of its kind disagree.
                     Default: kinds
-  --reps N          the fewest interleaved rounds (samples per case; best = min over rounds);
+)";
+}
+
+// How long and where: rounds, stopping, seed, threads and CPUs, timing.
+const char *help_rounds() {
+  return R"(  --reps N          the fewest interleaved rounds (samples per case; best = min over rounds);
                     with --target-ci 0, exactly N. Default: 3
   --target-ci P     keep adding interleaved rounds until the 95% interval of each case's median
                     is within P percent of it (a case that reached it stops being scheduled; the
@@ -80,7 +87,12 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     kernels count) or queued (the stream is held while the call is enqueued, as
                     nvbench does, so the events time the GPU's work only). Default: queued (its
                     spread is several times smaller, most of all for cuDNN's multi-kernel calls)
-  --out PATH        result file. Default: results/<utc>-<host>-<model>-<stages>.json
+)";
+}
+
+// What the run writes and holds: outputs, lease, counters, plugins, listings.
+const char *help_outputs() {
+  return R"(  --out PATH        result file. Default: results/<utc>-<host>-<model>-<stages>.json
   --dump DIR        write each case's shape/parameters (JSON) and its input, weights, bias and
                     every arm's output (.npy, float32) under DIR
   --gpus LIST|all   run the plan on each listed GPU of this node at once (indices as NVML
@@ -112,9 +124,22 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                     the longest one plugin call (or a host arm's trial run) may take: a trial
                     past it is killed and its case refused; a call past it (or still running 3 s
                     after a signal) ends the run, naming the call and the journal. Default: 600
+  --list WHAT       print WHAT instead of running, one line each, and exit: arms (every
+                    registered arm with its precision, math and role; hidden variants and
+                    arms this machine lacks marked), stages (the model's stages and the
+                    groups --stage takes), models (models.json's generators), cases (each
+                    stage x frames the --model/--stage/--frames selection plans, with its
+                    shapes as the record spells them). Takes only --model, --stage, --frames,
+                    --json and --plugin
+  --json            with --list: one JSON document on stdout instead of lines
   -h, --help        this text
 
-Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
+)";
+}
+
+// Where the data come from, NVTX ranges, exit statuses, the journal.
+const char *help_footer() {
+  return R"(Data files: $CONVBENCH_DATA_DIR, else <prefix>/share/convbench, else the source tree's bench/data.
 NVTX: domain "convbench"; each timed sample is the nested push/pop ranges stage > frames > arm >
 staging > r<round>, so ncu --nvtx --nvtx-include "convbench@up0/96/cuda-f32/" selects one case.
 Exit status: 0 ok; 1 runtime error (CUDA failure, result not written); 2 bad usage (nothing run,
@@ -125,6 +150,12 @@ released).
 Every finished round is appended to <result>.journal first, so a run killed outright (SIGKILL)
 loses at most the round under way: bench_conv --resume <result>.journal writes its result.
 )";
+}
+
+} // namespace
+
+std::string help_text() {
+  return std::string(help_stages()) + help_rounds() + help_outputs() + help_footer();
 }
 
 namespace {
@@ -210,9 +241,9 @@ namespace {
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
       out, dump, lease_wait, plugin_timeout, profile, target_ci, max_time, max_rounds, cpus, resume,
-      cudnn_algo, gpus, twins;
+      cudnn_algo, gpus, twins, list;
   std::vector<std::string> plugins;
-  bool help = false, no_lease = false, no_counters = false, no_pin = false;
+  bool help = false, no_lease = false, no_counters = false, no_pin = false, json = false;
 };
 
 void add_options(CLI::App &app, RawOptions &r) {
@@ -223,6 +254,7 @@ void add_options(CLI::App &app, RawOptions &r) {
   app.add_flag("--no-lease", r.no_lease)->disable_flag_override();
   app.add_flag("--no-counters", r.no_counters)->disable_flag_override();
   app.add_flag("--no-pin", r.no_pin)->disable_flag_override();
+  app.add_flag("--json", r.json)->disable_flag_override();
   for (auto [name, field] : std::initializer_list<std::pair<const char *, std::string *>>{
            {"--stage", &r.stage},
            {"--model", &r.model},
@@ -246,7 +278,8 @@ void add_options(CLI::App &app, RawOptions &r) {
            {"--resume", &r.resume},
            {"--cudnn-algo", &r.cudnn_algo},
            {"--gpus", &r.gpus},
-           {"--twins", &r.twins}})
+           {"--twins", &r.twins},
+           {"--list", &r.list}})
     app.add_option(name, *field);
   app.add_option("--plugin", r.plugins)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -272,6 +305,26 @@ void check_given(const CLI::App &app) {
   for (const auto &extra : app.remaining())
     throw UsageError((extra.rfind("-", 0) == 0 ? "unknown flag '" : "unexpected argument '") +
                      extra + "' (see --help)");
+}
+
+// --list WHAT [--json]: a listing takes the selection flags only; --json needs --list.
+void check_listing(const CLI::App &app, const RawOptions &r, Options &o) {
+  o.json = r.json;
+  if (app.count("--list") == 0) {
+    if (r.json)
+      throw UsageError("--json needs --list arms|stages|models|cases");
+    return;
+  }
+  if (r.list != "arms" && r.list != "stages" && r.list != "models" && r.list != "cases")
+    throw UsageError("--list: expected arms, stages, models or cases, got '" + r.list + "'");
+  o.list = r.list;
+  for (const CLI::Option *opt : app.get_options()) {
+    const std::string name = opt->get_name();
+    if (opt->count() && name != "--list" && name != "--json" && name != "--help" &&
+        name != "--model" && name != "--stage" && name != "--frames" && name != "--plugin")
+      throw UsageError("--list takes only --model, --stage, --frames, --json and --plugin (" +
+                       name + " given)");
+  }
 }
 
 template <class T> bool given(const CLI::App &app, const char *name, T &&use) {
@@ -375,7 +428,9 @@ Options parse_cli(int argc, const char *const *argv) {
     throw UsageError(what);
   }
   check_given(app);
-  return convert(app, raw);
+  Options o = convert(app, raw);
+  check_listing(app, raw, o);
+  return o;
 }
 
 } // namespace convbench::bench

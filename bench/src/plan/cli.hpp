@@ -50,6 +50,8 @@ struct Options {
   bool no_counters = false;
   std::vector<std::string> plugins; // --plugin PATH, repeatable, in order (main.cpp loads them)
   std::string cudnn_algo;           // --cudnn-algo SPEC (cudnn_algo.hpp); empty: Find chooses
+  std::string list;  // --list arms|stages|models|cases: print it (listing.hpp) instead of a run
+  bool json = false; // --json: the listing as one JSON document
 };
 
 Options parse_cli(int argc, const char *const *argv); // throws UsageError

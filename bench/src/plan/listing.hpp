@@ -1,0 +1,15 @@
+// bench_conv --list arms|stages|models|cases [--json]: what the catalog and the registry hold, for
+// people and for scripts (which ask here for a case's shapes instead of deriving them again).
+#pragma once
+
+#include <ostream>
+
+#include "plan/cli.hpp"
+
+namespace convbench::bench {
+
+// Writes the listing opt.list asks for to `out`, as text or (opt.json) one JSON document. Throws
+// UsageError or DataError for an unknown model or stage (nothing written).
+void write_listing(const Options &opt, std::ostream &out);
+
+} // namespace convbench::bench
