@@ -366,6 +366,22 @@ def t_small_run(tmp, bench, schema):
     r = load_json(os.path.join(tmp, "r.json"))
     validate(r, "small run", schema)
     check_result_invariants(r, 3, "small run")
+    # The arm's facts are enumerations: a value outside them does not validate, a record without
+    # them (older) does. Planted: "role" typed as any string in the schema failed the first.
+    import jsonschema
+
+    with open(schema) as f:
+        sch = json.load(f)
+    val = jsonschema.validators.validator_for(sch)(sch)
+    for key, wrong in (("role", "boss"), ("precision", "fp64")):
+        bad = json.loads(json.dumps(r))
+        bad["cases"][0][key] = wrong
+        check(any(True for _ in val.iter_errors(bad)), f"the schema takes {key} {wrong!r}")
+    older = json.loads(json.dumps(r))
+    for c in older["cases"]:
+        for key in ("precision", "math", "role"):
+            c.pop(key)
+    check(not any(True for _ in val.iter_errors(older)), "a record without the arms' facts fails")
     check(r["exit_status"] == 0, "exit_status in the result")
     check("up3" in p.stdout and "cpu-f64" in p.stdout and "cpu-f32" in p.stdout, "table on stdout")
     check("round 3/3" in p.stderr and "ETA" in p.stderr, "progress on stderr")
