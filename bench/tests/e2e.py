@@ -152,6 +152,8 @@ def check_data_dir_and_help(bench, tmp):
         "--no-counters",
         "--plugin",
         "--cudnn-algo",
+        "--list",
+        "--json",
     ]:
         check(flag in p.stdout, f"--help does not document {flag}")
     # Planted: the help text's default written as 20: this check failed.
