@@ -305,8 +305,8 @@ CONVBENCH_REGISTER_ARM(HostGemm<true>)
 
 // The ceilings' gate: a GEMM arm is checked by its own host product, not compared with the
 // convolution it does not compute; the right one passes and is timed as role "ceiling", the one
-// with B transposed fails (exit 4, not timed). Planted: gate_case comparing the gemm arms' output
-// with the reference failed test-gemm too; own_check skipped (a pass) let test-gemm-wrong be timed.
+// with B transposed fails (exit 4, not timed). Planted (seen failing): the own check's verdict
+// forced to pass (test-gemm-wrong timed, exit 0).
 TEST(GateExit, ACeilingIsCheckedByItsOwnGemm) {
   const SmallRun run = run_small("cpu-f64,test-gemm,test-gemm-wrong", "gemm");
   EXPECT_EQ(run.rc, 4);

@@ -9,6 +9,6 @@
 # TESTS_R narrows the call to some tests (e.g. '^(bench|profiles|scripts)\.': the ones that run
 # the device arms; the host-only kernel tests run on CI as well).
 timeout $(cap 400) ctest --test-dir $B --output-on-failure -j12 --timeout 300 ${TESTS_R:+-R "$TESTS_R"} \
-  -E 'etcd|slurm|^kernels\.cuda\.|^kernels\.causal_gpu\.|^fast\.gpu\.|^tc\.gpu\.|^cudnn\.' >"$W/logs/ctest.txt" 2>&1
+  -E 'etcd|slurm|^kernels\.cuda\.|^kernels\.causal_gpu\.|^fast\.gpu\.|^tc\.gpu\.|^cudnn\.|^cublas\.' >"$W/logs/ctest.txt" 2>&1
 log "ctest (all but etcd, slurm and the GPU binaries' cases) rc=$? $(grep -E 'tests passed|tests failed' "$W/logs/ctest.txt" | tail -1)"
 grep -E "\*\*\*Failed|\*\*\*Skipped|Not Run" "$W/logs/ctest.txt" | head -20 >&2
