@@ -1,6 +1,6 @@
 """`compare A B`: the same arm (case id) across two runs, before/after a change: the ratio of
 best times B/A with a bootstrap interval, and Mann-Whitney U on the round samples. Refused when
-either run's case fails a gate (including drift between A and B when they are the same binary)."""
+either run's case fails a check (including drift between A and B when they are the same binary)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Per (model, stage, frames): best-of-N of cuda-f32 against cudnn-f32 and the fp32 FMA floor,
 cuda-f64 (and cuda-f64-fma) against cudnn-f64 and the fp64 floors, as markdown; then, per
 target, in how many cases it is met and which cases miss it (the chain against the sum of its
-stages' best times from the same run). A ratio the analysis refuses (a gate tripped on one of
+stages' best times from the same run). A ratio the analysis refuses (a check refused one of
 its two cases) is marked with a dagger; `convbench-analyze report` names why.
 
 Then the tensor-core arms' targets, per case: cuda-tf32 within 1.2x of cuBLAS TF32 on the same
@@ -286,7 +286,7 @@ def print_table(runs) -> None:
             rows.append((model, stage, frames, cases, floor))
     print()
     print(
-        "† the analysis refuses this ratio: a gate tripped on one of its cases "
+        "† the analysis refuses this ratio: a check refused one of its cases "
         "(`convbench-analyze report` names it)"
     )
     print()
