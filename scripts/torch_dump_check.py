@@ -238,40 +238,42 @@ def compare_case(np, ck, tag, y64, ref, outputs, *, sequence, backend, final=Non
             f"{tag}: reference final state differs from the padded input's last columns",
         )
     for o in outputs:
-        name, gate, out = o["case"], o["gate"], o["y"]
-        if not ck.check(out.shape == y64.shape, f"{tag}: {name}: shape {out.shape} != {y64.shape}"):
-            lines.append(f"  {name:<32} {gate:<9} shape {out.shape}  FAIL")
-            continue
-        f64 = computes_in_f64(name, gate)
-        ok = True
-        if gate in ("reference", "bitwise"):
-            ok = ck.check(
-                np.array_equal(out.view(np.uint32), ref.view(np.uint32)),
-                f"{tag}: {name} ({gate}) is not bit-identical to the reference",
-            )
-        if f64:
-            ok = near_rounded(out, name)[0] and ok
-            e, against = rel_l2(np, out, rounded64), "f64 rounded to f32"
-        else:
-            e, against = rel_l2(np, out, y64), "f64"
-            ok = ck.check(
-                e <= o["tolerance"],
-                f"{tag}: {name}: rel L2 {e:.3g} vs {backend} > {o['tolerance']:.3g}",
-            )
-        if final is not None:
-            fs = o["final_state"]
-            ok = (
-                ck.check(
-                    fs.shape == final.shape
-                    and np.array_equal(fs.view(np.uint32), final.view(np.uint32)),
-                    f"{tag}: {name}: final state differs",
-                )
-                and ok
-            )
-        lines.append(
-            f"  {name:<32} {gate:<9} rel L2 vs {backend} {against} {e:.3g}{'' if ok else '  FAIL'}"
-        )
+        args = (y64, ref, rounded64, near_rounded, final, backend)
+        lines.append(check_output(np, ck, tag, o, *args))
     return lines
+
+
+def check_output(np, ck, tag, o, y64, ref, rounded64, near_rounded, final, backend):
+    """One dumped output against the recomputation (compare_case's rules); its report line."""
+    name, gate, out = o["case"], o["gate"], o["y"]
+    if not ck.check(out.shape == y64.shape, f"{tag}: {name}: shape {out.shape} != {y64.shape}"):
+        return f"  {name:<32} {gate:<9} shape {out.shape}  FAIL"
+    ok = True
+    if gate in ("reference", "bitwise"):
+        ok = ck.check(
+            np.array_equal(out.view(np.uint32), ref.view(np.uint32)),
+            f"{tag}: {name} ({gate}) is not bit-identical to the reference",
+        )
+    if computes_in_f64(name, gate):
+        ok = near_rounded(out, name)[0] and ok
+        e, against = rel_l2(np, out, rounded64), "f64 rounded to f32"
+    else:
+        e, against = rel_l2(np, out, y64), "f64"
+        ok = ck.check(
+            e <= o["tolerance"],
+            f"{tag}: {name}: rel L2 {e:.3g} vs {backend} > {o['tolerance']:.3g}",
+        )
+    if final is not None:
+        fs = o["final_state"]
+        ok = (
+            ck.check(
+                fs.shape == final.shape
+                and np.array_equal(fs.view(np.uint32), final.view(np.uint32)),
+                f"{tag}: {name}: final state differs",
+            )
+            and ok
+        )
+    return f"  {name:<32} {gate:<9} rel L2 vs {backend} {against} {e:.3g}{'' if ok else '  FAIL'}"
 
 
 def check_case(np, ops, d, ck):
