@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 [ -f build/build.ninja ] || bash scripts/bootstrap.sh
 cmake --build build -j"$(nproc)"
 status=0
-ctest --test-dir build --output-on-failure -j2 --timeout 600 || status=$?
+junit="$PWD/build/ctest-junit.xml"
+rm -f "$junit"
+ctest --test-dir build --output-on-failure -j2 --timeout 600 --output-junit "$junit" || status=$?
+# ran / passed / failed / skipped, the skips grouped by the reason each test printed
+python3 scripts/ctest_summary.py "$junit" || status=$?
 python3 -m pytest -q analysis/tests || status=$?
 # one C++ style (.clang-format: LLVM, 100 columns) over every tracked C, C++ and CUDA file
 git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror ||
