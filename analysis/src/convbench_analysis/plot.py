@@ -286,7 +286,8 @@ def tflops_figure(model, arms, summaries):
     )
     fig, axes = _panels([f"{st} | {pipe}" for pipe, st in keys])
     for ax, key in zip(axes, keys, strict=True):
-        frames = sorted({f for pts in drawn[key].values() for f, _, _ in pts})
+        # every size the stage measured: a size left out breaks the line instead of bridging it
+        frames = sorted({p.frames for per in arms.values() for p in per.get(key[1], [])})
         _tflops_panel(ax, drawn[key], frames)
         _frames_axis(ax, frames)
         ax.set_ylabel("achieved TFLOP/s (counters)")

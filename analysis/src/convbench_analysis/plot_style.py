@@ -37,7 +37,7 @@ ARM_COLORS = {
     "cublas-tf32": "#7b4173",
     "cublas-dgemm": "#637939",
     "cublas-bf16": "#843c39",
-    "cuda-causal-register": "#3182bd",
+    "cuda-causal-register": "#08519c",
     "cuda-causal-tiled": "#31a354",
     "cuda-causal-tiled-bf16": "#756bb1",
 }
@@ -55,6 +55,10 @@ OTHER_COLORS = (
     "#ce6dbd",
     "#9c9ede",
     "#cedb9c",
+    "#e7969c",
+    "#de9ed6",
+    "#3182bd",
+    "#e6550d",
 )
 TWIN_STYLES = ("-", "--", ":", "-.")  # arm, arm#2, arm#3, arm#4...
 STAGING_MARKERS = {"resident": "o", "per-call": "s", "host": "D"}
