@@ -40,8 +40,17 @@ def _figures(write, *runs, kinds=plot.KINDS):
     return dict(plot.figures(a, kinds=kinds))
 
 
-def _refused_marks(ax):
-    return [ln for ln in ax.get_lines() if ln.get_marker() == plot_style.REFUSED_MARKER]
+def _edge_mark(ax, y):
+    """The one mark drawn at height y, told apart from the accepted points: a marker no series
+    uses, or hollow."""
+    marks = [ln for ln in ax.get_lines() if len(ln.get_ydata()) == 1 and ln.get_ydata()[0] == y]
+    assert len(marks) == 1, [m.get_label() for m in marks]
+    series = {
+        ln.get_marker() for ln in ax.get_lines() if len(ln.get_ydata()) > 1 or ln is not marks[0]
+    }
+    mark = marks[0]
+    assert mark.get_marker() not in series or mark.get_markerfacecolor() == "none"
+    return mark
 
 
 # ---- log axes only where values span decades ------------------------------------------------
@@ -89,9 +98,9 @@ def _history(tmp_path, bests, refused_at=None, refused_best=0.71, every_s=3600.0
 def test_a_refused_outlier_does_not_squash_the_accepted_runs(tmp_path):
     """A 0.71 s refused run among 76-108 ms accepted ones (a 41% step): the y limits hold the
     accepted runs and not the outlier, the accepted runs fill most of the axis, the outlier is an
-    x on the top edge with its cause, and the step is said in percent. Planted: limits from
-    every point (accepted and refused) failed the first assert; the refused point drawn as a
-    hollow circle failed the marker assert."""
+    mark of its own on the top edge with its cause, and the step is said in percent. Planted:
+    limits from every point (accepted and refused) failed; the refused mark drawn with the
+    accepted points' own marker (a filled diamond, host staging) failed."""
     rep = _history(tmp_path, [0.0765, 0.0770, 0.0768, 0.108, 0.1083, 0.1079], refused_at=1)
     fig = plot.history_figure(rep, Thresholds())
     (ax,) = fig.axes
@@ -102,8 +111,7 @@ def test_a_refused_outlier_does_not_squash_the_accepted_runs(tmp_path):
     assert max(p["hi"] for p in ok) * scale <= hi
     span = (max(p["best"] for p in ok) - min(p["best"] for p in ok)) * scale
     assert span / (hi - lo) > 0.5, "the accepted runs squashed into a sliver of the axis"
-    (mark,) = _refused_marks(ax)
-    assert mark.get_ydata()[0] == pytest.approx(hi)
+    _edge_mark(ax, hi)
     texts = [t.get_text() for t in ax.texts]
     assert any(t.startswith("refused: lease-expired") and "710 ms" in t for t in texts), texts
     assert any(t.startswith("step +4") for t in texts), texts
@@ -113,8 +121,9 @@ def test_a_refused_outlier_does_not_squash_the_accepted_runs(tmp_path):
 
 def test_a_refused_case_in_a_sweep_keeps_the_accepted_limits(write):
     """One host case 1000x slower and refused (a CPU hog): the time panel's limits come from
-    the accepted cases, the refused one is an x at the edge naming foreign-cpu. Planted: the old
-    figure (limits over every point, refused drawn hollow) failed."""
+    the accepted cases, the refused one a mark of its own at the edge naming foreign-cpu.
+    Planted: limits from every point failed; the refused mark drawn with the accepted
+    points' own marker failed."""
     run = synth.make_run(arms=("cpu-f64", "cpu-f32"), frames=(96, 384), reps=3, stages=("up0",))
     c = synth.case(run, "up0/384/cpu-f32/host")
     synth.set_seconds(c, [s * 1000 for s in seconds(c)])
@@ -124,8 +133,7 @@ def test_a_refused_case_in_a_sweep_keeps_the_accepted_limits(write):
     lo, hi = ax.get_ylim()
     scale, unit = plot_style.time_unit([seconds(d).min() for d in run["cases"] if d is not c])
     assert f"({unit})" in ax.get_ylabel() and hi < min(seconds(c)) * scale
-    (mark,) = _refused_marks(ax)
-    assert mark.get_ydata()[0] == pytest.approx(hi)
+    _edge_mark(ax, hi)
     assert any("refused: foreign-cpu" in t.get_text() for t in ax.texts)
     assert ax.get_yscale() == "linear"  # the accepted values span no decade
     plt.close(fig)
