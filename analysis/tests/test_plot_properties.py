@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -303,3 +304,18 @@ def test_render_gives_svg_text_and_png_bytes(write, tmp_path):
     with pytest.raises(ValueError):
         plot.render("pie", a)
     assert plt.get_fignums() == open_before
+
+
+def test_figure_files_are_whole_and_readable_by_others(tmp_path, write):
+    """Each figure file is renamed into place whole (no temporary left) with the umask's mode,
+    as any file the user writes. Planted: tempfile.mkstemp (mode 0600) failed the mode assert."""
+    a = assess.assess([load.load_run(write(synth.make_run(reps=3)))])
+    old = os.umask(0o022)
+    try:
+        written = plot.plot(a, tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert written and sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        p.name for p in written
+    )
+    assert all(p.stat().st_mode & 0o777 == 0o644 for p in written)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -222,12 +221,14 @@ def encode(fig, fmt: str) -> bytes | str:
 
 
 def write_atomically(path: Path, data: bytes | str) -> None:
-    """The whole file or none: written beside its place, then renamed over it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """The whole file or none: written beside its place, then renamed over it. Created with
+    mode 0666 less the umask, like any file the user writes (mkstemp's 0600 is not)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)  # no partial figure left behind
         raise
