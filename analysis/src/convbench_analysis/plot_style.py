@@ -173,13 +173,14 @@ def human_time(seconds: float) -> str:
     return f"{seconds * scale:.4g} {unit}"
 
 
-def draw_refused(ax, x, y: float, color: str, causes: list[str], value: str = "") -> str:
+def draw_refused(ax, x, y, color, causes: list[str], value="", label="_refused") -> str:
     """A refused point: an x at its value when inside the y limits (set beforehand from the
     accepted points), else an x on the edge it lies beyond, an arrow pointing out through that
     edge, its value and its cause. Returns where it went: 'inside', 'above' or 'below'."""
     lo, hi = ax.get_ylim()
     text = refused_text(causes)
     kw = {"marker": REFUSED_MARKER, "color": color, "ms": 9, "mew": 2, "ls": "none", "zorder": 4}
+    kw["label"] = label
     if lo <= y <= hi:
         ax.plot([x], [y], **kw)
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=7)
