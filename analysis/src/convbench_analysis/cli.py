@@ -211,7 +211,7 @@ def _compare(args) -> int:
 
 def _calibrate_args(p) -> None:
     p.add_argument("files", nargs="+", help="runs with A/A twins (an arm listed twice)")
-    p.add_argument("--json", action="store_true")
+    tables.add_format(p, "every arm, kind and twin pair", json_flag=True)
 
 
 def _calibrate(args) -> int:
@@ -220,7 +220,8 @@ def _calibrate(args) -> int:
 
     a = assess(load_runs(args, args.files), thresholds(args))
     rep = calibrate.build(a)
-    print(tables.dumps(rep) if args.json else calibrate.render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else calibrate.render(rep, fmt))
     return EXIT_OK
 
 
