@@ -27,13 +27,16 @@ NOT_A_TERMINAL_WIDTH = 100
 MIN_WRAP = 12
 
 
-def add_format(p, json_means: str = "the command's data", json_flag: bool = False) -> None:
+def add_format(
+    p, json_means: str = "the command's data", json_flag: bool = False, default: str = "text"
+) -> None:
     """The `--format` option; json_flag keeps a command's `--json` as `--format json`."""
     p.add_argument(
         "--format",
         choices=FORMATS,
-        default="text",
-        help=f"text (fitted to the terminal), md, csv (the table alone) or json ({json_means})",
+        default=default,
+        help=f"text (fitted to the terminal), md, csv (the table alone) or json ({json_means}); "
+        f"default {default}",
     )
     if json_flag:
         p.add_argument("--json", action="store_true", help="the same as --format json")
