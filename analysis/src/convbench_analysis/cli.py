@@ -122,10 +122,10 @@ def _history_args(p) -> None:
 
 
 def _report_args(p) -> None:
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="+", metavar="RUN.json", help="bench_conv result records")
     p.add_argument("--baseline", default=None, help="set every arm against this one")
     p.add_argument("--pairs", default=None, metavar="A:B,...", help="the ratios to show")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    tables.add_format(p, "every case, ratio and check, times in seconds", json_flag=True)
     p.add_argument(
         "--strict",
         action="store_true",
@@ -158,7 +158,8 @@ def _report(args) -> int:
     rep = report.build(a, args.baseline, spec)
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
-    print(tables.dumps(rep) if args.json else report.render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else report.render(rep, fmt))
     return report_exit(rep, args.strict)
 
 
@@ -210,7 +211,7 @@ def _compare(args) -> int:
 
 def _calibrate_args(p) -> None:
     p.add_argument("files", nargs="+", help="runs with A/A twins (an arm listed twice)")
-    p.add_argument("--json", action="store_true")
+    tables.add_format(p, "every arm, kind and twin pair", json_flag=True)
 
 
 def _calibrate(args) -> int:
@@ -219,7 +220,8 @@ def _calibrate(args) -> int:
 
     a = assess(load_runs(args, args.files), thresholds(args))
     rep = calibrate.build(a)
-    print(tables.dumps(rep) if args.json else calibrate.render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else calibrate.render(rep, fmt))
     return EXIT_OK
 
 
