@@ -177,18 +177,20 @@ def _plot(args) -> int:
     from .load import InputError
 
     if args.case:
-        rep = history_view.build(args.history, args.case, None, thresholds(args))
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        out = Path(args.out) / (args.case.replace("/", "-") + "-history.png")
-        history_view.draw(rep, str(out))
-        print(out)
-        return EXIT_OK
-    if not args.files:
+        th = thresholds(args)
+        rep = history_view.build(args.history, args.case, None, th)
+        written = plot.plot_history(rep, Path(args.out), th)
+        said = plot.history_refused_line(rep, th)
+    elif not args.files:
         raise InputError("command line", "", "plot needs result files, or --case CASE_ID")
-    a = assess(load_runs(args, args.files), thresholds(args))
-    for p in plot.plot(a, Path(args.out), args.baseline):
+    else:
+        a = assess(load_runs(args, args.files), thresholds(args))
+        written, said = plot.plot(a, Path(args.out), args.baseline), plot.refused_line(a)
+    for p in written:
         print(p)
-    return EXIT_OK
+    if said:  # like report: 3 when a point is refused for a cause
+        print(said, file=sys.stderr)
+    return EXIT_REFUSED if said else EXIT_OK
 
 
 def _compare_args(p) -> None:
