@@ -4,23 +4,26 @@ with a large fixed cost falls with size, two arms of small fixed cost keep a fla
 staging share of a per-call case is its fixed cost over its time; the counters follow the
 H200's published peaks.
 
-Planted faults, each seen failing (then reverted):
+Planted faults in explain.py, each seen failing (then reverted):
 - the staging share over the resident median instead of the per-call one:
-  test_staging_share_is_the_twins_difference_over_the_per_call_median failed (share > 1);
-- the sweep's call made on the sign of the move alone (no tolerance, no intervals):
-  test_a_rate_difference_stays_flat_across_sizes failed (called "rising" on round noise);
+  test_staging_share_is_the_twins_difference_over_the_per_call_median failed;
+- the sweep called on any move (no tolerance, no intervals): test_a_rate_difference_stays_flat_
+  across_sizes failed (called "rising" on round noise);
 - the smallest and the largest size swapped in the sweep: test_a_fixed_per_call_cost_falls_
-  with_size failed (called "rising");
-- the dominant pipe's % of peak over the fp32 peak: test_dominant_pipe_and_its_share_of_peak
-  failed;
+  with_size failed;
+- the last counted path taken for the dominant one: test_dominant_pipe_and_its_share_of_peak
+  failed; the fp64 pipe's mix read from the fp32 opcodes: it and test_no_fma_mix_is_said_with_
+  its_gate failed;
 - the memory-bound test flipped (< instead of >=): test_memory_bound_against_the_copy_bandwidth
   failed;
 - `--counters` (no such bench_conv flag) in the missing-counters remedy:
   test_every_suggested_flag_is_a_real_bench_conv_flag failed naming it;
-- the launching thread's CPU time over the sample's per-call seconds instead of its wall time:
+- the launching thread's CPU time over the sample's timed seconds instead of its wall time:
   test_host_share_of_a_per_call_sample failed;
 - the tensor-blind profile's SIMT crumbs read as the dominant pipe: test_uncounted_tensor_pipes_
-  are_said_not_read_as_idle failed (the line said "0.0% of its peak")."""
+  are_said_not_read_as_idle failed;
+- the two cases' own refusals left out of the checks part: test_a_foreign_gpu_process_is_said_
+  with_the_refusal failed."""
 
 from __future__ import annotations
 
