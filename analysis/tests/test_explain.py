@@ -18,6 +18,9 @@ Planted faults in explain.py, each seen failing (then reverted):
   failed;
 - `--counters` (no such bench_conv flag) in the missing-counters remedy:
   test_every_suggested_flag_is_a_real_bench_conv_flag failed naming it;
+- each case's missing counters said apart (no merge): test_missing_counters_name_the_run_that_
+  takes_them failed (two gaps); the merge applied to every gap before deduplication:
+  test_host_arms_gap_is_said_once failed ("time goes, goes");
 - the launching thread's CPU time over the sample's timed seconds instead of its wall time:
   test_host_share_of_a_per_call_sample failed;
 - the tensor-blind profile's SIMT crumbs read as the dominant pipe: test_uncounted_tensor_pipes_
@@ -186,9 +189,18 @@ def test_missing_counters_name_the_run_that_takes_them():
     for c in run.data["cases"]:
         c["counters"] = {"status": "not-collected"}
     e = _one(explain.explain_record(run), "up0/96/cuda-f32/resident")
-    assert "counters_num" not in e.figures
-    gap = next(g for g in e.cannot_tell if "which pipe bounds cuda-f32/resident" in g)
-    assert "--staging resident" in gap and "--arms cuda-f32,cudnn-f32" in gap
+    assert "counters_num" not in e.figures and "counters_den" not in e.figures
+    # one run counts both: one gap names both cases
+    gaps = [g for g in e.cannot_tell if g.startswith("which pipe bounds")]
+    assert len(gaps) == 1, gaps
+    assert gaps[0].startswith("which pipe bounds cuda-f32/resident, cudnn-f32/resident (")
+    assert "--staging resident" in gaps[0] and "--arms cuda-f32,cudnn-f32" in gaps[0]
+
+
+def test_host_arms_gap_is_said_once():
+    e = _one(explain.explain_record(_run(stages=("up0",), frames=(96,))), "up0/96/cpu-f32/host")
+    host = "where a host arm's time goes (no counters exist for host arms)"
+    assert e.cannot_tell.count(host) == 1 and e.line.count("where a host arm") == 1
 
 
 def _bench_flags() -> set[str]:

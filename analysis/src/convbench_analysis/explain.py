@@ -31,7 +31,7 @@ from .load import Run
 from .thresholds import Thresholds
 
 MEMORY_BOUND = 0.5  # DRAM traffic at this share of the copy bandwidth or above: memory-bound
-SWEEP_FRAMES = (1, 4, 16)  # a sweep suggested around the run's frames: f, 4f, 16f
+SWEEP = (96, 384, 1536)  # the sweep suggested (the README's); else f, 4f, 16f around the run's
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def _dram(case) -> dict | None:
     return {"dram_bytes": nbytes, "dram_tbps": tbps, "copy_tbps": copy}
 
 
-def _pipe(case, ach: dict, gaps: list[str], other) -> tuple[str, dict]:
+def _pipe(case, ach: dict, gaps: list[str], arms: str) -> tuple[str, dict]:
     """The path that did most of the counted arithmetic, unless the counted paths miss most of
     the nominal FLOP (a profile without the tensor paths): then that is what is said."""
     counted = sum(p["flop"] for p in ach["paths"])
@@ -211,7 +211,7 @@ def _pipe(case, ach: dict, gaps: list[str], other) -> tuple[str, dict]:
         names = ", ".join(m["name"] for m in missing)
         gaps.append(
             f"which pipe bounds {record.label(case)} ({missing[0]['why']}): "
-            + _bench(case, _arms(case, other), staging="resident", profile="fp-throughput")
+            + _bench(case, arms, staging="resident", profile="fp-throughput")
         )
         text = f"{case.arm}: the counted pipes hold {share:.1%} of its nominal FLOP (not counted: "
         return text + f"{names})", {"counted_share": share, "not_counted": names}
@@ -227,8 +227,9 @@ def _pipe(case, ach: dict, gaps: list[str], other) -> tuple[str, dict]:
     return text, figs
 
 
-def _counters(case, gaps: list[str], other) -> tuple[str | None, dict]:
-    """Where the case's arithmetic ran and whether it waited on memory, from its counters."""
+def _counters(case, gaps: list[str], arms: str) -> tuple[str | None, dict]:
+    """Where the case's arithmetic ran and whether it waited on memory, from its counters;
+    `arms`: the pair's arms, for the run that would count them."""
     ach = record.achieved(case)
     if not case.device:
         gaps.append("where a host arm's time goes (no counters exist for host arms)")
@@ -237,11 +238,11 @@ def _counters(case, gaps: list[str], other) -> tuple[str | None, dict]:
         why = ach["why"] if ach and ach.get("why") else "not collected in this run"
         gaps.append(
             f"which pipe bounds {record.label(case)} (counters: {why}): "
-            + _bench(case, _arms(case, other), staging="resident")
+            + _bench(case, arms, staging="resident")
             + " (counters are taken unless --no-counters, on resident cases)"
         )
         return None, {}
-    text, figs = _pipe(case, ach, gaps, other)
+    text, figs = _pipe(case, ach, gaps, arms)
     dram = _dram(case)
     if dram:
         figs.update(dram)
@@ -275,8 +276,9 @@ def _compute(num, den, split: bool, ctx: _Ctx, gaps: list[str]) -> tuple[list[st
         figs["compute_ratio"] = r
         figs["compute_cases"] = [num.id, den.id]
         parts.append(f"compute {r:.3g}x {den.arm}'s (ratio of medians, staging left out)")
-    for side, c, other in (("num", num, den), ("den", den, num)):
-        text, f = _counters(c, gaps, other)
+    own: list[str] = []
+    for side, c in (("num", num), ("den", den)):
+        text, f = _counters(c, own, _arms(num, den))
         if text:
             parts.append(text)
             figs[f"counters_{side}"] = f
@@ -284,7 +286,20 @@ def _compute(num, den, split: bool, ctx: _Ctx, gaps: list[str]) -> tuple[list[st
         if text:
             parts.append(text)
             figs[f"floor_{side}"] = f
+    gaps += _merge_by_command(own)
     return parts, figs
+
+
+def _merge_by_command(gaps: list[str]) -> list[str]:
+    """The counters gaps one run would close, said once: 'which pipe bounds A (why): CMD' and
+    '... B (why): CMD' -> 'which pipe bounds A, B (why): CMD'."""
+    head = "which pipe bounds "
+    out: dict[str, list[str]] = {}
+    for g in dict.fromkeys(gaps):
+        label, sep, rest = g.removeprefix(head).partition(" (")
+        key = head + "{} (" + rest if g.startswith(head) and sep else g
+        out.setdefault(key, []).append(label)
+    return [k.format(", ".join(v)) if k.startswith(head) else k for k, v in out.items()]
 
 
 def _sweep_points(num, den, ctx: _Ctx) -> list[tuple[int, float, object, object]]:
@@ -326,7 +341,8 @@ def _fit(pts: list, which: int) -> dict | None:
 def _sweep(num, den, ctx: _Ctx, gaps: list[str]) -> tuple[str | None, dict]:
     pts = _sweep_points(num, den, ctx)
     if len(pts) < 3:
-        frames = ",".join(str(num.frames * k) for k in SWEEP_FRAMES)
+        sizes = SWEEP if num.frames in SWEEP else (num.frames, 4 * num.frames, 16 * num.frames)
+        frames = ",".join(map(str, sizes))
         gaps.append(
             f"fixed per-call cost vs rate ({len(pts)} size(s) of {num.stage} here, a fit needs "
             f"3): " + _bench(num, _arms(num, den), frames=frames, staging=_staging_flag(num, den))
