@@ -21,6 +21,8 @@ Planted faults in explain.py, each seen failing (then reverted):
 - each case's missing counters said apart (no merge): test_missing_counters_name_the_run_that_
   takes_them failed (two gaps); the merge applied to every gap before deduplication:
   test_host_arms_gap_is_said_once failed ("time goes, goes");
+- a suggested run without the record's --plugin libraries: test_a_suggested_run_keeps_the_runs_
+  plugins_model_and_timing failed;
 - the launching thread's CPU time over the sample's timed seconds instead of its wall time:
   test_host_share_of_a_per_call_sample failed;
 - the tensor-blind profile's SIMT crumbs read as the dominant pipe: test_uncounted_tensor_pipes_
@@ -223,6 +225,21 @@ def test_every_suggested_flag_is_a_real_bench_conv_flag():
                     assert flag in real, (flag, gap)
                     seen += 1
     assert seen > 10
+
+
+def test_a_suggested_run_keeps_the_runs_plugins_model_and_timing():
+    run = load.load_run(REPO / "results/examples/plugin.json")
+    e = _one(explain.explain_record(run), "up2/96/abi-cuda-f32/resident")
+    argv = run.data["argv"]
+    plugins = [v for f, v in zip(argv, argv[1:], strict=False) if f == "--plugin"]
+    assert len(plugins) == 2 and e.cannot_tell
+    for gap in e.cannot_tell:
+        assert all(f"--plugin {p}" in gap for p in plugins), gap
+    sweep = load.load_run(REPO / "results/examples/sweep.json")
+    synth.case(sweep.data, "up0/96/cudnn-f32/resident")["counters"] = {"status": "not-collected"}
+    e = _one(explain.explain_record(sweep), "up0/96/cuda-f32/resident")
+    gap = next(g for g in e.cannot_tell if "which pipe bounds cudnn-f32/resident" in g)
+    assert "--model bigvgan_v2_44khz_128band_512x --device-timing queued --stage up0" in gap
 
 
 # ---- the launching thread's share of a per-call sample; the checks -----------------------

@@ -95,6 +95,20 @@ def _bench(case, arms: str, **flags) -> str:
     return out + "".join(f" --{k.replace('_', '-')} {v}" for k, v in flags.items() if v)
 
 
+CARRIED = ("--model", "--plugin", "--device-timing")  # what the run chose that a re-run keeps
+
+
+def _carried(run: Run) -> str:
+    """The run's own choices a suggested run must repeat: its model, its plugins (their arms are
+    not built in), its device timing; from the record's argv."""
+    argv = run.data.get("argv") or []
+    out = []
+    for flag, value in zip(argv, argv[1:], strict=False):
+        if flag in CARRIED:
+            out.append(f"{flag} {value}")
+    return " ".join(out)
+
+
 def _arms(*cases) -> str:
     names = []
     for c in cases:
@@ -468,6 +482,9 @@ def explain_ratio(rec, pair, assessment: Assessment | None = None, index: int = 
     text, figures["checks"] = _checks(num, den, ctx)
     parts.append(text)
     line = f"{head} = {st.value:.3g}x {ci}: " + "; ".join(parts)
+    carried = _carried(run)
+    if carried:
+        gaps = [g.replace("bench_conv ", f"bench_conv {carried} ", 1) for g in gaps]
     gaps = list(dict.fromkeys(gaps))
     if gaps:
         line += "; cannot tell " + "; nor ".join(gaps)
