@@ -1,5 +1,5 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-perf-table | host-table | tile-table | checks.
+perf-table | host-table | tile-table | checks | explain.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -384,6 +384,44 @@ add_command(
 )
 _CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
 add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)
+
+
+def _explain_args(p) -> None:
+    p.add_argument("file", metavar="RUN.json")
+    p.add_argument(
+        "--pair",
+        default=None,
+        metavar="A:B,...",
+        help="the ratios to explain (arm or arm/staging); default: those report shows",
+    )
+    p.add_argument("--json", action="store_true", help="each line with the figures it used")
+
+
+def _explain(args) -> int:
+    from . import explain, pairs
+    from .assess import assess
+    from .load import InputError
+
+    try:
+        spec = pairs.parse_spec(args.pair) if args.pair else None
+    except ValueError as e:
+        raise InputError("command line", "", str(e).replace("--pairs", "--pair")) from None
+    runs = load_runs(args, [args.file])
+    got = explain.explain_record(runs[0], spec, assess(runs, thresholds(args)))
+    if spec and not got:
+        raise InputError("command line", "", f"--pair {args.pair!r}: the run has no such ratio")
+    if args.json:
+        print(tables.dumps([vars(e) for e in got]))
+    elif not got:
+        print(f"{args.file}: no ratio to explain (no peer or reference here): name one, --pair A:B")
+    for e in [] if args.json else got:
+        stage, frames = e.num.split("/")[:2]
+        print(f"{stage}/{frames} {e.line}")
+    return EXIT_OK
+
+
+_EXPLAIN_HELP = "each ratio in one line: staging, compute, sweep, counters, checks, and the gaps"
+add_command("explain", _EXPLAIN_HELP, _explain_args, _explain)
 
 
 def _parser() -> argparse.ArgumentParser:
