@@ -83,10 +83,20 @@ def timeline(case_id: str, rounds: list[int], seconds: list[float], lanes: list[
         low.set_xlabel("round")
         if not lanes:
             low.set_yticks([])
-            low.text(0.5, 0.5, "no host or GPU probe in this record", ha="center",
-                     va="center", transform=low.transAxes, fontsize=8)
+            low.text(
+                0.5,
+                0.5,
+                "no host or GPU probe in this record",
+                ha="center",
+                va="center",
+                transform=low.transAxes,
+                fontsize=8,
+            )
         low.grid(True, axis="x", alpha=0.3)
         return svg_text(fig)
+
+
+WIDE = 20.0  # ratios spread wider than this are drawn on a log axis
 
 
 def intervals(labels: list[str], values: list, cis: list, band: float | None, title: str) -> str:
@@ -97,8 +107,9 @@ def intervals(labels: list[str], values: list, cis: list, band: float | None, ti
         fig, ax = plt.subplots(figsize=(9, 0.9 + 0.32 * max(1, len(keep))), layout="constrained")
         for y, (_, v, ci) in enumerate(keep):
             if ci:
-                ax.errorbar([v], [y], xerr=[[v - ci[0]], [ci[1] - v]], fmt="o", color="C0",
-                            capsize=3, ms=4)
+                ax.errorbar(
+                    [v], [y], xerr=[[v - ci[0]], [ci[1] - v]], fmt="o", color="C0", capsize=3, ms=4
+                )
             else:
                 ax.plot([v], [y], "o", mfc="none", color="C0")
         ax.axvline(1.0, color="grey", lw=0.8)
@@ -107,9 +118,11 @@ def intervals(labels: list[str], values: list, cis: list, band: float | None, ti
         ax.set_yticks(range(len(keep)), [lb for lb, _, _ in keep], fontsize=8)
         ax.set_ylim(-0.7, len(keep) - 0.3)
         ax.invert_yaxis()
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(plot._PLAIN)
-        ax.xaxis.set_minor_formatter(plot._PLAIN_MINOR)
+        ends = [x for _, v, ci in keep for x in (ci or [v])] + [1.0]
+        if max(ends) / min(ends) > WIDE:  # over a decade and more: log, decades labelled
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(plot._PLAIN)
+            ax.xaxis.set_minor_formatter(plot._NONE)
         ax.set_title(title, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         return svg_text(fig)

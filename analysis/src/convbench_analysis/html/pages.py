@@ -262,4 +262,3 @@ def fleet_page(a: Assessment, baseline: str | None) -> dict:
         "plots": figures.fleet_figures(rep),
         "runs": sum(len(h["runs"]) for h in rep["hosts"].values()),
     }
-
