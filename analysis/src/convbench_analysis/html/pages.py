@@ -32,7 +32,7 @@ def explainer():
     """The one-line explanation of a ratio row, from explain.py where the package has it; None
     where it has not (the ratio table then shows no explanation line at all)."""
     try:
-        from .. import explain  # noqa: PLC0415 (optional module)
+        from .. import explain
     except ImportError:
         return None
     return getattr(explain, "explain_ratio", None)
@@ -176,6 +176,10 @@ def run_page(a: Assessment, i: int, baseline: str | None, pairs=None) -> dict:
     }
 
 
+# the colour of a comparison's verdict: B faster or slower as a ratio's FASTER or SLOWER
+_COMPARE_COLOUR = {"B faster": "FASTER", "B slower": "SLOWER", "REFUSED": "REFUSED"}
+
+
 def compare_page(a: Assessment, seed: int) -> dict:
     rep = compare.build(a, None, seed)
     ok = [r for r in rep["rows"] if r["status"] == "ok"]
@@ -195,7 +199,12 @@ def compare_page(a: Assessment, seed: int) -> dict:
         "alpha": rep["alpha"],
         "headers": compare.HEADERS,
         "rows": [
-            {"cells": compare.cells(r), "verdict": r.get("verdict") or r["status"], "raw": r}
+            {
+                "cells": compare.cells(r),
+                "verdict": r.get("verdict") or r["status"],
+                "colour": _COMPARE_COLOUR.get(r.get("verdict") or r["status"], "none"),
+                "raw": r,
+            }
             for r in rep["rows"]
         ],
         "run_findings": rep["run_findings"],
