@@ -512,3 +512,44 @@ def test_an_explanation_is_shown_only_where_explain_gives_one(site, monkeypatch)
     page = pages.run_page(a, 0, None)
     lines = [r["explanation"] for g in page["groups"] for r in g["ratios"]]
     assert lines and all(x.startswith("because ") for x in lines)
+
+
+def test_each_lane_marks_exactly_the_rounds_its_state_touched(write):
+    """A synthetic run with one known state per round: a slow CPU in round 2, the hypervisor's
+    steal in round 4 and a foreign process in round 5 of the host arm; a power cap in round 1 and
+    a foreign GPU process in round 3 of the device arm. Each lane marks its round and no other.
+    Planted: the slow-CPU lane fed every round (not the check's slow rounds) failed here."""
+    import faults
+    import synth
+
+    from convbench_analysis import load
+    from convbench_analysis.html.rounds import lanes
+    from convbench_analysis.thresholds import Thresholds
+
+    run = synth.make_run(stages=("up0",), frames=(96,), arms=("cpu-f64", "cuda-f32"), reps=7)
+    host = synth.case(run, "up0/96/cpu-f64/host")
+    dev = synth.case(run, "up0/96/cuda-f32/resident")
+    host["samples"][2]["workers"][7]["speed_after"] = synth.speed(7, 7, 0.38)
+    host["samples"][4]["contention"]["steal_share"] = 0.3
+    synth.set_foreign(host["samples"][5], 0.5, top=[(4242, "hog", 0.5)])
+    synth.set_violation(dev["samples"][1], "power", 0.8 * dev["samples"][1]["total_seconds"] * 1e6)
+    faults.foreign_gpu(run, dev["id"], rnd=dev["samples"][3]["round"])
+    r = load.load_run(str(write(run)))
+    th = Thresholds()
+    cases = {c.id: c for c in r.cases}
+
+    def marked(cid):
+        c = cases[cid]
+        return {lane.name: sorted(lane.marks) for lane in lanes(r, c, th)}, c
+
+    got, c = marked(host["id"])
+    rounds = [s.round for s in c.samples]
+    assert got["slow CPU"] == [rounds[2]]
+    assert got["steal"] == [rounds[4]]
+    assert got["foreign CPU"] == [rounds[5]]
+    assert "pid 4242 (hog)" in lanes(r, c, th)[2].marks[rounds[5]]
+    got, c = marked(dev["id"])
+    rounds = [s.round for s in c.samples]
+    assert got["power cap"] == [rounds[1]]
+    assert got["foreign GPU"] == [rounds[3]]
+    assert "slow CPU" not in got  # no speed probe on a device sample: no lane, not "nothing"

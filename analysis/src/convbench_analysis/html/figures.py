@@ -34,7 +34,7 @@ def svg_text(fig) -> str:
     """The figure as an <svg> element (no XML declaration or doctype), closed after."""
     buf = io.StringIO()
     with matplotlib.rc_context(_RC):
-        fig.savefig(buf, format="svg", bbox_inches="tight")
+        fig.savefig(buf, format="svg")
     plt.close(fig)
     return _element(buf.getvalue())
 
