@@ -378,6 +378,8 @@ add_command(
     _perf_table_args,
     _perf_table,
 )
+
+
 def _html_args(p) -> None:
     from . import html
 
