@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .. import fleet, history_view, plot  # noqa: E402
 from .rounds import Lane  # noqa: E402
@@ -30,11 +31,12 @@ LANE_COLOURS = {
 }
 
 
-def svg_text(fig) -> str:
-    """The figure as an <svg> element (no XML declaration or doctype), closed after."""
+def svg_text(fig, tight: bool = False) -> str:
+    """The figure as an <svg> element (no XML declaration or doctype), closed after. tight: grown
+    to hold what lies outside the figure (a title wider than one panel), as `plot` saves it."""
     buf = io.StringIO()
     with matplotlib.rc_context(_RC):
-        fig.savefig(buf, format="svg")
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None)
     plt.close(fig)
     return _element(buf.getvalue())
 
@@ -81,6 +83,7 @@ def timeline(case_id: str, rounds: list[int], seconds: list[float], lanes: list[
         low.set_yticks(range(len(lanes)), [lane.name for lane in lanes], fontsize=8)
         low.set_ylim(-0.7, n - 0.3)
         low.set_xlabel("round")
+        low.xaxis.set_major_locator(MaxNLocator(integer=True))
         if not lanes:
             low.set_yticks([])
             low.text(
@@ -130,7 +133,7 @@ def intervals(labels: list[str], values: list, cis: list, band: float | None, ti
 
 def sweep(a, baseline: str | None) -> list[tuple[str, str]]:
     """(name, svg) of each figure `plot` draws of these runs (time, ratio and TFLOP/s vs frames)."""
-    return [(stem, svg_text(fig)) for stem, fig in plot.figures(a, baseline)]
+    return [(stem, svg_text(fig, tight=True)) for stem, fig in plot.figures(a, baseline)]
 
 
 def history(rep: dict) -> str:
