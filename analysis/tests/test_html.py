@@ -492,6 +492,12 @@ def test_bad_input_one_line_and_no_page(tmp_path):
     assert not out.exists() or not any(out.iterdir())
 
 
+def render(page: dict) -> str:
+    from convbench_analysis.html import environment
+
+    return environment().get_template("run.html").render(page=page, kind="run")
+
+
 def test_an_explanation_is_shown_only_where_explain_gives_one(site, monkeypatch):
     """explain.py (one line per ratio) is optional: absent, the ratio table has no explanation
     row at all; present, each ratio's line stands under its row."""
@@ -505,13 +511,21 @@ def test_an_explanation_is_shown_only_where_explain_gives_one(site, monkeypatch)
     monkeypatch.setitem(sys.modules, "convbench_analysis.explain", None)  # import fails
     page = pages.run_page(a, 0, None)
     assert all(r["explanation"] is None for g in page["groups"] for r in g["ratios"])
+    assert 'class="explanation"' not in render(page)
     fake = types.ModuleType("convbench_analysis.explain")
-    fake.explain_ratio = lambda row: f"because {row['arm']} is {row['verdict']}"
+
+    def explain_ratio(rec, pair, assessment=None, index=0):
+        assert rec is a.runs[0] and index == 0
+        return types.SimpleNamespace(line=f"because {pair[0]} against {pair[1]}")
+
+    fake.explain_ratio = explain_ratio
     monkeypatch.setitem(sys.modules, "convbench_analysis.explain", fake)
     monkeypatch.setattr(convbench_analysis, "explain", fake, raising=False)
     page = pages.run_page(a, 0, None)
     lines = [r["explanation"] for g in page["groups"] for r in g["ratios"]]
     assert lines and all(x.startswith("because ") for x in lines)
+    rows = tree(render(page)).find("tr", class_="explanation")
+    assert [r.all_text().strip() for r in rows] == lines
 
 
 def test_each_lane_marks_exactly_the_rounds_its_state_touched(write):

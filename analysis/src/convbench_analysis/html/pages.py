@@ -28,14 +28,18 @@ def one_run(a: Assessment, i: int) -> Assessment:
     return sub
 
 
-def explainer():
-    """The one-line explanation of a ratio row, from explain.py where the package has it; None
-    where it has not (the ratio table then shows no explanation line at all)."""
+def explainer(run, a: Assessment):
+    """The one-line explanation of a ratio row of run (index 0 of a), from explain.py where the
+    package has it; None where it has not (the ratio table then shows no explanation line)."""
     try:
         from .. import explain
     except ImportError:
         return None
-    return getattr(explain, "explain_ratio", None)
+
+    def line(row: dict) -> str:
+        return explain.explain_ratio(run, (row["case"], row["den_case"]), a, 0).line
+
+    return line
 
 
 def _ratio_row(r: dict, explain) -> dict:
@@ -153,7 +157,7 @@ def run_page(a: Assessment, i: int, baseline: str | None, pairs=None) -> dict:
     sub = one_run(a, i)
     run, th = sub.runs[0], sub.thresholds
     rep = report.build(sub, baseline, pairs)
-    explain = explainer()
+    explain = explainer(run, sub)
     sweep = is_sweep(run)
     return {
         "title": f"run {run.path}",
