@@ -1,5 +1,5 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-perf-table | host-table | tile-table | checks | explain.
+perf-table | host-table | tile-table | checks | explain | html.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -382,6 +382,25 @@ add_command(
     _perf_table_args,
     _perf_table,
 )
+
+
+def _html_args(p) -> None:
+    from . import html
+
+    html.arguments(p)
+
+
+def _html(args) -> int:
+    from . import html
+
+    th = thresholds(args)
+    runs = load_runs(args, args.files)
+    earlier, held = _history_runs(args, runs, th)
+    return html.run(args, runs, th, earlier, held, seed(args))
+
+
+_HTML_HELP = "pages to open in a browser: each run, comparisons, histories, a fleet; an index"
+add_command("html", _HTML_HELP, _html_args, _html)
 _CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
 add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)
 
