@@ -322,12 +322,6 @@ def _pm(tm: dict) -> str:
     return "-" if tm["half_width"] is None else f"{100 * tm['half_width']:.2f}%"
 
 
-def _time_word(tm: dict) -> str:
-    if tm["verdict"] == "REFUSED":
-        return f"REFUSED ({', '.join(tm['reasons'])})"
-    return tm["verdict"]
-
-
 def _row(g: dict, p: dict, tols: list[dict], whole: bool) -> list:
     """A point's cells; whole (csv): with its case, role, precision and picks, which text and md
     say around the table."""
@@ -335,7 +329,7 @@ def _row(g: dict, p: dict, tols: list[dict], whole: bool) -> list:
     head = [g["file"], g["stage"], g["frames"], g["staging"]] if whole else []
     facts = [p["role"], p["precision"] or "-"] if whole else []
     cells = [_e(p["rel_l2_err"]), _e(p["max_abs_err"]), _t(tm["median_s"]), _pm(tm)]
-    cells += [_time_word(tm), *(p["meets"][t["id"]] for t in tols), "yes" if p["frontier"] else ""]
+    cells += [tm["verdict"], *(p["meets"][t["id"]] for t in tols), "yes" if p["frontier"] else ""]
     return head + [p["arm"], *facts, *cells] + ([" ".join(p["fastest_for"])] if whole else [])
 
 
@@ -425,6 +419,13 @@ def render(rep: dict, fmt: str = "text") -> str:
                 said += _pick_lines(pk, t, by)
         else:
             said.append("no candidate arm")
+        refused = [
+            f"{p['arm']} ({', '.join(p['time']['reasons'])})"
+            for p in g["points"]
+            if p["time"]["verdict"] == "REFUSED"
+        ]
+        if refused:
+            said.append(f"time refused (convbench-analyze report says why): {', '.join(refused)}")
         if g["not_candidates"]:
             said.append(
                 "not candidates: "
