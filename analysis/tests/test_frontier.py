@@ -5,6 +5,8 @@ so that each tolerance has one right pick.
 Planted faults seen failing (each then reverted):
 - the pick ignoring the tolerance (the fastest timed candidate): test_the_fastest_arm_that_meets
 - the pick the slowest that meets: test_the_fastest_arm_that_meets
+- faster arms not listed beside the pick: test_a_faster_arm_beyond_the_tolerance_is_said
+- an undetermined arm taken as meeting (`!= "no"` for `== "yes"`): 11 of the examples' tests
 - a refused time allowed as a pick (`accepted` not asked): test_a_refused_time_is_never_picked
 - twins as candidates (not_candidate ignoring is_twin): test_twins_ceilings_and_the_reference
 - roles ignored (the ceiling picked): test_twins_ceilings_and_the_reference
