@@ -1,5 +1,5 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-perf-table | host-table | tile-table | checks | explain | html.
+perf-table | host-table | tile-table | frontier | checks | explain | html.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -401,6 +401,39 @@ def _html(args) -> int:
 
 _HTML_HELP = "pages to open in a browser: each run, comparisons, histories, a fleet; an index"
 add_command("html", _HTML_HELP, _html_args, _html)
+
+
+def _frontier_args(p) -> None:
+    p.add_argument("files", nargs="+", metavar="RUN.json")
+    p.add_argument(
+        "--tolerances",
+        default=None,
+        metavar="FILE",
+        help="more consumers' tolerances (JSON, as data/tolerances.json; an id given replaces)",
+    )
+    tables.add_format(p, "every point, pick and tolerance, times in seconds")
+    _history_args(p)
+
+
+def _frontier(args) -> int:
+    from . import frontier
+    from .assess import assess
+
+    th = thresholds(args)
+    tols = frontier.load_tolerances(args.tolerances)
+    runs = load_runs(args, args.files)
+    earlier, held = _history_runs(args, runs, th)
+    rep = frontier.build(assess(runs, th, earlier, held=held), tols)
+    print(frontier.render(rep, args.format))
+    return EXIT_OK
+
+
+add_command(
+    "frontier",
+    "per case, each arm's accuracy beside its time: the fastest arm within each tolerance",
+    _frontier_args,
+    _frontier,
+)
 _CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
 add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)
 
