@@ -367,9 +367,9 @@ def _sweep(num, den, ctx: _Ctx, gaps: list[str]) -> tuple[str | None, dict]:
         return None, {}
     fits = {"num": _fit(pts, 2), "den": _fit(pts, 3)}
     sizes = ", ".join(f"{p[0]}: {s.value:.3g}" for p, s in zip(pts, stated, strict=True))
-    staged = " (per-call staging included)" if "per-call" in (num.staging, den.staging) else ""
+    staged = " such as per-call staging" if "per-call" in (num.staging, den.staging) else ""
     what = {
-        "flat": f"a compute-rate difference, not a fixed per-call cost{staged}",
+        "flat": f"a compute-rate difference (the fits' slopes), not a fixed per-call cost{staged}",
         "falling": f"a fixed per-call cost in {num.arm} that the larger sizes amortise",
         "rising": f"a fixed per-call cost in {den.arm}, or {num.arm}'s rate falling at scale",
     }[kind]
