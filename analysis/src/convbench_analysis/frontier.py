@@ -235,7 +235,6 @@ def _point(a: Assessment, i: int, c: dict, tols: list[dict]) -> dict:
         **err,
         "time": timing(a, i, c),
         "meets": {t["id"]: meets(err, t) for t in tols},
-        "fastest_for": [],
     }
 
 
@@ -259,8 +258,6 @@ def _pick(run, t: dict, points: list[dict], by: dict, errors: dict, th) -> dict:
         out["runner_up"] = {"arm": ok[1]["arm"]} | (
             _ratio(run, by[ok[0]["arm"]], by[ok[1]["arm"]], errors, th) or {"ratio": None}
         )
-    if ok:
-        ok[0]["fastest_for"].append(tid)
     return out
 
 
@@ -273,13 +270,16 @@ def _group(a: Assessment, i: int, key: tuple, cases: list[dict], tols, errors) -
         rivals = [q for q in points if q is not p and accepted(q)]
         p["frontier"] = accepted(p) and not any(_dominates(q, p) for q in rivals)
     run = a.runs[i]
+    picks = [_pick(run, t, points, by, errors, a.thresholds) for t in tols]
+    for p in points:
+        p["fastest_for"] = [pk["tolerance"] for pk in picks if pk["arm"] == p["arm"]]
     return {
         "file": run.path,
         "stage": stage,
         "frames": frames,
         "staging": staging,
         "points": points,
-        "picks": [_pick(run, t, points, by, errors, a.thresholds) for t in tols],
+        "picks": picks,
         "not_candidates": [
             {"arm": record.label(c), "why": not_candidate(c)} for c in cases if not_candidate(c)
         ],
