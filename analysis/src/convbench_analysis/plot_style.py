@@ -150,14 +150,14 @@ def _minor_label(v: float) -> str:
 
 PLAIN = FuncFormatter(lambda v, _: f"{v:g}")  # 0.3, 2, 1000; not 3x10^-1
 _PLAIN_MINOR = FuncFormatter(lambda v, _: _minor_label(v))
-_NONE = FuncFormatter(lambda v, _: "")
+NONE = FuncFormatter(lambda v, _: "")
 
 
 def plain_log_ticks(ax) -> None:
     for axis in (ax.xaxis, ax.yaxis):
         if axis.get_scale() == "log":
             axis.set_major_formatter(PLAIN)
-            axis.set_minor_formatter(_PLAIN_MINOR if axis is ax.yaxis else _NONE)
+            axis.set_minor_formatter(_PLAIN_MINOR if axis is ax.yaxis else NONE)
 
 
 # ---- refused points -------------------------------------------------------------------------
