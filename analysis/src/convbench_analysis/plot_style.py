@@ -208,14 +208,16 @@ FORMATS = ("png", "svg")
 
 
 def encode(fig, fmt: str) -> bytes | str:
-    """The figure as PNG bytes or as SVG text (to inline in an HTML page); the figure stays open
-    (plt.close it when done)."""
+    """The figure as PNG bytes or as SVG text: the <svg> element alone (no XML declaration or
+    doctype), so an HTML page inlines it as it is and a .svg file of it still opens. The figure
+    stays open (plt.close it when done)."""
     if fmt not in FORMATS:
         raise ValueError(f"figure format {fmt!r}: one of {', '.join(FORMATS)}")
     if fmt == "svg":
         text = io.StringIO()
         fig.savefig(text, format="svg", bbox_inches="tight")
-        return text.getvalue()
+        svg = text.getvalue()
+        return svg[svg.index("<svg") :]
     raw = io.BytesIO()
     fig.savefig(raw, format="png", dpi=120, bbox_inches="tight")
     return raw.getvalue()
