@@ -64,6 +64,9 @@ TEST(Eta, WithATargetTheBudgetBoundsItAndAFixedCountIsItsRemainder) {
   ASSERT_TRUE(eta);
   EXPECT_LE(*eta, 27 - 10 + 0.3 + 1e-9); // what is left of the budget plus the round under way
   EXPECT_GE(*eta, 27 - 10);
+  const auto slow = eta_seconds({{1000, 0.1}, {500, 0.2}}, rule(0.01), 10); // 200 s by the rule
+  ASSERT_TRUE(slow);
+  EXPECT_LE(*slow, 27 - 10 + 0.3 + 1e-9);
   const auto near = eta_seconds({{2, 0.1}, {1, 0.2}}, rule(0.01), 1);
   ASSERT_TRUE(near);
   EXPECT_NEAR(*near, 0.4, 1e-9); // the rule's own rounds, well inside the budget
