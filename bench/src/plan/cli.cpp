@@ -360,25 +360,30 @@ template <class T> bool given(const CLI::App &app, const char *name, T &&use) {
   return true;
 }
 
-Options convert(const CLI::App &app, const RawOptions &r) {
-  Options o;
-  o.help = r.help;
-  o.no_lease = r.no_lease;
-  o.no_counters = r.no_counters;
-  o.plugins = r.plugins;
+// How loudly, and what instead of a run: -q, -v, --dry-run, --version, --completion.
+void convert_modes(const CLI::App &app, const RawOptions &r, Options &o) {
   o.quiet = r.quiet;
   o.verbose = r.verbose;
   o.dry_run = r.dry_run;
   o.version = r.version;
   if (o.quiet && o.verbose)
     throw UsageError("--quiet and --verbose exclude each other");
-  given(app, "--completion", [&] {
+  if (app.count("--completion")) {
     if (r.completion != "bash")
       throw UsageError("--completion: expected bash, got '" + r.completion + "'");
     o.completion = r.completion;
-  });
+  }
   if (o.dry_run && (app.count("--resume") || app.count("--gpus") || app.count("--list")))
     throw UsageError("--dry-run takes a run's flags, not --resume, --gpus or --list");
+}
+
+Options convert(const CLI::App &app, const RawOptions &r) {
+  Options o;
+  o.help = r.help;
+  o.no_lease = r.no_lease;
+  o.no_counters = r.no_counters;
+  o.plugins = r.plugins;
+  convert_modes(app, r, o);
   given(app, "--stage", [&] {
     o.stages = split_list("--stage", r.stage);
     for (const auto &s : o.stages)
