@@ -125,9 +125,9 @@ def t_progress(tmp, bench, schema, *_):
 
 
 def t_dry_run(tmp, bench, schema, *_):
-    """--dry-run: the plan, memory, time; exit 0; nothing written (no results folder, no record),
-    no lease taken (a held lease file would refuse a run). Planted: make_plan creating the results
-    folder on a dry run -> 'nothing written' fails, seen."""
+    """--dry-run: the plan, memory, time; exit 0; nothing written (no results folder, no record);
+    the causal op's length column says L. Planted: make_plan creating the results folder on a dry
+    run -> 'nothing written' fails, seen."""
     before = set(os.listdir(tmp))
     p = run([bench, "--dry-run", "--stage", "up0", "--reps", "3"], tmp)
     check(p.returncode == 0, f"dry run: exit {p.returncode}: {p.stderr[-300:]}")

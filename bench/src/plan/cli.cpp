@@ -38,7 +38,9 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                                    (1), width K (4), an initial state for every even sequence,
                                    no activation (default SiLU); e.g. causal.c1024.l64.b8.state
                       causal       the family: C 1024..8192, L 1, 64, 1024, 8192, batch 1 and 8,
-                                   with and without state (64 cases)
+                                   with and without state (64 cases; at once they need
+                                   tens of GiB of host memory: a refusal names the cases
+                                   that fit, --dry-run each case's need)
   --model NAME      model family from data/models.json (aliases accepted). Default:
                     bigvgan_v2_44khz_128band_512x
   --frames LIST     mel frames, comma-separated, for a sweep (e.g. 96,384,1536). Default: 96
@@ -136,7 +138,8 @@ const char *help_outputs() {
   --dry-run         print the plan (each case: stage, frames or L, arm, staging, twin), the host
                     and device memory each case needs and an estimate of the time the run takes
                     (the --max-time budget, or --reps rounds, plus the gate and preparation),
-                    then exit 0: no lease taken, no GPU touched, no record written
+                    then exit 0 (2, the reason on stderr, when the run would be refused for its
+                    memory): no lease taken, no GPU touched, no record written
   -q, --quiet       only errors, the table and the result path on the terminal
   -v, --verbose     every sample's and every round's line on stderr (the default: one updating
                     line on a terminal; in a log, a line per case as it stops and a heartbeat
