@@ -7,7 +7,7 @@ Planted faults seen failing (then reverted):
   test_every_table_command_in_md_and_csv[calibrate-md] failed (no `|---` rule);
 - the index command's folder without a help: test_every_option_and_positional_has_help failed;
 - a run's causes under every case again (_is_run_wide always False):
-  test_a_run_wide_cause_is_said_once failed (the lease said 24 times, then 48 with ratios);
+  test_a_run_wide_cause_is_said_once failed (the lease's detail said 25 times);
 - tables wrapped at hyphens (the placeholder taken out of tables._text):
   test_report_fits_the_terminal_and_breaks_no_word failed ("foreign-" / "gpu)").
 """
