@@ -186,3 +186,13 @@ def test_a_run_wide_cause_is_said_once(tmp_path):
     assert md.count(detail) == 1
     rep = json.loads(run("report", path, "--no-history", "--json")[1])
     assert all(r["reasons"] for g in rep["groups"] for r in g["cases"])  # the data keeps them all
+
+
+def test_a_cause_two_cases_share_word_for_word_is_said_once():
+    # foreign-gpu.json: the same foreign process refuses both cases of the run, in one sentence;
+    # the second case points to the first. Planted (then reverted): _Doc.finding saying every
+    # finding in full failed here (the sentence said twice).
+    rc, out, _ = run("report", f"{EX}/foreign-gpu.json", "--no-history", columns=1000)
+    assert rc == 3
+    assert out.count("1 foreign process(es) on the GPU in round 0") == 1
+    assert "cuda-f32/resident: REFUSED foreign-gpu, as for cuda-f32/per-call above" in out

@@ -367,6 +367,18 @@ class _Doc:
 
     def __init__(self, fmt: str):
         self.fmt, self.blocks = fmt, [[]]
+        self.first = {}  # (file, code, detail, remedy) -> the case that said it first
+
+    def finding(self, f: dict, whose: str, level: int = 1) -> None:
+        """A case's finding; one that another case of its run said word for word already (the
+        same foreign process in every case) points there instead of repeating it."""
+        key = (f["file"], f["code"], f["detail"], f["remedy"])
+        if key in self.first:
+            tag = "REFUSED" if f["refuses"] else "note"
+            self.say(f"{whose}{tag} {f['code']}, as for {self.first[key]} above", level)
+        else:
+            self.first[key] = whose.rstrip(": ")
+            self.say(_finding(f, whose), level)
 
     def say(self, text: str, level: int = 0) -> None:
         pad = "  " * level
@@ -568,12 +580,12 @@ def _group(doc: _Doc, g: dict, several_runs: bool) -> None:
         own = [f for f in r["reasons"] if not _is_run_wide(f)]
         said |= {(f["code"], f["case"], f["detail"]) for f in r["reasons"]}
         for f in own:
-            doc.say(_finding(f, f"{r['arm']}: "), 1)
+            doc.finding(f, f"{r['arm']}: ")
         if r["verdict"] == "imprecise":
             doc.say(f"{r['arm']}: {_imprecise_text(r)}", 1)
         for f in r["notes"]:
             if not _is_run_wide(f):
-                doc.say(_finding(f, f"{r['arm']}: "), 1)
+                doc.finding(f, f"{r['arm']}: ")
     if not g["rows"]:
         return
     doc.table(RATIO_HEADERS, [_ratio_cells(r) for r in g["rows"]], RATIO_ALIGN)
@@ -581,10 +593,10 @@ def _group(doc: _Doc, g: dict, several_runs: bool) -> None:
         whose = f"{r['arm']} / {r['den']}: "
         for f in r["reasons"]:  # what only the pair shows; its cases' causes are said above
             if (f["code"], f["case"], f["detail"]) not in said:
-                doc.say(_finding(f, whose), 1)
+                doc.finding(f, whose)
         for f in r["notes"]:
             if not _is_run_wide(f):
-                doc.say(_finding(f, whose), 1)
+                doc.finding(f, whose)
 
 
 def _fits_and_signatures(doc: _Doc, rep: dict) -> None:
