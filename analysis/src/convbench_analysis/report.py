@@ -3,7 +3,8 @@ that would make it precise, or REFUSED for a named cause), then the ratios a use
 (pairs.py): each with its paired estimate and an interval widened by the run's own A/A twins
 (verdicts.py), FASTER / SLOWER / SAME / AMBIGUOUS, or not admissible for a cause of its own two
 cases (the value and interval still shown); then the fits, the size signatures (one layer at
-three or more sizes only) and the A/A twins with their coverage. report_view.py prints it (text, md, csv)."""
+three or more sizes only) and the A/A twins with their coverage. report_view.py prints it
+(text, md, csv)."""
 
 from __future__ import annotations
 
