@@ -208,6 +208,10 @@ TEST(Memory, TheCausalFamilysRefusalNamesCasesThatFit) {
   EXPECT_NE(why.find("more than fits here"), std::string::npos) << why; // 57 / 8 GiB < 10 GiB
   EXPECT_NE(host_memory_refusal(p, need - 1).find("run it alone (--stage causal.c8192"),
             std::string::npos);
+  const std::string one_arm = host_memory_refusal(p, 11.0 * (1ull << 30)); // 12 GiB, 10 alone
+  EXPECT_NE(one_arm.find("run it alone with one arm (--stage causal.c8192.l8192.b8.state --arms"),
+            std::string::npos)
+      << one_arm;
   EXPECT_EQ(host_memory_refusal(p, need), ""); // it fits
   const Plan conv = plan_of({"up0"}, {"cpu-f32"});
   EXPECT_NE(host_memory_refusal(conv, 1).find("fewer frames or stages"), std::string::npos);
