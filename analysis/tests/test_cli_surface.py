@@ -44,6 +44,7 @@ TABLE_COMMANDS = {
     "host-table": ["host-table", f"{EX}/main-h200.json"],
     "tile-table": ["tile-table", f"{EX}/f32x3-up3.json"],
     "checks": ["checks"],
+    "frontier": ["frontier", f"{EX}/sweep.json", "--no-history"],
 }
 MD_RULE = re.compile(r"^\| ?:?---")
 
@@ -64,8 +65,9 @@ def run(*args, columns=None, cwd=REPO):
 
 
 def test_the_table_commands_are_every_command_that_prints_a_table():
-    # a new command that prints a table joins TABLE_COMMANDS (index and plot print no table)
-    assert set(cli.COMMANDS) - set(TABLE_COMMANDS) == {"index", "plot"}
+    # a new command that prints a table joins TABLE_COMMANDS (index, plot and html write files;
+    # explain prints lines, or --json)
+    assert set(cli.COMMANDS) - set(TABLE_COMMANDS) == {"index", "plot", "html", "explain"}
 
 
 @pytest.mark.parametrize("fmt", ["md", "csv"])

@@ -404,7 +404,7 @@ add_command("html", _HTML_HELP, _html_args, _html)
 
 
 def _frontier_args(p) -> None:
-    p.add_argument("files", nargs="+", metavar="RUN.json")
+    p.add_argument("files", nargs="+", metavar="RUN.json", help="records bench_conv wrote")
     p.add_argument(
         "--tolerances",
         default=None,
@@ -439,7 +439,7 @@ add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)
 
 
 def _explain_args(p) -> None:
-    p.add_argument("file", metavar="RUN.json")
+    p.add_argument("file", metavar="RUN.json", help="a record bench_conv wrote")
     p.add_argument(
         "--pair",
         default=None,

@@ -50,6 +50,7 @@ class _Ctx:
     a: Assessment
     index: int
     errors: dict  # the twins' widening per kind of case, as the report's intervals use
+    details: bool = True  # the checks' part (the report says the checks itself)
 
 
 def _ctx(run: Run, a: Assessment | None, index: int) -> _Ctx:
@@ -444,12 +445,16 @@ def _case(run: Run, x):
     return c
 
 
-def explain_ratio(rec, pair, assessment: Assessment | None = None, index: int = 0) -> Explanation:
+def explain_ratio(
+    rec, pair, assessment: Assessment | None = None, index: int = 0, details: bool = True
+) -> Explanation:
     """One ratio's line. `rec`: a loaded Run (or a record's dict); `pair`: (numerator,
     denominator) as case ids or cases; `assessment`: the one the report made (else the run is
-    assessed alone), `index` the run's place in it."""
+    assessed alone), `index` the run's place in it; `details`: the checks' part (off under the
+    report, which says each finding itself)."""
     run = _run_of(rec)
     ctx = _ctx(run, assessment, index)
+    ctx.details = details
     num, den = _case(run, pair[0]), _case(run, pair[1])
     st = verdicts.state(num, den, ctx.errors, ctx.th)
     head = f"{record.label(num)} / {record.label(den)}"
@@ -480,7 +485,8 @@ def explain_ratio(rec, pair, assessment: Assessment | None = None, index: int = 
         parts.append(text)
         figures["sweep"] = figs
     text, figures["checks"] = _checks(num, den, ctx)
-    parts.append(text)
+    if ctx.details:  # under the report, the checks are said by the report itself
+        parts.append(text)
     line = f"{head} = {st.value:.3g}x {ci}: " + "; ".join(parts)
     carried = _carried(run)
     if carried:

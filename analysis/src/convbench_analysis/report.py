@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import ceilings, record, verdicts
+from . import ceilings, explain, frontier, record, verdicts
 from .checks import pair_findings, seconds, spread_of
 from .findings import Assessment
 from .fit import fit_line
@@ -169,6 +169,9 @@ def build(
                 "cases": [_case_row(a, i, by_label[lb], drift) for lb in sorted(by_label)],
                 "rows": [_ratio_row(a, i, by_label[n], by_label[d], errors) for n, d in chosen],
             }
+            for row in g["rows"]:  # what the run's own evidence says the ratio is made of
+                line = explain.explain_ratio(run, (row["case"], row["den_case"]), a, i, False).line
+                row["explain"] = line.split(": ", 1)[1] if ": " in line else line
             for row in g["cases"]:
                 if row["status"] == "ok":
                     c = by_label[row["arm"]]
@@ -185,6 +188,7 @@ def build(
     _fits(out, accepted_points, th)
     out["signatures"] = _signatures(out, th)
     out["ceilings"] = ceilings.build(a)
+    out["frontier"] = frontier.build(a)
     return out
 
 

@@ -304,6 +304,8 @@ def _group(doc: _Doc, g: dict, several_runs: bool) -> None:
     doc.table(RATIO_HEADERS, [_ratio_cells(r) for r in g["rows"]], RATIO_ALIGN)
     for r in g["rows"]:
         whose = f"{r['arm']} / {r['den']}: "
+        if r.get("explain"):
+            doc.say(f"{whose}why: {r['explain']}", 1)
         for f in r["reasons"]:  # what only the pair shows; its cases' causes are said above
             if (f["code"], f["case"], f["detail"]) not in said:
                 doc.finding(f, whose)
@@ -391,6 +393,26 @@ def _csv(rep: dict) -> str:
     return tables.render(CSV_HEADERS, rows, "csv")
 
 
+def _frontier(doc: _Doc, fr: dict | None) -> None:
+    """Per case and staging with two candidate arms or more, the fastest arm within each
+    consumer tolerance (`convbench-analyze frontier` shows every point and why)."""
+    groups = [g for g in (fr or {}).get("groups", []) if len(g["points"]) > 1]
+    if not groups:
+        return
+    doc.gap()
+    doc.say(
+        "the fastest arm within each consumer tolerance (?: the record cannot tell; every "
+        "arm's errors and the tolerances' sources: convbench-analyze frontier):"
+    )
+    for g in groups:
+        said = []
+        for pk in g["picks"]:
+            undecided = [e["arm"] for e in pk["faster_undetermined"]]
+            text = f"{pk['tolerance']}: {pk['arm'] or 'none'}"
+            said.append(text + (f" (faster, ?: {', '.join(undecided)})" if undecided else ""))
+        doc.say(f"{g['stage']}/{g['frames']} {g['staging']}: " + "; ".join(said), 1)
+
+
 def render(rep: dict, fmt: str = "text") -> str:
     """The report: its SUMMARY, each run once with its own causes, each (stage, frames) group's
     cases and ratios, the fits, the A/A twins and the ceilings; csv: the one table."""
@@ -404,6 +426,7 @@ def render(rep: dict, fmt: str = "text") -> str:
     _fits_and_signatures(doc, rep)
     _aa(doc, rep)
     _ceilings(doc, rep["ceilings"])
+    _frontier(doc, rep.get("frontier"))
     doc.gap()
     doc.say(summary_line(rep))
     return doc.text()
