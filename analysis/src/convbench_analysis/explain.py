@@ -493,7 +493,7 @@ def explain_ratio(
         gaps = [g.replace("bench_conv ", f"bench_conv {carried} ", 1) for g in gaps]
     gaps = list(dict.fromkeys(gaps))
     if gaps:
-        line += "; cannot tell " + "; nor ".join(gaps)
+        line += ("; " if parts else "") + "cannot tell " + "; nor ".join(gaps)
     return Explanation(num.id, den.id, line, figures, tuple(gaps))
 
 
