@@ -8,7 +8,14 @@ shows no error; the screenshot is a PNG that is not blank.
 The checker is shown failing on planted broken pages (each a test below): a figure whose SVG
 was removed, a page with a script that throws, a page missing one ratio's verdict, a stylesheet
 from a CDN, a blank page. The browser tests skip, saying why, where Chromium is not installed
-(CI installs it: .ci/run)."""
+(CI installs it: .ci/run).
+
+Planted in the product, seen failing, reverted:
+- the ratio table's verdict cell without its verdict span: test_a_run_page_as_seen[main-h200]
+  failed ("cpu-f32/host / cpu-f64/host: the verdict FASTER is not shown");
+- the case timelines dropped: test_a_run_page_as_seen[main-h200] failed (no timeline figure);
+- the slow-CPU lane marking no round: test_a_run_page_as_seen[main-h200] failed (no "slow CPU:"
+  said of any round), and fed every round: test_each_lane_marks_exactly_... failed."""
 
 from __future__ import annotations
 
