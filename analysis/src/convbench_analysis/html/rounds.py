@@ -77,7 +77,9 @@ def _power_cap(case, th: Thresholds) -> Lane | None:
         s = case.samples[j]
         what = ", ".join(record.throttle_reasons(s)) or "capped"
         us = record.capped_us(s)
-        marks[s.round] = what + (f" {us:.0f} us" if us else "")
+        if us and s.window_s > 0:
+            what += f", {min(1.0, us / (s.window_s * 1e6)):.0%} of the sample's time"
+        marks[s.round] = what
     return Lane("power cap", marks)
 
 
