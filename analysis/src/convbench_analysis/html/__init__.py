@@ -140,8 +140,9 @@ class Site:
             name += "-2"
         text = self.env.get_template(template).render(page=page, kind=kind)
         self.files[name + ".html"] = text
-        self.entries.append({"kind": kind, "file": name + ".html", "title": page["title"]})
-        self.entries[-1]["line"] = line
+        self.entries.append(
+            {"kind": kind, "file": name + ".html", "title": page["title"], "line": line}
+        )
 
     def write(self, out: Path) -> list[Path]:
         index = self.env.get_template("index.html").render(
