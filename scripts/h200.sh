@@ -24,6 +24,8 @@
 #   cuda-f64-fma's bitwise gate on the forward stages; tensor-counters: the tensor-pipe counters
 #   (tensor_probe's metrics and units, tensor_peak, the profiles' tests, ncu beside CUPTI on one
 #   DMMA and one wgmma call, the main job's counters column and the counters' cost on its wall);
+#   frontier: every arm of the 512x upsample stages (with the cuBLAS ceilings) and of the 54 AMP
+#   convs at 96, 384 and 1536 frames, for the speed-vs-accuracy frontier;
 #   cpu, cpu-f32 (and each of its instruction sets), 3 runs; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first; queue: a holder and three --lease-wait contenders
 #   on the GPU plus one refused at once, nvidia-smi sampled, the four records judged)
@@ -45,7 +47,7 @@ declare -A also=([main]=bench [sanitize]=sanitize-splits)
 first_wave=(build main tests gpu-tests tests-bench sanitize bench counters lease ncu ncu-f32 ncu-f64
   perf cpu compare aa-order sweep wgmma wgmma-san dmma dmma-san tiles ncu-tc gemm queued)
 second_wave=(queue main10 aa faults trust-cpu plugin algo amp forward-san causal-race f32x3 fwd-fma
-  ops causal tensor-counters)
+  ops causal tensor-counters frontier)
 
 run_steps() {
   local step

@@ -242,6 +242,13 @@ int main(int argc, char **argv) {
   verify->add_option("--gpu-uuid", verify_gpu,
                      "the GPU the caller times (GPU-...); without it, the host alone (cpu)");
   verify->add_flag("--json", as_json, "the lease and the check as JSON, also when refused");
+  app.add_flag("--version")
+      ->description("the build's version (git describe), the project version, CUDA on or off");
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::cout << "convlease " << CONVBENCH_PROJECT_VERSION << " (git " << CONVBENCH_GIT_DESCRIBE
+              << "), CUDA " << (CONVBENCH_CUDA_ON ? "on" : "off") << "\n";
+    return 0;
+  }
   if (argc < 2)
     return usage("");
   if (const std::string sub = argv[1];

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import record, verdicts
+from . import record, tables, verdicts
 from .checks import pair_findings, seconds, spread_of
 from .findings import Assessment
 
@@ -167,36 +167,71 @@ def _pct(x: float | None) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
 
 
-def render(rep: dict) -> str:
+ARM_HEADERS = (
+    "arm",
+    "cases",
+    "CV floor",
+    "A/A",
+    "max |r-1|",
+    "hold 1",
+    "called",
+    "refused",
+    "codes",
+)
+ARM_ALIGN = ("left", *["right"] * 7, "left")
+KIND_HEADERS = ("kind", "pairs", "intervals hold 1", "called FASTER/SLOWER", "floor", "needed")
+KIND_ALIGN = ("left", *["right"] * 5)
+
+
+def _arm_cells(r: dict) -> list:
+    cv = f"{r['noise_floor_cv']:.2%}" if r["noise_floor_cv"] is not None else "-"
+    dev = f"{r['aa_max_dev']:.2%}" if r["aa_max_dev"] is not None else "-"
+    codes = ", ".join(f"{k} x{v}" for k, v in r["refusal_codes"].items()) or "-"
+    counts = (r["aa_pairs"], r["aa_covered"], r["aa_called"], r["aa_refused"])
+    return [r["arm"], r["cases"], cv, counts[0], dev, *counts[1:], codes]
+
+
+def _kind_cells(kind: str, k: dict) -> list:
+    need = f"{k['floor_needed']:.2%}" if k["floor_needed"] is not None else "none reaches it"
+    return [kind, k["pairs"], _pct(k["coverage"]), k["called"], f"{k['floor']:.2%}", need]
+
+
+def render(rep: dict, fmt: str = "text") -> str:
+    """Per arm its noise floor and A/A twins, then per kind of case the widening floor it has
+    and the least that would do; csv: the per-arm table alone."""
+    arms = tables.render(ARM_HEADERS, [_arm_cells(r) for r in rep["arms"]], fmt, ARM_ALIGN)
+    if fmt == "csv":
+        return arms
     lines = [
-        f"calibration over {len(rep['runs'])} run(s): per arm, the noise floor (median CV of its "
-        "cases) and its A/A twins",
-        f"  {'arm':<26}{'cases':>6}{'CV floor':>10}{'A/A':>5}{'max |r-1|':>11}"
-        f"{'hold 1':>8}{'called':>8}{'refused':>9}  codes",
+        tables.sentence(
+            f"calibration over {len(rep['runs'])} run(s): per arm, the noise floor (median CV "
+            "of its cases) and its A/A twins",
+            fmt,
+        ),
+        "",
+        arms,
+        "",
     ]
-    for r in rep["arms"]:
-        cv = f"{r['noise_floor_cv']:.2%}" if r["noise_floor_cv"] is not None else "-"
-        dev = f"{r['aa_max_dev']:.2%}" if r["aa_max_dev"] is not None else "-"
-        codes = ", ".join(f"{k} x{v}" for k, v in r["refusal_codes"].items()) or "-"
-        lines.append(
-            f"  {r['arm']:<26}{r['cases']:>6}{cv:>10}{r['aa_pairs']:>5}{dev:>11}"
-            f"{r['aa_covered']:>8}{r['aa_called']:>8}{r['aa_refused']:>9}  {codes}"
-        )
     if not rep["aa_pairs"]:
-        lines.append("no A/A twins in these runs: bench_conv --twins kinds (the default) or all")
-        return "\n".join(lines)
-    lines.append("per kind of case (the interval's widening floor, and the least that would do):")
-    for kind, k in rep["kinds"].items():
-        need = f"{k['floor_needed']:.2%}" if k["floor_needed"] is not None else "none reaches it"
-        lines.append(
-            f"  {kind:<9} {k['pairs']:>4} pairs, {_pct(k['coverage'])} of intervals hold 1, "
-            f"{k['called']} called FASTER/SLOWER; floor {k['floor']:.2%}, needed for "
-            f"{rep['level']:.0%} over these runs: {need}"
-        )
-    lines.append(
-        f"over {rep['aa_pairs']} clean A/A pairs: {_pct(rep['coverage'])} of the "
-        f"{rep['level']:.0%} intervals hold 1; {_pct(rep['false_verdict_rate'])} called FASTER "
-        f"or SLOWER (band {rep['band']:.0%}); the checks would refuse {rep['aa_refused']} "
-        f"({_pct(rep['false_refusal_rate'])})"
-    )
+        text = "no A/A twins in these runs: bench_conv --twins kinds (the default) or all"
+        return "\n".join([*lines, tables.sentence(text, fmt)])
+    lines += [
+        tables.sentence(
+            "per kind of case: the interval's widening floor, and the least that would give "
+            f"{rep['level']:.0%} over these runs:",
+            fmt,
+        ),
+        "",
+        tables.render(
+            KIND_HEADERS, [_kind_cells(*kv) for kv in rep["kinds"].items()], fmt, KIND_ALIGN
+        ),
+        "",
+        tables.sentence(
+            f"over {rep['aa_pairs']} clean A/A pairs: {_pct(rep['coverage'])} of the "
+            f"{rep['level']:.0%} intervals hold 1; {_pct(rep['false_verdict_rate'])} called "
+            f"FASTER or SLOWER (band {rep['band']:.0%}); the checks would refuse "
+            f"{rep['aa_refused']} ({_pct(rep['false_refusal_rate'])})",
+            fmt,
+        ),
+    ]
     return "\n".join(lines)

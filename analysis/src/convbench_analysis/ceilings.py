@@ -88,25 +88,9 @@ def build(a: Assessment) -> list[dict]:
     return rows
 
 
-def _pct(row: dict) -> str:
+def percent_text(row: dict) -> str:
+    """The % of the ceiling with its interval ("50.0% [48.1, 52.0]"); "-" when not timed."""
     if row["percent"] is None:
         return "-"
     ci = row["ci_percent"]
     return f"{row['percent']:.1f}%" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else " [no interval]")
-
-
-def render_lines(rows: list[dict]) -> list[str]:
-    """The report's section; nothing when the run timed no ceiling beside an arm."""
-    if not rows:
-        return []
-    lines = [
-        "",
-        "% of cuBLAS (the ceiling of each arm's precision on the case's GEMM, same rounds; "
-        "ceiling time / arm time, 95% interval of the paired rounds):",
-    ]
-    for r in rows:
-        why = f"  REFUSED: {', '.join(r['refused'])}" if r["refused"] else ""
-        lines.append(
-            f"  {r['case']:<40} {r['ceiling']:<13} {_pct(r):<24} ({r['paired_rounds']} rounds){why}"
-        )
-    return lines

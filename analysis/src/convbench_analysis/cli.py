@@ -1,5 +1,5 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-perf-table | host-table | tile-table | checks | html.
+perf-table | host-table | tile-table | frontier | checks | explain | html.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -122,10 +122,10 @@ def _history_args(p) -> None:
 
 
 def _report_args(p) -> None:
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="+", metavar="RUN.json", help="bench_conv result records")
     p.add_argument("--baseline", default=None, help="set every arm against this one")
     p.add_argument("--pairs", default=None, metavar="A:B,...", help="the ratios to show")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    tables.add_format(p, "every case, ratio and check, times in seconds", json_flag=True)
     p.add_argument(
         "--strict",
         action="store_true",
@@ -158,7 +158,8 @@ def _report(args) -> int:
     rep = report.build(a, args.baseline, spec)
     if spec and not any(g["rows"] for g in rep["groups"]):
         raise InputError("command line", "", f"--pairs {args.pairs!r}: no run has both arms")
-    print(tables.dumps(rep) if args.json else report.render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else report.render(rep, fmt))
     return report_exit(rep, args.strict)
 
 
@@ -176,18 +177,20 @@ def _plot(args) -> int:
     from .load import InputError
 
     if args.case:
-        rep = history_view.build(args.history, args.case, None, thresholds(args))
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        out = Path(args.out) / (args.case.replace("/", "-") + "-history.png")
-        history_view.draw(rep, str(out))
-        print(out)
-        return EXIT_OK
-    if not args.files:
+        th = thresholds(args)
+        rep = history_view.build(args.history, args.case, None, th)
+        written = plot.plot_history(rep, Path(args.out), th)
+        said = plot.history_refused_line(rep, th)
+    elif not args.files:
         raise InputError("command line", "", "plot needs result files, or --case CASE_ID")
-    a = assess(load_runs(args, args.files), thresholds(args))
-    for p in plot.plot(a, Path(args.out), args.baseline):
+    else:
+        a = assess(load_runs(args, args.files), thresholds(args))
+        written, said = plot.plot(a, Path(args.out), args.baseline), plot.refused_line(a)
+    for p in written:
         print(p)
-    return EXIT_OK
+    if said:  # like report: 3 when a point is refused for a cause
+        print(said, file=sys.stderr)
+    return EXIT_REFUSED if said else EXIT_OK
 
 
 def _compare_args(p) -> None:
@@ -210,7 +213,7 @@ def _compare(args) -> int:
 
 def _calibrate_args(p) -> None:
     p.add_argument("files", nargs="+", help="runs with A/A twins (an arm listed twice)")
-    p.add_argument("--json", action="store_true")
+    tables.add_format(p, "every arm, kind and twin pair", json_flag=True)
 
 
 def _calibrate(args) -> int:
@@ -219,7 +222,8 @@ def _calibrate(args) -> int:
 
     a = assess(load_runs(args, args.files), thresholds(args))
     rep = calibrate.build(a)
-    print(tables.dumps(rep) if args.json else calibrate.render(rep))
+    fmt = tables.format_of(args)
+    print(tables.dumps(rep) if fmt == "json" else calibrate.render(rep, fmt))
     return EXIT_OK
 
 
@@ -397,8 +401,79 @@ def _html(args) -> int:
 
 _HTML_HELP = "pages to open in a browser: each run, comparisons, histories, a fleet; an index"
 add_command("html", _HTML_HELP, _html_args, _html)
+
+
+def _frontier_args(p) -> None:
+    p.add_argument("files", nargs="+", metavar="RUN.json")
+    p.add_argument(
+        "--tolerances",
+        default=None,
+        metavar="FILE",
+        help="more consumers' tolerances (JSON, as data/tolerances.json; an id given replaces)",
+    )
+    tables.add_format(p, "every point, pick and tolerance, times in seconds")
+    _history_args(p)
+
+
+def _frontier(args) -> int:
+    from . import frontier
+    from .assess import assess
+
+    th = thresholds(args)
+    tols = frontier.load_tolerances(args.tolerances)
+    runs = load_runs(args, args.files)
+    earlier, held = _history_runs(args, runs, th)
+    rep = frontier.build(assess(runs, th, earlier, held=held), tols)
+    print(frontier.render(rep, args.format))
+    return EXIT_OK
+
+
+add_command(
+    "frontier",
+    "per case, each arm's accuracy beside its time: the fastest arm within each tolerance",
+    _frontier_args,
+    _frontier,
+)
 _CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
 add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)
+
+
+def _explain_args(p) -> None:
+    p.add_argument("file", metavar="RUN.json")
+    p.add_argument(
+        "--pair",
+        default=None,
+        metavar="A:B,...",
+        help="the ratios to explain (arm or arm/staging); default: those report shows",
+    )
+    p.add_argument("--json", action="store_true", help="each line with the figures it used")
+
+
+def _explain(args) -> int:
+    from . import explain, pairs
+    from .assess import assess
+    from .load import InputError
+
+    try:
+        spec = pairs.parse_spec(args.pair) if args.pair else None
+    except ValueError as e:
+        raise InputError("command line", "", str(e).replace("--pairs", "--pair")) from None
+    runs = load_runs(args, [args.file])
+    got = explain.explain_record(runs[0], spec, assess(runs, thresholds(args)))
+    if spec and not got:
+        raise InputError("command line", "", f"--pair {args.pair!r}: the run has no such ratio")
+    if args.json:
+        print(tables.dumps([vars(e) for e in got]))
+    elif not got:
+        print(f"{args.file}: no ratio to explain (no peer or reference here): name one, --pair A:B")
+    for e in [] if args.json else got:
+        stage, frames = e.num.split("/")[:2]
+        print(f"{stage}/{frames} {e.line}")
+    return EXIT_OK
+
+
+_EXPLAIN_HELP = "each ratio in one line: staging, compute, sweep, counters, checks, and the gaps"
+add_command("explain", _EXPLAIN_HELP, _explain_args, _explain)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -411,12 +411,18 @@ def table(fmt: str = "text") -> str:
         return "\n\n".join([_MD_HEAD, "## Checks", md(checks), "## Thresholds", md(thresholds)])
     if fmt != "text":
         raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    wide = {"maxcolwidths": [22, 8, 40, 40, 30]}
+    from . import tables
+
+    def text(rows):  # fitted to the terminal's width, wrapped between words
+        return tables.render(list(rows[0]), [list(r.values()) for r in rows], "text")
+
     return "\n\n".join(
         [
-            "checks (refuses: the number is not trusted; note: said, and accepted):",
-            tabulate(checks, headers="keys", tablefmt="simple", **wide),
-            "thresholds (override with --threshold NAME=VALUE):",
-            tabulate(thresholds, headers="keys", tablefmt="simple", maxcolwidths=[26, 8, 70]),
+            tables.sentence(
+                "checks (refuses: the number is not trusted; note: said, and accepted):", fmt
+            ),
+            text(checks),
+            tables.sentence("thresholds (override with --threshold NAME=VALUE):", fmt),
+            text(thresholds),
         ]
     )

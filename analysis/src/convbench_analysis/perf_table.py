@@ -25,7 +25,7 @@ timed in the same rounds; '-' stands where either side was not measured.
 
 from pathlib import Path
 
-from . import assess, ceilings, load, report
+from . import assess, ceilings, load, report, tables
 
 TARGETS = (
     "cuda-f32 faster than cudnn-f32",
@@ -185,25 +185,27 @@ def _tc_checks(stage, frames, cases, floor):
     return out
 
 
-def print_tensor_core(rows) -> None:
+TC_HEADERS = (
+    "model", "stage", "frames", "cuda-tf32 us", "cuBLAS TF32 us", "tf32 / cuBLAS",
+    "cudnn-tf32 us", "tf32 / cuDNN", "cuda-f32x3 us", "cudnn-f32 us", "f32x3 / cuDNN",
+    "f32x3 rel-L2", "cuda-f32 rel-L2", "cuda-f64-dmma us", "x DMMA floor", "cuda-tf32 kernel",
+)  # fmt: skip
+
+
+def print_tensor_core(rows, out) -> None:
     """The tensor-core arms against their targets, per case, then met / total per target."""
     if not any(
         best(c, "cuda-f32x3") or best(c, "cudnn-tf32") or best(c, "cuda-f64-dmma")
         for *_, c, _ in rows
     ):
         return
-    print(
+    out.say(
         "Tensor-core arms: cuda-tf32 against cuBLAS TF32 on the same multiply-adds (measured "
         "in the same run) and cudnn-tf32; cuda-f32x3 against cudnn-f32, and its "
         "relative L2 error against cpu-f64 beside cuda-f32's (the gates of the same run).\n"
     )
-    print(
-        "| model | stage | frames | cuda-tf32 us | cuBLAS TF32 us | tf32 / cuBLAS | cudnn-tf32 us "
-        "| tf32 / cuDNN | cuda-f32x3 us | cudnn-f32 us | f32x3 / cuDNN | f32x3 rel-L2 "
-        "| cuda-f32 rel-L2 | cuda-f64-dmma us | x DMMA floor | cuda-tf32 kernel |"
-    )
-    print("| --- " * 16 + "|")
-    out = {k: [0, 0, [], [], 0] for k in TC_TARGETS}
+    cells = []
+    met = {k: [0, 0, [], [], 0] for k in TC_TARGETS}
     for model, stage, frames, cases, floor in rows:
         t32, cub = best(cases, "cuda-tf32"), best(cases, "cublas-tf32")
         dm = best(cases, "cuda-f64-dmma")
@@ -212,31 +214,31 @@ def print_tensor_core(rows) -> None:
         kernel = ((cases.get("cuda-tf32") or {}).get("kernel") or {}).get("name", "-")
         # The chain's is every stage's: the stages' rows name them.
         kernel = "-" if stage == "chain" else kernel.replace(" (weights packed)", "")
-        print(
-            f"| {model} | {stage} | {frames} | {fmt_us(t32)} | {fmt_us(cub)} "
-            f"| {mark(ratio(t32, cub), cases, 'cuda-tf32', 'cublas-tf32')} "
-            f"| {fmt_us(n32)} | {mark(ratio(t32, n32), cases, 'cuda-tf32', 'cudnn-tf32')} "
-            f"| {fmt_us(x3)} | {fmt_us(nf)} "
-            f"| {mark(ratio(x3, nf), cases, 'cuda-f32x3', 'cudnn-f32')} "
-            f"| {'-' if e3 is None else f'{e3:.2e}'} | {'-' if ef is None else f'{ef:.2e}'} "
-            f"| {fmt_us(dm)} | {mark(ratio(dm, floor.get('fp64_dmma')), cases, 'cuda-f64-dmma')} "
-            f"| {kernel} |"
+        cells.append(
+            [model, stage, frames, fmt_us(t32), fmt_us(cub)]
+            + [mark(ratio(t32, cub), cases, "cuda-tf32", "cublas-tf32"), fmt_us(n32)]
+            + [mark(ratio(t32, n32), cases, "cuda-tf32", "cudnn-tf32"), fmt_us(x3), fmt_us(nf)]
+            + [mark(ratio(x3, nf), cases, "cuda-f32x3", "cudnn-f32")]
+            + ["-" if e3 is None else f"{e3:.2e}", "-" if ef is None else f"{ef:.2e}"]
+            + [fmt_us(dm), mark(ratio(dm, floor.get("fp64_dmma")), cases, "cuda-f64-dmma")]
+            + [kernel]
         )
         for name, ok, r, no in _tc_checks(stage, frames, cases, floor):
-            v = out[name]
+            v = met[name]
             v[0], v[1], v[4] = v[0] + ok, v[1] + 1, v[4] + no
             v[3].append(r)
             if not ok:
                 v[2].append(f"{model} {stage}/{frames} {r:.2f}")
-    print()
-    for name, (met, total, misses, span, no) in out.items():
+    out.table("tensor_core", TC_HEADERS, cells)
+    out.say("")
+    for name, (n_met, total, misses, span, no) in met.items():
         if total:
-            print(
-                f"- {name}: met in {met} of {total} (ratios {min(span):.2f}-{max(span):.2f})"
+            out.say(
+                f"- {name}: met in {n_met} of {total} (ratios {min(span):.2f}-{max(span):.2f})"
                 + (f", {no} of the {total} refused by the analysis" if no else "")
                 + (f"; misses (ratio): {', '.join(misses)}" if misses else "")
             )
-    print()
+    out.say("")
 
 
 def _by_case(run, assessed):
@@ -258,87 +260,125 @@ def table_rows(run, assessed):
         yield model, stage, frames, cases, floor
 
 
-def print_table(runs) -> None:
+class Out:
+    """Where the tables go: md prints them as the results document has them (one row a line,
+    unpadded), text fits them to the terminal (tables.render), csv prints the tables alone (each
+    with its header row, a blank line between them), json collects them by name."""
+
+    def __init__(self, fmt: str = "md"):
+        self.fmt, self.tables = fmt, {}
+
+    def say(self, text: str) -> None:
+        if self.fmt == "md":
+            print(text)
+        elif self.fmt == "text":
+            print(tables.sentence(text, "text", "  ") if text.strip() else "")
+
+    def table(self, name: str, headers, rows) -> None:
+        rows = [[str(v) for v in r] for r in rows]
+        if self.fmt == "md":
+            print("| " + " | ".join(headers) + " |")
+            print("| --- " * len(headers) + "|")
+            for r in rows:
+                print("| " + " | ".join(r) + " |")
+        elif self.fmt == "json":
+            self.tables[name] = [dict(zip(headers, r, strict=True)) for r in rows]
+        else:
+            print(
+                ("\n" if self.fmt == "csv" and self.tables else "")
+                + tables.render(headers, rows, self.fmt)
+            )
+            self.tables[name] = rows
+
+    def finish(self) -> None:
+        if self.fmt == "json":
+            print(tables.dumps(self.tables))
+
+
+TARGET_HEADERS = (
+    "model", "stage", "frames", "cuda-f32 us", "cudnn-f32 us", "f32 vs cuDNN", "f32 x floor",
+    "cuda-f64 us", "x no-FMA floor", "cuda-f64-fma us", "x FMA floor", "cudnn-f64 us",
+    "f64-fma vs cuDNN",
+)  # fmt: skip
+
+
+def print_table(runs, out=None) -> None:
     """runs: [(run, assessed)]."""
-    print(
-        "| model | stage | frames | cuda-f32 us | cudnn-f32 us | f32 vs cuDNN | f32 x floor "
-        "| cuda-f64 us | x no-FMA floor | cuda-f64-fma us | x FMA floor | cudnn-f64 us "
-        "| f64-fma vs cuDNN |"
-    )
-    print("| --- " * 13 + "|")
-    rows = []
+    out = out or Out()
+    cells, rows = [], []
     for run, assessed in runs:
         for model, stage, frames, cases, floor in table_rows(run, assessed):
             f32, n32 = best(cases, "cuda-f32"), best(cases, "cudnn-f32")
             f64, f64f = best(cases, "cuda-f64"), best(cases, "cuda-f64-fma")
             n64 = best(cases, "cudnn-f64")
-            print(
-                f"| {model} | {stage} | {frames} | {fmt_us(f32)} | {fmt_us(n32)} "
-                f"| {mark(ratio(f32, n32), cases, 'cuda-f32', 'cudnn-f32')} "
-                f"| {mark(ratio(f32, floor.get('fp32_fma')), cases, 'cuda-f32')} "
-                f"| {fmt_us(f64)} "
-                f"| {mark(ratio(f64, floor.get('fp64_nofma')), cases, 'cuda-f64')} "
-                f"| {fmt_us(f64f)} "
-                f"| {mark(ratio(f64f, floor.get('fp64_fma')), cases, 'cuda-f64-fma')} "
-                f"| {fmt_us(n64)} "
-                f"| {mark(ratio(f64f, n64), cases, 'cuda-f64-fma', 'cudnn-f64')} |"
+            cells.append(
+                [model, stage, frames, fmt_us(f32), fmt_us(n32)]
+                + [mark(ratio(f32, n32), cases, "cuda-f32", "cudnn-f32")]
+                + [mark(ratio(f32, floor.get("fp32_fma")), cases, "cuda-f32"), fmt_us(f64)]
+                + [mark(ratio(f64, floor.get("fp64_nofma")), cases, "cuda-f64"), fmt_us(f64f)]
+                + [mark(ratio(f64f, floor.get("fp64_fma")), cases, "cuda-f64-fma"), fmt_us(n64)]
+                + [mark(ratio(f64f, n64), cases, "cuda-f64-fma", "cudnn-f64")]
             )
             rows.append((model, stage, frames, cases, floor))
-    print()
-    print(
+    out.table("targets", TARGET_HEADERS, cells)
+    out.say("")
+    out.say(
         "† the analysis refuses this ratio: a check refused one of its cases "
         "(`convbench-analyze report` names it)"
     )
-    print()
+    out.say("")
     for name, met, total, misses, span, no in targets(rows):
         if not total:
             continue
-        print(
+        out.say(
             f"- {name}: met in {met} of {total}"
             + (f" (ratios {span[0]:.2f}-{span[1]:.2f})" if span else "")
             + (f", {no} of the {total} refused by the analysis" if no else "")
             + (f"; misses (ratio): {', '.join(misses)}" if misses else "")
         )
-    print()
-    print_tensor_core(rows)
-    print_ceilings(rows)
+    out.say("")
+    print_tensor_core(rows, out)
+    print_ceilings(rows, out)
 
 
-def print_ceilings(rows) -> None:
-    print(
+CEILING_HEADERS = (
+    "model", "stage", "frames", "cuda-tf32 us", "cuBLAS TF32 us", "tf32 / cuBLAS TF32",
+    "cuBLAS BF16 us", "cuda-f32 us", "cuBLAS SGEMM us", "f32 / cuBLAS SGEMM", "cuda-f64-dmma us",
+    "cuBLAS DGEMM us", "f64-dmma / cuBLAS DGEMM",
+)  # fmt: skip
+
+
+def print_ceilings(rows, out) -> None:
+    out.say(
         "Against cuBLAS on each stage's polyphase GEMM (the cublas-* arms of the same run, timed "
         "in the same rounds): our case over the ceiling of its precision on the same stage and "
         "frames; '-' where either was not measured (the chain has no single GEMM).\n"
     )
-    print(
-        "| model | stage | frames | cuda-tf32 us | cuBLAS TF32 us | tf32 / cuBLAS TF32 "
-        "| cuBLAS BF16 us | cuda-f32 us | cuBLAS SGEMM us | f32 / cuBLAS SGEMM "
-        "| cuda-f64-dmma us | cuBLAS DGEMM us | f64-dmma / cuBLAS DGEMM |"
-    )
-    print("| --- " * 13 + "|")
     spans = {name: [] for _, _, name in CEILINGS}
+    table = []
     for model, stage, frames, cases, _ in rows:
-        cells = []
+        cells = [model, stage, frames]
         for ours, ceil, name in CEILINGS:
             t, c = best(cases, ours), best(cases, ceil)
             if t is not None and c is not None:
                 spans[name].append((t / c, refused(cases, ours, ceil)))
-            cells.append(f"{fmt_us(t)} | {fmt_us(c)} | {mark(ratio(t, c), cases, ours, ceil)}")
+            cells += [fmt_us(t), fmt_us(c), mark(ratio(t, c), cases, ours, ceil)]
             if ceil.endswith("tf32"):
                 cells.append(fmt_us(best(cases, BF16_CEILING)))
-        print(f"| {model} | {stage} | {frames} | " + " | ".join(cells) + " |")
-    print()
+        table.append(cells)
+    out.table("ceilings", CEILING_HEADERS, table)
+    out.say("")
     for ours, _, name in CEILINGS:
         r = spans[name]
         if r:
             no = sum(x for _, x in r)
-            print(
+            out.say(
                 f"- {ours} / {name}: {len(r)} cases, ratios "
                 f"{min(x for x, _ in r):.2f}-{max(x for x, _ in r):.2f}"
                 + (f", {no} of the {len(r)} refused by the analysis" if no else "")
             )
         else:
-            print(f"- {ours} / {name}: no case has both in one run")
+            out.say(f"- {ours} / {name}: no case has both in one run")
 
 
 def print_doc(runs, argv, doc_file="docs/results-h200.md") -> None:
@@ -411,6 +451,7 @@ def arguments(p) -> None:
         metavar="FILE",
         help="the document's name in its header (default docs/results-h200.md)",
     )
+    tables.add_format(p, "every table's rows by name", default="md")
 
 
 def check_arguments(args) -> None:
@@ -427,5 +468,7 @@ def run(args, runs, th) -> int:
     if args.doc:
         print_doc(assessed, args.files, args.doc_file)
     else:
-        print_table(assessed)
+        out = Out(tables.format_of(args))
+        print_table(assessed, out)
+        out.finish()
     return 0

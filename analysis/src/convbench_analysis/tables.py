@@ -27,13 +27,16 @@ NOT_A_TERMINAL_WIDTH = 100
 MIN_WRAP = 12
 
 
-def add_format(p, json_means: str = "the command's data", json_flag: bool = False) -> None:
+def add_format(
+    p, json_means: str = "the command's data", json_flag: bool = False, default: str = "text"
+) -> None:
     """The `--format` option; json_flag keeps a command's `--json` as `--format json`."""
     p.add_argument(
         "--format",
         choices=FORMATS,
-        default="text",
-        help=f"text (fitted to the terminal), md, csv (the table alone) or json ({json_means})",
+        default=default,
+        help=f"text (fitted to the terminal), md, csv (the table alone) or json ({json_means}); "
+        f"default {default}",
     )
     if json_flag:
         p.add_argument("--json", action="store_true", help="the same as --format json")
@@ -120,10 +123,19 @@ def _register_narrow() -> str:
 _TEXT_FORMATS = {2: "simple", 1: _register_narrow()}
 
 
+# tabulate wraps cells at hyphens too ("foreign-" / "gpu"): a hyphen travels as this character
+# (one column wide, as the hyphen is) and is put back once the table is drawn.
+_HYPHEN = "\u2011"  # non-breaking hyphen
+
+
 def _text(headers, rows, align, limits, gap) -> str:
+    def keep(v: str) -> str:
+        return v.replace("-", _HYPHEN)
+
+    headers, rows = [keep(h) for h in headers], [[keep(v) for v in r] for r in rows]
     saved, tabulate.MIN_PADDING = tabulate.MIN_PADDING, 0  # a header as wide as its words
     try:
-        return _tabulate(headers, rows, _TEXT_FORMATS[gap], align, limits)
+        return _tabulate(headers, rows, _TEXT_FORMATS[gap], align, limits).replace(_HYPHEN, "-")
     finally:
         tabulate.MIN_PADDING = saved
 
@@ -138,19 +150,22 @@ def _longest_word(text: str) -> int:
 
 def _fit(headers, rows, align, width: int) -> str:
     """The text table, its widest columns wrapped until every line fits `width`, giving way in
-    steps: cells wrapped down to MIN_WRAP (a cell that narrow stays whole, a header wraps
-    between its words); then one space between columns instead of two; then cells wrapped
-    between their words. Where even that is not enough, as narrow as it can be."""
+    steps: cells wrapped down to MIN_WRAP or their longest word (a cell that narrow stays
+    whole, a header wraps between its words); then one space between columns instead of two;
+    then cells wrapped between their words. Only where that is not enough (words wider than the
+    terminal leaves them) inside words, down to MIN_WRAP; beyond that, as narrow as it can be."""
     n = len(headers)
     columns = [[headers[i], *(r[i] for r in rows)] for i in range(n)]
     natural = [max(map(_longest_line, col)) for col in columns]
-    words = [min(MIN_WRAP, max(map(_longest_word, col))) for col in columns]
+    words = [max(map(_longest_word, col)) for col in columns]  # never wrapped mid-word
     lines = [
         max(w, min(MIN_WRAP, max(map(_longest_line, col[1:]), default=0)))
         for w, col in zip(words, columns, strict=True)
     ]
     limits = list(natural)
-    for floors, gap in ((lines, 2), (lines, 1), (words, 1)):
+    # the last resort, for a terminal too narrow for the longest words: inside a word
+    pieces = [min(MIN_WRAP, w) for w in words]
+    for floors, gap in ((lines, 2), (lines, 1), (words, 1), (pieces, 1)):
         while True:
             shrunk = [lim if lim < nat else None for lim, nat in zip(limits, natural, strict=True)]
             text = _text(headers, rows, align, shrunk, gap)

@@ -1,6 +1,7 @@
 #include "driver/run.hpp"
 
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -10,8 +11,10 @@
 
 #include "convbench/lease/lease.hpp"
 #include "convbench/thread_pool.hpp"
+#include "core/console.hpp"
 #include "core/device_gate.hpp"
 #include "core/interrupt.hpp"
+#include "core/version.hpp"
 #include "driver/multi_gpu.hpp"
 #include "gate/gate_pass.hpp"
 #include "leasing/device_open.hpp"
@@ -19,6 +22,8 @@
 #include "measurement/counter_pass.hpp"
 #include "measurement/rounds.hpp"
 #include "measurement/sample.hpp"
+#include "plan/completion.hpp"
+#include "plan/dry_run.hpp"
 #include "plan/listing.hpp"
 #include "plan/plan.hpp"
 #include "plugin/plugin_arm.hpp"
@@ -39,8 +44,23 @@ namespace convbench::bench {
 namespace {
 
 int fail(int status, const std::string &what) {
-  std::cerr << "bench_conv: " << what << "\n";
+  say(what, Verbosity::quiet);
   return status;
+}
+
+// What the run will do and how long it should take, in one line.
+std::string plan_line(const Plan &plan) {
+  const TimeEstimate t = estimate_time(plan);
+  char eta[64];
+  snprintf(eta, sizeof eta, "; ETA ~%.0fs", t.rounds_s + t.gate_s);
+  const bool fixed = plan.opt.target_ci_percent && *plan.opt.target_ci_percent == 0;
+  return std::to_string(plan.cases.size()) + " cases (" + std::to_string(plan.problems.size()) +
+         " problems x arms x staging), " + std::to_string(plan.opt.reps) +
+         (fixed ? " rounds"
+                : " rounds at least, then each case to its target or the " +
+                      format_seconds(plan.opt.max_time) + " budget") +
+         ", " + std::to_string(plan.threads) + (plan.placement.pinned ? " pinned" : "") +
+         " host threads" + eta;
 }
 
 // A signal before the first timed round, while the run is in a call that does not return soon:
@@ -125,7 +145,8 @@ int finish(Plan &plan, lease::RunLease &lease, RunOutcome &out, bool gate_passed
   out.lease = lease.to_json();
   write_record(plan.out_path, build_record(plan, out));
   std::filesystem::remove(plan.journal_path);
-  std::cout << format_table(plan.cases, plan.floors) << "result: " << plan.out_path << "\n"
+  std::cout << format_table(plan.cases, plan.floors) << twin_lines(plan.cases)
+            << "result: " << plan.out_path << "\n"
             << "verdicts (each case and ratio with its interval, or refused with the cause): "
                "convbench-analyze report "
             << plan.out_path << "\n";
@@ -153,10 +174,8 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
   PreRoundsRecord pre(plan, out);
   InterruptWatchdog watchdog([&] { end_before_rounds(plan, lease, pre); });
   for (const auto &note : plan.skipped)
-    std::cerr << "bench_conv: " << note << "\n";
-  std::cerr << "bench_conv: " << plan.cases.size() << " cases (" << plan.problems.size()
-            << " problems x arms x staging), " << plan.opt.reps << " rounds at least, "
-            << plan.threads << (plan.placement.pinned ? " pinned" : "") << " host threads\n";
+    say(note);
+  say(plan_line(plan));
   for (auto &p : plan.problems)
     fill_problem(*p, plan.opt.seed);
   bool gate_passed = false;
@@ -197,11 +216,23 @@ int measure(Plan &plan, lease::RunLease &lease, RunOutcome &out) {
 int run_bench_conv(int argc, const char *const *argv) {
   const std::string started = lease::utc_now();
   device_gate::guard(); // a device call before the lease is verified is a bug from here on
+  ignore_sigpipe();     // a closed pipe on stderr or stdout is silence, never the run's end
   Plan plan;
   try {
     const Options opt = parse_cli(argc, argv);
+    set_verbosity(opt.quiet     ? Verbosity::quiet
+                  : opt.verbose ? Verbosity::verbose
+                                : Verbosity::normal);
     if (opt.help) {
       std::cout << help_text();
+      return kExitOk;
+    }
+    if (opt.version) {
+      std::cout << version_text("bench_conv") << "\n";
+      return kExitOk;
+    }
+    if (!opt.completion.empty()) {
+      std::cout << bash_completion();
       return kExitOk;
     }
     if (!opt.list.empty()) {
@@ -213,6 +244,8 @@ int run_bench_conv(int argc, const char *const *argv) {
     if (!opt.gpus.empty())
       return run_node(opt, argc, argv); // one child run per GPU, each back through here
     plan = make_plan(opt, std::vector<std::string>(argv, argv + argc), started);
+    if (opt.dry_run)
+      return write_dry_run(plan, std::cout);
   } catch (const UsageError &e) {
     return fail(kExitUsage, e.what());
   } catch (const DataError &e) {

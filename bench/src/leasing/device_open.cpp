@@ -15,6 +15,7 @@
 
 namespace convbench::bench {
 
+#if CONVBENCH_HAVE_CUDA
 namespace {
 std::string gib(double bytes) {
   char buf[32];
@@ -22,6 +23,7 @@ std::string gib(double bytes) {
   return buf;
 }
 } // namespace
+#endif
 
 void open_device(Plan &plan) {
 #if CONVBENCH_HAVE_CUDA
@@ -61,8 +63,11 @@ void open_device(Plan &plan) {
   const double need = device_bytes_needed(plan);
   if (free_b > 0 && need > 0.9 * free_b)
     throw UsageError("the planned device cases need " + gib(need) +
-                     " of device memory, more than 90% of the " + gib(free_b) +
-                     " free: fewer frames or stages, or --staging per-call");
+                     " of device memory, more than 90% of the " + gib(free_b) + " free: " +
+                     (plan.problems.size() && plan.problems.front()->causal
+                          ? "fewer causal cases (bench_conv --dry-run lists each case's need)"
+                          : "fewer frames or stages") +
+                     ", or --staging per-call");
 #else
   (void)plan;
 #endif

@@ -95,3 +95,40 @@ StopDecision decide_stop(const std::vector<double> &samples, const StoppingRule 
 }
 
 } // namespace convbench::bench
+
+namespace convbench::bench {
+
+std::optional<int> rounds_left(int n, const std::optional<double> &half_width,
+                               const StoppingRule &rule) {
+  const int to_min = std::max(0, rule.min_rounds - n);
+  if (rule.target <= 0)
+    return to_min;
+  const int to_max = std::max(0, rule.max_rounds - n);
+  if (!half_width) // an interval needs 6 rounds; beyond them the rule cannot tell yet
+    return n + to_min >= rule.max_rounds ? std::optional<int>(to_max) : std::nullopt;
+  int more = 0;
+  if (*half_width > rule.target)
+    more = std::max(
+        1, int(std::ceil(n * (*half_width / rule.target) * (*half_width / rule.target)) - n));
+  return std::min(to_max, std::max(to_min, more));
+}
+
+std::optional<double> eta_seconds(const std::vector<RunningCase> &running, const StoppingRule &rule,
+                                  double elapsed_s) {
+  double sum = 0, one_round = 0;
+  bool bounded = true;
+  for (const auto &c : running) {
+    one_round += c.sample_wall_s;
+    if (c.rounds_left)
+      sum += *c.rounds_left * c.sample_wall_s;
+    else
+      bounded = false;
+  }
+  if (rule.target <= 0)
+    return bounded && one_round > 0 ? std::optional<double>(sum) : std::nullopt;
+  const double budget = std::max(0.0, rule.time_budget_s - elapsed_s) + one_round;
+  return std::isfinite(budget) ? std::min(bounded ? sum : budget, budget)
+                               : (bounded ? std::optional<double>(sum) : std::nullopt);
+}
+
+} // namespace convbench::bench

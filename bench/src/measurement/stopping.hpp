@@ -27,3 +27,28 @@ StopDecision decide_stop(const std::vector<double> &samples, const StoppingRule 
                          double elapsed_s);
 
 } // namespace convbench::bench
+
+namespace convbench::bench {
+
+// How many more rounds the rule will give a case that has n samples and the interval half-width
+// `half_width` now, read from the rule itself: a fixed count's remainder; with a target, the rounds
+// until the interval should be within it (an order-statistic interval narrows as 1/sqrt(n), so
+// n (half_width / target)^2 in all), capped by max_rounds. Unset when the rule cannot tell yet
+// (no interval before 6 rounds): then only the time budget bounds it.
+std::optional<int> rounds_left(int n, const std::optional<double> &half_width,
+                               const StoppingRule &rule);
+
+// One case still being scheduled, for the run's ETA: its rounds left and the wall time one of its
+// samples takes (probes included).
+struct RunningCase {
+  std::optional<int> rounds_left;
+  double sample_wall_s = 0;
+};
+
+// Seconds until the rounds end: the running cases' rounds left times their sample time, bounded
+// with a target by what is left of the budget plus the round under way (it finishes). Unset when
+// nothing bounds it (a fixed count before any sample took time).
+std::optional<double> eta_seconds(const std::vector<RunningCase> &running, const StoppingRule &rule,
+                                  double elapsed_s);
+
+} // namespace convbench::bench

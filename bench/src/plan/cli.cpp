@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -131,7 +132,19 @@ const char *help_outputs() {
                     stage x frames the --model/--stage/--frames selection plans, with its
                     shapes as the record spells them). Takes only --model, --stage, --frames,
                     --json and --plugin
-  --json            with --list: one JSON document on stdout instead of lines
+  --json            with --list or --dry-run: one JSON document on stdout instead of lines
+  --dry-run         print the plan (each case: stage, frames or L, arm, staging, twin), the host
+                    and device memory each case needs and an estimate of the time the run takes
+                    (the --max-time budget, or --reps rounds, plus the gate and preparation),
+                    then exit 0: no lease taken, no GPU touched, no record written
+  -q, --quiet       only errors, the table and the result path on the terminal
+  -v, --verbose     every sample's and every round's line on stderr (the default: one updating
+                    line on a terminal; in a log, a line per case as it stops and a heartbeat
+                    at most every 5 s)
+  --version         the build's version (git describe, the project version, CUDA on or off)
+  --completion SHELL
+                    print a completion script for SHELL (bash): source <(bench_conv
+                    --completion bash)
   -h, --help        this text
 
 )";
@@ -241,47 +254,60 @@ namespace {
 struct RawOptions {
   std::string stage, model, frames, arms, staging, reps, seed, threads, min_time, device_timing,
       out, dump, lease_wait, plugin_timeout, profile, target_ci, max_time, max_rounds, cpus, resume,
-      cudnn_algo, gpus, twins, list;
+      cudnn_algo, gpus, twins, list, completion;
   std::vector<std::string> plugins;
-  bool help = false, no_lease = false, no_counters = false, no_pin = false, json = false;
+  bool help = false, no_lease = false, no_counters = false, no_pin = false, json = false,
+       quiet = false, verbose = false, dry_run = false, version = false;
 };
 
+// Every option with its one-line description (help_text() says each at length; --completion and
+// cli_options() read these).
 void add_options(CLI::App &app, RawOptions &r) {
   app.set_help_flag(); // help_text() is ours: it says more than a list of flags
   app.allow_extras();  // reported below in our words
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag("-h,--help", r.help)->disable_flag_override();
-  app.add_flag("--no-lease", r.no_lease)->disable_flag_override();
-  app.add_flag("--no-counters", r.no_counters)->disable_flag_override();
-  app.add_flag("--no-pin", r.no_pin)->disable_flag_override();
-  app.add_flag("--json", r.json)->disable_flag_override();
-  for (auto [name, field] : std::initializer_list<std::pair<const char *, std::string *>>{
-           {"--stage", &r.stage},
-           {"--model", &r.model},
-           {"--frames", &r.frames},
-           {"--arms", &r.arms},
-           {"--staging", &r.staging},
-           {"--reps", &r.reps},
-           {"--seed", &r.seed},
-           {"--threads", &r.threads},
-           {"--min-time", &r.min_time},
-           {"--device-timing", &r.device_timing},
-           {"--out", &r.out},
-           {"--dump", &r.dump},
-           {"--lease-wait", &r.lease_wait},
-           {"--plugin-timeout", &r.plugin_timeout},
-           {"--profile", &r.profile},
-           {"--target-ci", &r.target_ci},
-           {"--max-time", &r.max_time},
-           {"--max-rounds", &r.max_rounds},
-           {"--cpus", &r.cpus},
-           {"--resume", &r.resume},
-           {"--cudnn-algo", &r.cudnn_algo},
-           {"--gpus", &r.gpus},
-           {"--twins", &r.twins},
-           {"--list", &r.list}})
-    app.add_option(name, *field);
-  app.add_option("--plugin", r.plugins)
+  for (auto [name, field, what] :
+       std::initializer_list<std::tuple<const char *, bool *, const char *>>{
+           {"-h,--help", &r.help, "this text"},
+           {"--no-lease", &r.no_lease, "run without a lease; the result says outside-lease"},
+           {"--no-counters", &r.no_counters, "skip the counter pass"},
+           {"--no-pin", &r.no_pin, "leave the host arms' workers where the scheduler puts them"},
+           {"--json", &r.json, "with --list or --dry-run: one JSON document on stdout"},
+           {"-q,--quiet", &r.quiet, "only errors, the table and the result path"},
+           {"-v,--verbose", &r.verbose, "every sample's and every round's line on stderr"},
+           {"--dry-run", &r.dry_run,
+            "print the plan, the memory and the time it needs, then exit: no lease, no GPU"},
+           {"--version", &r.version, "the build's version (git describe), CUDA on or off"}})
+    app.add_flag(name, *field, what)->disable_flag_override();
+  for (auto [name, field, what] :
+       std::initializer_list<std::tuple<const char *, std::string *, const char *>>{
+           {"--stage", &r.stage, "stages, comma-separated (up0, amp0.k7.d3, chain, causal, ...)"},
+           {"--model", &r.model, "model family from data/models.json"},
+           {"--frames", &r.frames, "mel frames, comma-separated, for a sweep"},
+           {"--arms", &r.arms, "arms, comma-separated; an arm named twice runs its A/A twin"},
+           {"--staging", &r.staging, "device arms: per-call, resident or both"},
+           {"--reps", &r.reps, "the fewest interleaved rounds (exactly N with --target-ci 0)"},
+           {"--seed", &r.seed, "seed of the inputs and of each round's case order"},
+           {"--threads", &r.threads, "threads of the host arms"},
+           {"--min-time", &r.min_time, "Google Benchmark minimum time per sample, in seconds"},
+           {"--device-timing", &r.device_timing, "resident device arms: launched or queued"},
+           {"--out", &r.out, "result file"},
+           {"--dump", &r.dump, "write each case's inputs and every arm's output under DIR"},
+           {"--lease-wait", &r.lease_wait, "wait up to S seconds for a busy lease"},
+           {"--plugin-timeout", &r.plugin_timeout, "the longest one plugin call may take, in s"},
+           {"--profile", &r.profile, "counter profile (a name in profiles/ or a path)"},
+           {"--target-ci", &r.target_ci, "the 95% interval of each median asked, in percent"},
+           {"--max-time", &r.max_time, "seconds the timed rounds may take in all"},
+           {"--max-rounds", &r.max_rounds, "the most rounds a case takes"},
+           {"--cpus", &r.cpus, "CPUs the host arms' workers are pinned to (0-7,12)"},
+           {"--resume", &r.resume, "write the result of a killed run from its journal"},
+           {"--cudnn-algo", &r.cudnn_algo, "run this cuDNN algorithm instead of Find's choice"},
+           {"--gpus", &r.gpus, "run the plan on each listed GPU of this node at once"},
+           {"--twins", &r.twins, "A/A twins the run adds: kinds, all or none"},
+           {"--list", &r.list, "print arms, stages, models or cases instead of running"},
+           {"--completion", &r.completion, "print a completion script for SHELL (bash)"}})
+    app.add_option(name, *field, what);
+  app.add_option("--plugin", r.plugins, "load arms from a shared library (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
 }
@@ -311,8 +337,8 @@ void check_given(const CLI::App &app) {
 void check_listing(const CLI::App &app, const RawOptions &r, Options &o) {
   o.json = r.json;
   if (app.count("--list") == 0) {
-    if (r.json)
-      throw UsageError("--json needs --list arms|stages|models|cases");
+    if (r.json && !r.dry_run)
+      throw UsageError("--json needs --list arms|stages|models|cases, or --dry-run");
     return;
   }
   if (r.list != "arms" && r.list != "stages" && r.list != "models" && r.list != "cases")
@@ -340,6 +366,19 @@ Options convert(const CLI::App &app, const RawOptions &r) {
   o.no_lease = r.no_lease;
   o.no_counters = r.no_counters;
   o.plugins = r.plugins;
+  o.quiet = r.quiet;
+  o.verbose = r.verbose;
+  o.dry_run = r.dry_run;
+  o.version = r.version;
+  if (o.quiet && o.verbose)
+    throw UsageError("--quiet and --verbose exclude each other");
+  given(app, "--completion", [&] {
+    if (r.completion != "bash")
+      throw UsageError("--completion: expected bash, got '" + r.completion + "'");
+    o.completion = r.completion;
+  });
+  if (o.dry_run && (app.count("--resume") || app.count("--gpus") || app.count("--list")))
+    throw UsageError("--dry-run takes a run's flags, not --resume, --gpus or --list");
   given(app, "--stage", [&] {
     o.stages = split_list("--stage", r.stage);
     for (const auto &s : o.stages)
@@ -413,6 +452,26 @@ Options convert(const CLI::App &app, const RawOptions &r) {
 }
 
 } // namespace
+
+std::vector<OptionInfo> cli_options() {
+  CLI::App app{"", "bench_conv"};
+  RawOptions raw;
+  add_options(app, raw);
+  std::vector<OptionInfo> out;
+  for (const CLI::Option *o : app.get_options()) {
+    OptionInfo i;
+    for (const auto &n : o->get_snames())
+      i.names += (i.names.empty() ? "-" : ",-") + n;
+    for (const auto &n : o->get_lnames()) {
+      i.names += (i.names.empty() ? "--" : ",--") + n;
+      i.long_name = "--" + n;
+    }
+    i.description = o->get_description();
+    i.takes_value = o->get_type_size() != 0;
+    out.push_back(i);
+  }
+  return out;
+}
 
 Options parse_cli(int argc, const char *const *argv) {
   CLI::App app{"", "bench_conv"};

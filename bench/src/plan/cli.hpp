@@ -51,8 +51,21 @@ struct Options {
   std::vector<std::string> plugins; // --plugin PATH, repeatable, in order (main.cpp loads them)
   std::string cudnn_algo;           // --cudnn-algo SPEC (cudnn_algo.hpp); empty: Find chooses
   std::string list;  // --list arms|stages|models|cases: print it (listing.hpp) instead of a run
-  bool json = false; // --json: the listing as one JSON document
+  bool json = false; // --json: the listing (or the --dry-run plan) as one JSON document
+  bool quiet = false, verbose = false; // -q: errors, the table, the result path; -v: every round
+  bool dry_run = false;                // --dry-run: the plan, its memory and time, then exit
+  bool version = false;                // --version: the build's version, then exit
+  std::string completion;              // --completion bash: a completion script, then exit
 };
+
+// One option of the command line as the parser knows it: its names ("-q,--quiet"), the one-line
+// description, whether it takes a value. For --completion and the test that every option is
+// described.
+struct OptionInfo {
+  std::string names, long_name, description;
+  bool takes_value = false;
+};
+std::vector<OptionInfo> cli_options();
 
 Options parse_cli(int argc, const char *const *argv); // throws UsageError
 std::string help_text();

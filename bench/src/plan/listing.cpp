@@ -136,22 +136,23 @@ std::string text_line(const std::string &kind, const json &e) {
 
 } // namespace
 
-void write_listing(const Options &opt, std::ostream &out) {
-  json listing;
-  if (opt.list == "arms") {
-    listing = arms_json();
-  } else {
-    const ModelCatalog cat = load_models(data_dir() + "/models.json");
-    if (opt.list == "models") {
-      listing = json::array();
-      for (const Model &m : cat.models)
-        listing.push_back(model_json(m, cat));
-    } else if (opt.list == "stages") {
-      listing = stages_json(chosen_model(opt, cat));
-    } else {
-      listing = cases_json(opt, chosen_model(opt, cat));
-    }
+json listing_json(const Options &opt) {
+  if (opt.list == "arms")
+    return arms_json();
+  const ModelCatalog cat = load_models(data_dir() + "/models.json");
+  if (opt.list == "models") {
+    json listing = json::array();
+    for (const Model &m : cat.models)
+      listing.push_back(model_json(m, cat));
+    return listing;
   }
+  if (opt.list == "stages")
+    return stages_json(chosen_model(opt, cat));
+  return cases_json(opt, chosen_model(opt, cat));
+}
+
+void write_listing(const Options &opt, std::ostream &out) {
+  const json listing = listing_json(opt);
   if (opt.json) {
     out << listing.dump(2) << "\n";
     return;

@@ -4,6 +4,8 @@
 
 #include <ostream>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/cli.hpp"
 
 namespace convbench::bench {
@@ -11,5 +13,7 @@ namespace convbench::bench {
 // Writes the listing opt.list asks for to `out`, as text or (opt.json) one JSON document. Throws
 // UsageError or DataError for an unknown model or stage (nothing written).
 void write_listing(const Options &opt, std::ostream &out);
+// The listing as one JSON document (what --list WHAT --json prints); --completion reads it too.
+nlohmann::json listing_json(const Options &opt);
 
 } // namespace convbench::bench

@@ -216,32 +216,11 @@ GpuFacts gpu_identity() {
   return g;
 }
 
-// Refuse what would not fit rather than die half-way (host: half of RAM; device: 90% of the GPU's
-// total here, what is free once the lease is held in open_device). Counted in doubles, before any
-// allocation.
+// What would not fit is refused rather than let die half-way (check_memory, before anything is
+// allocated; memory_refusal says why and what would fit).
 void check_memory(const Plan &p) {
-  double host_need = 0;
-  const double device_need = device_bytes_needed(p);
-  for (auto &pr : p.problems)
-    host_need += pr->host_bytes() + 2.0 * 4.0 * double(pr->output_elems());
-  for (auto &c : p.cases) {
-    if (c.problem->causal) // y and the final state
-      host_need += 4.0 * double(c.problem->output_elems());
-    for (auto &s : c.problem->shapes)
-      host_need += 4.0 * double(s.output_elems());
-  }
-  double ram = physical_memory_bytes();
-  if (ram > 0 && host_need > 0.5 * ram)
-    throw UsageError("the planned cases need " + gib(host_need) +
-                     " of host memory, more than half of " + gib(ram) +
-                     " RAM: fewer frames or stages");
-  // Against the GPU's total: what another run holds now is gone by the time this one holds the
-  // lease (open_device checks what is free then).
-  const double total = visible_gpu().total_bytes;
-  if (p.gpu.present && p.any_device && total > 0 && device_need > 0.9 * total)
-    throw UsageError("the planned device cases need " + gib(device_need) +
-                     " of device memory, more than 90% of the GPU's " + gib(total) +
-                     ": fewer frames or stages, or --staging per-call");
+  if (const std::string why = memory_refusal(p); !why.empty())
+    throw UsageError(why);
 }
 
 // The result path and the dump directory: checked writable now, not after minutes of measuring.
@@ -289,6 +268,94 @@ double device_bytes_needed(const Plan &p) {
   return need;
 }
 
+double problem_host_bytes(const Problem &pr) {
+  return pr.host_bytes() + 2.0 * 4.0 * double(pr.output_elems()); // the reference and a spare
+}
+
+double case_host_bytes(const Case &c) {
+  double need = c.problem->causal ? 4.0 * double(c.problem->output_elems()) : 0; // y, final state
+  for (auto &s : c.problem->shapes)
+    need += 4.0 * double(s.output_elems());
+  return need;
+}
+
+double host_bytes_needed(const Plan &p) {
+  double need = 0;
+  for (auto &pr : p.problems)
+    need += problem_host_bytes(*pr);
+  for (auto &c : p.cases)
+    need += case_host_bytes(c);
+  return need;
+}
+
+namespace {
+// A plan of causal cases that needs too much: what does fit. --frames does not apply to them (each
+// has its own length), so the remedy names cases: as many as fit together (smallest first), and
+// the largest alone, with the plan's arms and with one host arm.
+std::string causal_remedy(const Plan &p, double limit) {
+  std::vector<std::tuple<double, double, std::string>> need; // all its cases, one case, the name
+  for (auto &pr : p.problems) {
+    if (!pr->causal)
+      continue;
+    double all = problem_host_bytes(*pr), one = 0;
+    for (auto &c : p.cases)
+      if (c.problem == pr.get()) {
+        all += case_host_bytes(c);
+        one = case_host_bytes(c);
+      }
+    need.emplace_back(all, problem_host_bytes(*pr) + one, pr->stage);
+  }
+  if (need.empty())
+    return "";
+  std::sort(need.begin(), need.end());
+  double sum = 0;
+  size_t fit = 0;
+  while (fit < need.size() && sum + std::get<0>(need[fit]) <= limit)
+    sum += std::get<0>(need[fit++]);
+  const auto &[largest, largest_one, name] = need.back();
+  std::string s = " (each has its own length: --frames does not apply): the " +
+                  std::to_string(fit) + " smallest of the " + std::to_string(need.size()) +
+                  " fit together" + (fit ? " (up to " + std::get<2>(need[fit - 1]) + ")" : "") +
+                  "; the largest, " + name + ", needs " + gib(largest) + " with these arms";
+  if (largest_one < largest)
+    s += ", " + gib(largest_one) + " with one arm (--arms cpu-f32 --twins none)";
+  s += largest_one <= limit ? ": run it alone (--stage " + name + ")"
+                            : ": more than fits here, a smaller C, L or batch does";
+  return s + "; bench_conv --dry-run --stage causal lists each case's need";
+}
+} // namespace
+
+std::string host_memory_refusal(const Plan &p, double limit) {
+  const double need = host_bytes_needed(p);
+  if (limit <= 0 || need <= limit)
+    return "";
+  const bool causal_only = std::all_of(p.problems.begin(), p.problems.end(),
+                                       [](const auto &pr) { return bool(pr->causal); });
+  return "the planned cases need " + gib(need) + " of host memory, more than " + gib(limit) +
+         " (half of RAM): " +
+         (causal_only ? "fewer causal cases" + causal_remedy(p, limit)
+                      : std::string("fewer frames or stages"));
+}
+
+std::string memory_refusal(const Plan &p) {
+  if (std::string why = host_memory_refusal(p, 0.5 * physical_memory_bytes()); !why.empty())
+    return why;
+  const double device_need = device_bytes_needed(p);
+  const bool causal_only = std::all_of(p.problems.begin(), p.problems.end(),
+                                       [](const auto &pr) { return bool(pr->causal); });
+  const std::string fewer = causal_only ? "fewer causal cases (bench_conv --dry-run lists each "
+                                          "case's need)"
+                                        : "fewer frames or stages";
+  // Against the GPU's total: what another run holds now is gone by the time this one holds the
+  // lease (open_device checks what is free then).
+  const double total = visible_gpu().total_bytes;
+  if (p.gpu.present && p.any_device && total > 0 && device_need > 0.9 * total)
+    return "the planned device cases need " + gib(device_need) +
+           " of device memory, more than 90% of the GPU's " + gib(total) + ": " + fewer +
+           ", or --staging per-call";
+  return "";
+}
+
 Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string started_utc) {
   plugin::set_plugin_timeout(opt.plugin_timeout);
   Plan p;
@@ -314,9 +381,11 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
   plan_cases(p);
   plan_twins(p);
   plan_cudnn_algos(p);
-  check_memory(p);
+  if (!opt.dry_run) // a dry run prints what would not fit beside the plan
+    check_memory(p);
   p.devices = std::move(devices);
-  check_outputs(p);
+  if (!opt.dry_run) // a dry run writes nothing, not even the results folder
+    check_outputs(p);
   return p;
 }
 

@@ -58,5 +58,15 @@ Plan make_plan(const Options &opt, std::vector<std::string> argv, std::string st
 
 // Device bytes the planned cases hold at once.
 double device_bytes_needed(const Plan &plan);
+// Host bytes: each problem's inputs, weights, reference and spare output (shared by its cases),
+// each case's own outputs; the plan's sum.
+double problem_host_bytes(const Problem &pr);
+double case_host_bytes(const Case &c);
+double host_bytes_needed(const Plan &plan);
+// Why the plan would not fit (host: half of RAM; device: 90% of the GPU's total), with what would
+// (for causal cases: how many fit, the largest alone); empty when it fits.
+std::string memory_refusal(const Plan &plan);
+// The host part against `limit_bytes` (memory_refusal's is half of RAM).
+std::string host_memory_refusal(const Plan &plan, double limit_bytes);
 
 } // namespace convbench::bench

@@ -2,6 +2,7 @@
 
 #include "core/stats.hpp"
 #include "plan/floors.hpp"
+#include "probes/gpu_probe.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -41,7 +42,7 @@ std::string render(const std::vector<std::string> &head, const std::vector<Row> 
     for (size_t i = 0; i < cells.size(); ++i) {
       std::string c = cells[i];
       // Text left, numbers right.
-      bool right = i >= 4 && head[i] != "precision";
+      bool right = i >= 4 && head[i] != "verdict";
       std::string pad(w[i] > c.size() ? w[i] - c.size() : 0, ' ');
       s += right ? pad + c : c + pad;
       if (i + 1 < cells.size())
@@ -64,13 +65,101 @@ std::string fmt(const char *f, double v) {
 }
 } // namespace
 
+namespace {
+std::string percent(double fraction) { return fmt("%.2g%%", fraction * 100.0); }
+
+// A foreign process on the GPU during a sample: the analysis refuses the case for it (foreign-gpu).
+std::string foreign_gpu(const Case &c) {
+  int most = 0, round = -1;
+  for (const auto &s : c.samples) {
+    if (!s.device)
+      continue;
+    const int n = std::max(foreign_processes_of(s.gpu_before), foreign_processes_of(s.gpu_after));
+    if (n > most) {
+      most = n;
+      round = s.round;
+    }
+  }
+  if (most == 0)
+    return "";
+  return "refused: foreign-gpu (" + std::to_string(most) + " process" + (most > 1 ? "es" : "") +
+         ", round " + std::to_string(round) + ")";
+}
+} // namespace
+
+std::string case_verdict(const Case &c) {
+  if (!c.gate.pass)
+    return "refused: gate-failed (" + std::to_string(c.gate.mismatches) +
+           " cells differ, max err " +
+           (std::isfinite(c.gate.max_abs_err) ? fmt("%.3g", c.gate.max_abs_err)
+                                              : std::string("non-finite")) +
+           ")";
+  if (c.samples.empty())
+    return "refused: cut-short (never timed)";
+  if (const std::string why = foreign_gpu(c); !why.empty())
+    return why;
+  const auto &hw = c.stop.half_width;
+  const double target = c.stop.target;
+  if (target <= 0)
+    return "ok (fixed count)";
+  if (hw && *hw <= target)
+    return "ok";
+  const std::string tail = c.cut_short ? ", cut short" : "";
+  if (!hw)
+    return "imprecise: no interval yet (" + std::to_string(c.samples.size()) + " rounds < 6)" +
+           tail;
+  return "imprecise: +-" + fmt("%.2f%%", *hw * 100.0) + " > " + percent(target) + " target" + tail;
+}
+
+std::string twin_lines(const std::vector<Case> &cases) {
+  std::string out;
+  for (const auto &t : cases) {
+    if (t.twin_of.empty() || t.samples.empty())
+      continue;
+    const Case *arm = nullptr;
+    for (const auto &c : cases)
+      if (c.id == t.twin_of)
+        arm = &c;
+    if (!arm || arm->samples.empty())
+      continue;
+    const double a = arm->stop.interval.median, b = t.stop.interval.median;
+    if (!(a > 0))
+      continue;
+    const std::string off = fmt("%+.2f%%", (b / a - 1) * 100.0);
+    std::string where;
+    if (!arm->stop.interval.lo)
+      where = "no interval of " + arm->arm->name() + "'s to hold it (fewer than 6 rounds)";
+    else if (b >= *arm->stop.interval.lo && b <= *arm->stop.interval.hi)
+      where =
+          "inside its +-" + fmt("%.2f%%", arm->stop.half_width.value_or(0) * 100.0) + " interval";
+    else
+      where = "OUTSIDE its +-" + fmt("%.2f%%", arm->stop.half_width.value_or(0) * 100.0) +
+              " interval: the report checks whether the instrument was unstable (aa-unstable)";
+    const std::string twin_id = t.id.substr(0, t.id.find('/', t.id.find('/') + 1));
+    out += "A/A " + twin_id + " " + t.arm->name() + "/" + t.staging + ": median " + off + " from " +
+           arm->arm->name() + "'s, " + where + "\n";
+  }
+  return out;
+}
+
 std::string format_table(const std::vector<Case> &cases,
                          const std::optional<DeviceFloors> &floors) {
-  // "+-95% median": the half-width of the median's order-statistic interval (the stopping
-  // rule's); "precision": whether it reached the case's target, and if not, by how much it is
-  // short. Spread is not a verdict: the analysis states every ratio with its interval.
-  std::vector<std::string> head{"stage",  "frames",    "arm",     "staging", "best",
-                                "median", "+-95% med", "GFLOP/s", "% floor", "precision"};
+  // "+-95% med": the half-width of the median's order-statistic interval (the stopping rule's);
+  // "verdict": the case's own verdict in the analysis' words: ok, imprecise (the interval short of
+  // its target), refused for a cause the run saw itself (a failed gate, a foreign GPU process).
+  // Spread alone is not a refusal: the analysis states every ratio with its interval.
+  bool causal = false, conv = false, any_floor = false;
+  for (const auto &c : cases) {
+    (c.problem->causal ? causal : conv) = true;
+    any_floor = any_floor || (case_floor(c, floors) && !c.samples.empty());
+  }
+  std::vector<std::string> head{"stage",     causal ? (conv ? "frames|L" : "L") : "frames",
+                                "arm",       "staging",
+                                "best",      "median",
+                                "+-95% med", "GFLOP/s"};
+  if (any_floor)
+    head.push_back("% floor");
+  head.push_back("verdict");
   std::vector<Row> rows;
   std::map<std::string, double> best; // per stage/frames/arm/staging, for the chain sums
   auto key = [](const std::string &stage, const Case &c) {
@@ -79,16 +168,10 @@ std::string format_table(const std::vector<Case> &cases,
   for (const auto &c : cases) {
     Row r;
     r.cells = {c.problem->stage, std::to_string(c.problem->frames), c.arm->name(), c.staging};
-    if (!c.gate.pass) {
-      r.cells.push_back("GATE FAILED: " + std::to_string(c.gate.mismatches) +
-                        " cells differ, max abs err " +
-                        (std::isfinite(c.gate.max_abs_err) ? fmt("%.3g", c.gate.max_abs_err)
-                                                           : std::string("non-finite")));
-      rows.push_back(r);
-      continue;
-    }
-    if (c.samples.empty()) {
-      r.cells.push_back("no sample taken");
+    if (c.samples.empty() || !c.gate.pass) {
+      while (r.cells.size() + 1 < head.size())
+        r.cells.push_back("-");
+      r.cells.push_back(case_verdict(c));
       rows.push_back(r);
       continue;
     }
@@ -100,14 +183,9 @@ std::string format_table(const std::vector<Case> &cases,
     r.cells.push_back(hw ? fmt("%.2f%%", *hw * 100.0) : "-");
     r.cells.push_back(fmt("%.1f", c.problem->flops() / st.best / 1e9));
     const auto floor = case_floor(c, floors);
-    r.cells.push_back(floor ? fmt("%.1f", floor->arm / st.best * 100.0) : "-");
-    const double target = c.stop.target;
-    if (target <= 0)
-      r.cells.push_back(hw ? "fixed count" : "fixed count, no interval");
-    else if (hw && *hw <= target)
-      r.cells.push_back("ok");
-    else
-      r.cells.push_back("imprecise (target " + fmt("%.2g%%", target * 100.0) + ")");
+    if (any_floor)
+      r.cells.push_back(floor ? fmt("%.1f", floor->arm / st.best * 100.0) : "-");
+    r.cells.push_back(case_verdict(c));
     rows.push_back(r);
   }
   std::string out = render(head, rows);

@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# h200.sh step `frontier` (sourced after ../common.sh: log, cap, enough, B, W, OUT, report).
+# Speed beside accuracy: every arm of the 512x upsample stages at 96, 384 and 1536 frames with the
+# cuBLAS ceilings, then the 54 AMP convs at the same lengths (FRONTIER_FRAMES), each record copied
+# to $OUT (gzipped) as soon as it is written, for `convbench-analyze frontier` and `explain`.
+up_arms=cuda-f32,cuda-f32x3,cuda-tf32,cuda-f64,cuda-f64-dmma,cudnn-f32,cudnn-tf32,cudnn-f64
+up_arms=$up_arms,cublas-sgemm,cublas-tf32,cublas-dgemm
+amp_arms=cuda-f32,cuda-f32x3,cuda-tf32,cudnn-f32,cudnn-tf32
+frames=${FRONTIER_FRAMES:-96,384,1536}
+frontier_run() { # name, seconds, bench_conv flags...
+  local name=$1 secs=$2
+  shift 2
+  enough 60 "frontier $name" || return
+  local t0
+  t0=$(date +%s)
+  timeout "$(cap "$secs")" "$B/bin/bench_conv" "$@" --out "$W/results/$name.json" \
+    >"$W/logs/$name.txt" 2>"$W/logs/$name.err"
+  log "frontier $name: rc=$? wall $(($(date +%s) - t0)) s report rc=$(report "$W/results/$name.json")"
+  gzip -c "$W/results/$name.json" >"$OUT/$name.json.gz" 2>/dev/null
+  cp "$W/logs/$name.txt" "$OUT/" 2>/dev/null
+}
+frontier_run up-sweep 200 --stage up0,up1,up2,up3 --frames "$frames" --staging resident \
+  --arms "$up_arms" --reps 5 --max-time 60
+frontier_run amp-sweep 300 --stage amp --frames "$frames" --staging resident --arms "$amp_arms" \
+  --reps 5 --max-time 90 --no-counters
