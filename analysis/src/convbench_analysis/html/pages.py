@@ -73,7 +73,7 @@ def _case_row(r: dict) -> dict:
         "counters": report._ctr_text(r["counters"]),
         "reasons": r["reasons"],
         "notes": r["notes"],
-        "imprecise": report._imprecise_line(r).strip() if r["verdict"] == "imprecise" else None,
+        "imprecise": report._imprecise_text(r) if r["verdict"] == "imprecise" else None,
     }
 
 
@@ -217,13 +217,13 @@ def compare_page(a: Assessment, seed: int) -> dict:
     }
 
 
-def history_page(rep: dict) -> dict:
+def history_page(rep: dict, th) -> dict:
     return {
         "title": f"history of {rep['case']}",
         "rep": rep,
         "headers": history_view.HEADERS,
         "rows": [{"cells": history_view.cells(p), "raw": p} for p in rep["points"]],
-        "plot": figures.history(rep),
+        "plot": figures.history(rep, th),
     }
 
 
