@@ -10,6 +10,7 @@ GoogleTest's "file:line: Skipped", or after "SKIPPED:" (the end-to-end scripts' 
 the reason's first clause (up to ':') groups it. Exit 0; 2 when the file cannot be read.
 """
 
+import argparse
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -58,14 +59,20 @@ def summary(root) -> list[str]:
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line on stderr, exit 2, like an unreadable file
+        print(f"ctest_summary: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: ctest_summary.py CTEST_JUNIT.xml", file=sys.stderr)
-        return 2
+    p = _Parser(prog="ctest_summary.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("junit", metavar="CTEST_JUNIT.xml", help="ctest --output-junit's file")
+    args = p.parse_args(argv[1:])
     try:
-        root = ET.parse(argv[1]).getroot()
+        root = ET.parse(args.junit).getroot()
     except (OSError, ET.ParseError) as e:
-        print(f"ctest_summary: {argv[1]}: {e}", file=sys.stderr)
+        print(f"ctest_summary: {args.junit}: {e}", file=sys.stderr)
         return 2
     print("\n".join(summary(root)))
     return 0

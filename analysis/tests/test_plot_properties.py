@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 import synth
 from conftest import EXAMPLES
+from matplotlib.container import ErrorbarContainer
 from matplotlib.dates import ConciseDateFormatter
 
 from convbench_analysis import assess, history_view, load, plot, plot_style
@@ -38,6 +40,15 @@ def _cli(*args):
 def _figures(write, *runs, kinds=plot.KINDS):
     a = assess.assess([load.load_run(write(r)) for r in runs])
     return dict(plot.figures(a, kinds=kinds))
+
+
+def _series_lines(ax) -> list[tuple[str, object]]:
+    """(label, data line) of every named series: plain lines and errorbars' data lines."""
+    out = [(ln.get_label(), ln) for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer) and c.lines[0] is not None:
+            out.append((c.get_label(), c.lines[0]))
+    return out
 
 
 def _edge_mark(ax, y):
@@ -139,6 +150,21 @@ def test_a_refused_case_in_a_sweep_keeps_the_accepted_limits(write):
     plt.close(fig)
 
 
+def test_a_line_is_not_bridged_across_a_refused_size(write):
+    """96, 384 and 1536 frames, 384 refused: the arm's line has no point there (NaN), the
+    refused case is its own mark, and the legend names the arm's refused points. Planted: the
+    line drawn through the accepted sizes only (bridging 96 to 1536) failed."""
+    run = synth.make_run(arms=("cpu-f32",), frames=(96, 384, 1536), reps=3, stages=("up0",))
+    faults.cpu_hog(run, "up0/384/cpu-f32/host", rounds=(0, 1, 2))
+    fig = _figures(write, run, kinds=("time",))[f"{synth.MODEL}-time"]
+    (ax,) = fig.axes
+    (line,) = [ln for label, ln in _series_lines(ax) if label == "cpu-f32/host"]
+    ys = dict(zip(line.get_xdata(), line.get_ydata(), strict=True))
+    assert set(ys) == {96, 384, 1536} and math.isnan(ys[384]) and ys[96] < ys[1536]
+    assert "cpu-f32/host (refused)" in [t.get_text() for t in fig.legends[0].get_texts()]
+    plt.close(fig)
+
+
 # ---- time axes ----------------------------------------------------------------------------
 
 
@@ -174,18 +200,17 @@ def _with_twin(run: dict, arm: str) -> dict:
 def test_one_colour_per_arm_across_figures_twins_share_it(write):
     """Across the time, ratio and TFLOP/s figures and two runs with different arm sets, each
     arm has one colour, the twin `cuda-f32#2` its arm's with another line style, and different
-    arms different colours. Planted: the colour by the arm's index among the figure's arms (the
-    old _color) failed the cross-run assert; the twin keyed by its full name failed the twin's."""
+    arms different colours (errorbar series included). Planted, each seen failing: the colour
+    by the arm's index among the figure's arms (the old _color); the twin's colour keyed by its
+    full name; the time figure's lines coloured by their order in the panel."""
     a = _with_twin(synth.make_run(arms=tuple(synth.ARMS), frames=(96, 384), reps=3), "cuda-f32")
     b = synth.make_run(arms=("cuda-f32", "cudnn-f32"), frames=(96, 384), reps=3)
     colours, styles = {}, {}
     for run in (a, b):
         for fig in _figures(write, run).values():
             for ax in fig.axes:
-                for ln in ax.get_lines():
-                    arm = ln.get_label().split("/")[0]
-                    if ln.get_label().startswith("_"):
-                        continue
+                for label, ln in _series_lines(ax):
+                    arm = label.split("/")[0]
                     colours.setdefault(arm, set()).add(ln.get_color())
                     styles.setdefault(arm, set()).add(ln.get_linestyle())
             plt.close(fig)
@@ -287,8 +312,9 @@ def test_plot_case_exit_status_when_every_run_is_refused(tmp_path):
 
 
 def test_render_gives_svg_text_and_png_bytes(write, tmp_path):
-    """Every kind renders as SVG text (an HTML page inlines it) and as PNG bytes. Planted: the
-    SVG written through a bytes buffer (returned bytes) failed the isinstance assert."""
+    """Every kind renders as SVG text, the <svg> element alone (an HTML page inlines it), and as
+    PNG bytes. Planted, each seen failing: the SVG written through a bytes buffer (bytes
+    returned); the SVG with its XML declaration left on."""
     open_before = plt.get_fignums()
     a = assess.assess([load.load_run(write(synth.make_run(reps=3)))])
     rep = _history(tmp_path, [0.0765, 0.0766, 0.0767])
@@ -297,9 +323,24 @@ def test_render_gives_svg_text_and_png_bytes(write, tmp_path):
         png = plot.render(kind, source, "png")
         assert svg and svg.keys() == png.keys(), kind
         for text in svg.values():
-            assert isinstance(text, str) and "<svg" in text[:2000]
+            assert isinstance(text, str) and text.startswith("<svg") and "<?xml" not in text
         for raw in png.values():
             assert isinstance(raw, bytes) and raw.startswith(b"\x89PNG")
     with pytest.raises(ValueError):
         plot.render("pie", a)
     assert plt.get_fignums() == open_before
+
+
+def test_figure_files_are_whole_and_readable_by_others(tmp_path, write):
+    """Each figure file is renamed into place whole (no temporary left) with the umask's mode,
+    as any file the user writes. Planted: tempfile.mkstemp (mode 0600) failed the mode assert."""
+    a = assess.assess([load.load_run(write(synth.make_run(reps=3)))])
+    old = os.umask(0o022)
+    try:
+        written = plot.plot(a, tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert written and sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        p.name for p in written
+    )
+    assert all(p.stat().st_mode & 0o777 == 0o644 for p in written)

@@ -48,6 +48,7 @@ RUN = [
     "0",
     "--min-time",
     "0.02",
+    "-v",  # every sample's line: the SIGKILL test reads the last round begun from them
 ]
 
 

@@ -166,7 +166,7 @@ def _report(args) -> int:
 def _plot_args(p) -> None:
     p.add_argument("files", nargs="*", help="runs of a sweep (or none, with --case)")
     p.add_argument("--out", default="plots", help="output folder (default: plots)")
-    p.add_argument("--baseline", default=None)
+    p.add_argument("--baseline", default=None, help="draw every arm against this one")
     p.add_argument("--case", default=None, metavar="CASE_ID", help="draw this case's history")
     p.add_argument("--history", default="results", metavar="DIR", help="default: results")
 
@@ -240,7 +240,7 @@ def _history(args) -> int:
 
 
 def _index_args(p) -> None:
-    p.add_argument("folder", nargs="?", default="results")
+    p.add_argument("folder", nargs="?", default="results", help="default: results")
 
 
 def _index(args) -> int:
@@ -476,13 +476,54 @@ _EXPLAIN_HELP = "each ratio in one line: staging, compute, sweep, counters, chec
 add_command("explain", _EXPLAIN_HELP, _explain_args, _explain)
 
 
+def version() -> str:
+    """The package's version, and the git describe of the checkout it runs from, if any."""
+    import subprocess
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    try:
+        said = f"{PROG} {package_version('convbench-analysis')}"
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        said = f"{PROG} (not installed)"
+    try:
+        git = subprocess.run(
+            ["git", "-C", str(Path(__file__).parent), "describe", "--always", "--dirty", "--tags"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):  # no git: the package's version alone
+        return said
+    return said + (f" (git {git.stdout.strip()})" if git.returncode == 0 else "")
+
+
+class _Version(argparse.Action):
+    """--version, computed when asked (git describe is not run for every command)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version())
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
+    import shtab
+
     p = _Parser(
         prog=PROG,
         description="Validate convbench results, apply the checks, report "
         "ratios with confidence or refuse with every reason.",
     )
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    p.add_argument(
+        "--version", action=_Version, help="the version, and the checkout's git describe"
+    )
+    shtab.add_argument_to(p, ["--print-completion"], help="print a shell completion script (bash)")
+    sub = p.add_subparsers(
+        dest="cmd", required=True, parser_class=_Parser, metavar="COMMAND", help="one of:"
+    )
     common = _common()
     for name, (help_, arguments, _, takes_common) in COMMANDS.items():
         aliases = ["gates"] if name == "checks" else []  # the command's earlier name

@@ -123,19 +123,29 @@ def _title(runs: list[dict], model: str, what: str) -> str:
     return f"{what}: {model}\nhost {join('host')} | GPU {join('gpu')} | lease {join('lease')}"
 
 
-def _series(ax, label: str, xs, ys, yerr=None):
-    """One arm's accepted points as a line in its style (yerr: bars above the points)."""
+def _series(ax, label: str, frames: list, at: dict, bars: dict | None = None):
+    """One arm's accepted points ({frames: y}) as a line in its style over the panel's frames,
+    broken (NaN) where it has none: never bridged across a size refused or not measured.
+    bars: {frames: height above the point}."""
     st = style.arm_style(label)
-    if yerr is not None:
-        ax.errorbar(xs, ys, yerr=[[0.0] * len(ys), yerr], capsize=3, label=label, **st)
+    ys = [at.get(f, math.nan) for f in frames]
+    if bars is not None:
+        up = [bars.get(f, 0.0) for f in frames]
+        ax.errorbar(frames, ys, yerr=[[0.0] * len(ys), up], capsize=3, label=label, **st)
     else:
-        ax.plot(xs, ys, label=label, **st)
+        ax.plot(frames, ys, label=label, **st)
 
 
 def _draw_refused(ax, refused: list, value=lambda y: f"{y:.4g}") -> None:
-    """Each (label, x, y, causes) as a refused point; value(y): how its value reads."""
+    """Each (label, x, y, causes) as a refused point, named in the legend as the arm's refused
+    points; value(y): how its value reads."""
     for label, x, y, causes in refused:
-        style.draw_refused(ax, x, y, style.arm_color(label), list(causes), value(y))
+        color = style.arm_color(label)
+        style.draw_refused(ax, x, y, color, list(causes), value(y), f"{label} (refused)")
+
+
+def _frames_of(arms, stage: str) -> list[int]:
+    return sorted({p.frames for per in arms.values() for p in per.get(stage, [])})
 
 
 def _stages(arms) -> list[str]:
@@ -149,16 +159,15 @@ def time_figure(model, arms, summaries):
     scale, unit = style.time_unit(accepted_best or [p.best for p in every])
     fig, axes = _panels(stages)
     for ax, st in zip(axes, stages, strict=True):
-        accepted, refused, frames = [], [], []
+        accepted, refused, frames = [], [], _frames_of(arms, st)
         for lb, per in sorted(arms.items()):
-            pts = sorted(per.get(st, []), key=lambda p: p.frames)
-            frames += [p.frames for p in pts]
+            pts = per.get(st, [])
             ok = [p for p in pts if not p.refused]
             if ok:
-                ys = [p.best * scale for p in ok]
-                bars = [(p.worst - p.best) * scale for p in ok]
-                _series(ax, lb, [p.frames for p in ok], ys, bars)
-                accepted += ys + [y + b for y, b in zip(ys, bars, strict=True)]
+                at = {p.frames: p.best * scale for p in ok}
+                bars = {p.frames: (p.worst - p.best) * scale for p in ok}
+                _series(ax, lb, frames, at, bars)
+                accepted += [at[f] + bars[f] for f in at] + list(at.values())
             refused += [(lb, p.frames, p.best * scale, p.causes) for p in pts if p.refused]
         _frames_axis(ax, frames)
         style.set_value_axis(ax, accepted, [r[2] for r in refused])
@@ -175,7 +184,7 @@ def ratio_figure(model, arms, summaries, base):
     fig, axes = _panels(stages)
     for ax, st in zip(axes, stages, strict=True):
         bpts = {p.frames: p for p in arms[base].get(st, [])}
-        accepted, refused, frames = [1.0], [], list(bpts)
+        accepted, refused, frames = [1.0], [], _frames_of(arms, st)
         for lb, per in sorted(arms.items()):
             if lb == base:
                 continue
@@ -184,10 +193,10 @@ def ratio_figure(model, arms, summaries, base):
                 for p in sorted(per.get(st, []), key=lambda p: p.frames)
                 if p.frames in bpts
             ]
-            ok = [p for p in pts if not p[2]]
-            if ok:
-                _series(ax, lb, [p[0] for p in ok], [p[1] for p in ok])
-                accepted += [p[1] for p in ok]
+            at = {f: r for f, r, causes in pts if not causes}
+            if at:
+                _series(ax, lb, frames, at)
+                accepted += list(at.values())
             refused += [(lb, f, r, causes) for f, r, causes in pts if causes]
         _frames_axis(ax, frames)
         style.set_value_axis(ax, accepted, [r[2] for r in refused])
@@ -296,6 +305,9 @@ def tflops_figure(model, arms, summaries):
     what = "achieved TFLOP/s by pipe vs its peak"
     return _finish(fig, axes, _title(summaries, model, what), _notes(notes))
 
+
+# The tick formatters under their earlier names (html/figures.py reads them from here).
+_PLAIN, _NONE = style.PLAIN, style.NONE
 
 # ---- the figures, the files, the exit ----------------------------------------------------
 

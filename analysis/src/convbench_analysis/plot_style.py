@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -151,14 +150,14 @@ def _minor_label(v: float) -> str:
 
 PLAIN = FuncFormatter(lambda v, _: f"{v:g}")  # 0.3, 2, 1000; not 3x10^-1
 _PLAIN_MINOR = FuncFormatter(lambda v, _: _minor_label(v))
-_NONE = FuncFormatter(lambda v, _: "")
+NONE = FuncFormatter(lambda v, _: "")
 
 
 def plain_log_ticks(ax) -> None:
     for axis in (ax.xaxis, ax.yaxis):
         if axis.get_scale() == "log":
             axis.set_major_formatter(PLAIN)
-            axis.set_minor_formatter(_PLAIN_MINOR if axis is ax.yaxis else _NONE)
+            axis.set_minor_formatter(_PLAIN_MINOR if axis is ax.yaxis else NONE)
 
 
 # ---- refused points -------------------------------------------------------------------------
@@ -174,13 +173,14 @@ def human_time(seconds: float) -> str:
     return f"{seconds * scale:.4g} {unit}"
 
 
-def draw_refused(ax, x, y: float, color: str, causes: list[str], value: str = "") -> str:
+def draw_refused(ax, x, y, color, causes: list[str], value="", label="_refused") -> str:
     """A refused point: an x at its value when inside the y limits (set beforehand from the
     accepted points), else an x on the edge it lies beyond, an arrow pointing out through that
     edge, its value and its cause. Returns where it went: 'inside', 'above' or 'below'."""
     lo, hi = ax.get_ylim()
     text = refused_text(causes)
     kw = {"marker": REFUSED_MARKER, "color": color, "ms": 9, "mew": 2, "ls": "none", "zorder": 4}
+    kw["label"] = label
     if lo <= y <= hi:
         ax.plot([x], [y], **kw)
         ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=7)
@@ -208,26 +208,30 @@ FORMATS = ("png", "svg")
 
 
 def encode(fig, fmt: str) -> bytes | str:
-    """The figure as PNG bytes or as SVG text (to inline in an HTML page); the figure stays open
-    (plt.close it when done)."""
+    """The figure as PNG bytes or as SVG text: the <svg> element alone (no XML declaration or
+    doctype), so an HTML page inlines it as it is and a .svg file of it still opens. The figure
+    stays open (plt.close it when done)."""
     if fmt not in FORMATS:
         raise ValueError(f"figure format {fmt!r}: one of {', '.join(FORMATS)}")
     if fmt == "svg":
         text = io.StringIO()
         fig.savefig(text, format="svg", bbox_inches="tight")
-        return text.getvalue()
+        svg = text.getvalue()
+        return svg[svg.index("<svg") :]
     raw = io.BytesIO()
     fig.savefig(raw, format="png", dpi=120, bbox_inches="tight")
     return raw.getvalue()
 
 
 def write_atomically(path: Path, data: bytes | str) -> None:
-    """The whole file or none: written beside its place, then renamed over it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """The whole file or none: written beside its place, then renamed over it. Created with
+    mode 0666 less the umask, like any file the user writes (mkstemp's 0600 is not)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)  # no partial figure left behind
         raise

@@ -51,14 +51,17 @@ int fail(int status, const std::string &what) {
 // What the run will do and how long it should take, in one line.
 std::string plan_line(const Plan &plan) {
   const TimeEstimate t = estimate_time(plan);
-  char eta[64];
+  char eta[64], budget[32];
   snprintf(eta, sizeof eta, "; ETA ~%.0fs", t.rounds_s + t.gate_s);
+  snprintf(budget, sizeof budget, "%g s", plan.opt.max_time);
+  const size_t problems = plan.problems.size();
   const bool fixed = plan.opt.target_ci_percent && *plan.opt.target_ci_percent == 0;
-  return std::to_string(plan.cases.size()) + " cases (" + std::to_string(plan.problems.size()) +
-         " problems x arms x staging), " + std::to_string(plan.opt.reps) +
+  return std::to_string(plan.cases.size()) + " cases (" + std::to_string(problems) +
+         (problems == 1 ? " problem" : " problems") + " x arms x staging), " +
+         std::to_string(plan.opt.reps) +
          (fixed ? " rounds"
-                : " rounds at least, then each case to its target or the " +
-                      format_seconds(plan.opt.max_time) + " budget") +
+                : " rounds at least, then each case to its target or the " + std::string(budget) +
+                      " budget") +
          ", " + std::to_string(plan.threads) + (plan.placement.pinned ? " pinned" : "") +
          " host threads" + eta;
 }

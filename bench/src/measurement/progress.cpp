@@ -75,12 +75,14 @@ RoundsProgress::RoundsProgress(const Options &opt, size_t cases, double heartbea
 RoundsProgress::~RoundsProgress() { clear_status(); }
 
 std::string RoundsProgress::eta_text(double elapsed) const {
-  if (!eta_at_) {
-    if (rule_.target > 0) // before any interval, the budget bounds it
-      return "ETA ~" + seconds_text(std::max(0.0, opt_.max_time - elapsed)) + " (budget)";
-    return "ETA ?";
-  }
   char buf[32];
+  if (!eta_at_) {
+    if (rule_.target <= 0)
+      return "ETA ?";
+    // Before any interval the budget bounds it.
+    snprintf(buf, sizeof buf, "ETA ~%.0fs (budget)", std::max(0.0, opt_.max_time - elapsed));
+    return buf;
+  }
   snprintf(buf, sizeof buf, "ETA ~%.0fs", std::max(0.0, *eta_at_ - (elapsed - eta_when_)));
   return buf;
 }

@@ -38,7 +38,9 @@ state around every sample, writes one JSON result and prints a table (stdout; pr
                                    (1), width K (4), an initial state for every even sequence,
                                    no activation (default SiLU); e.g. causal.c1024.l64.b8.state
                       causal       the family: C 1024..8192, L 1, 64, 1024, 8192, batch 1 and 8,
-                                   with and without state (64 cases)
+                                   with and without state (64 cases; at once they need
+                                   tens of GiB of host memory: a refusal names the cases
+                                   that fit, --dry-run each case's need)
   --model NAME      model family from data/models.json (aliases accepted). Default:
                     bigvgan_v2_44khz_128band_512x
   --frames LIST     mel frames, comma-separated, for a sweep (e.g. 96,384,1536). Default: 96
@@ -136,7 +138,8 @@ const char *help_outputs() {
   --dry-run         print the plan (each case: stage, frames or L, arm, staging, twin), the host
                     and device memory each case needs and an estimate of the time the run takes
                     (the --max-time budget, or --reps rounds, plus the gate and preparation),
-                    then exit 0: no lease taken, no GPU touched, no record written
+                    then exit 0 (2, the reason on stderr, when the run would be refused for its
+                    memory): no lease taken, no GPU touched, no record written
   -q, --quiet       only errors, the table and the result path on the terminal
   -v, --verbose     every sample's and every round's line on stderr (the default: one updating
                     line on a terminal; in a log, a line per case as it stops and a heartbeat
@@ -360,25 +363,30 @@ template <class T> bool given(const CLI::App &app, const char *name, T &&use) {
   return true;
 }
 
-Options convert(const CLI::App &app, const RawOptions &r) {
-  Options o;
-  o.help = r.help;
-  o.no_lease = r.no_lease;
-  o.no_counters = r.no_counters;
-  o.plugins = r.plugins;
+// How loudly, and what instead of a run: -q, -v, --dry-run, --version, --completion.
+void convert_modes(const CLI::App &app, const RawOptions &r, Options &o) {
   o.quiet = r.quiet;
   o.verbose = r.verbose;
   o.dry_run = r.dry_run;
   o.version = r.version;
   if (o.quiet && o.verbose)
     throw UsageError("--quiet and --verbose exclude each other");
-  given(app, "--completion", [&] {
+  if (app.count("--completion")) {
     if (r.completion != "bash")
       throw UsageError("--completion: expected bash, got '" + r.completion + "'");
     o.completion = r.completion;
-  });
+  }
   if (o.dry_run && (app.count("--resume") || app.count("--gpus") || app.count("--list")))
     throw UsageError("--dry-run takes a run's flags, not --resume, --gpus or --list");
+}
+
+Options convert(const CLI::App &app, const RawOptions &r) {
+  Options o;
+  o.help = r.help;
+  o.no_lease = r.no_lease;
+  o.no_counters = r.no_counters;
+  o.plugins = r.plugins;
+  convert_modes(app, r, o);
   given(app, "--stage", [&] {
     o.stages = split_list("--stage", r.stage);
     for (const auto &s : o.stages)

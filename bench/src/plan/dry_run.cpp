@@ -112,79 +112,91 @@ TimeEstimate estimate_time(const Plan &p) {
   return t;
 }
 
-int write_dry_run(const Plan &p, std::ostream &out) {
+namespace {
+// The dry run's facts, once: the JSON view prints them as they are, the text view from them.
+nlohmann::json dry_run_json(const Plan &p) {
+  using nlohmann::json;
   const auto host = host_shares(p);
-  const double host_total = host_bytes_needed(p), device_total = device_bytes_needed(p);
   const double ram = physical_memory_bytes();
   const TimeEstimate t = estimate_time(p);
   const std::string refusal = memory_refusal(p);
-  const char *len = all_causal(p) ? "L" : any_causal(p) ? "frames|L" : "frames";
-  if (p.opt.json) {
-    nlohmann::json cases = nlohmann::json::array();
-    for (const auto &c : p.cases)
-      cases.push_back(
-          {{"id", c.id},
-           {"stage", c.problem->stage},
-           {c.problem->causal ? "length" : "frames", c.problem->frames},
-           {"arm", c.arm->name()},
-           {"staging", c.staging},
-           {"twin_of", c.twin_of.empty() ? nlohmann::json() : nlohmann::json(c.twin_of)},
-           {"host_bytes", host.at(&c)},
-           {"device_bytes", c.arm->device_bytes(*c.problem, c.staging)}});
-    out << nlohmann::json{{"model", p.model.name},
-                          {"cases", cases},
-                          {"memory",
-                           {{"host_bytes", host_total},
-                            {"host_limit_bytes",
-                             ram > 0 ? nlohmann::json(0.5 * ram) : nlohmann::json()},
-                            {"device_bytes", device_total},
-                            {"refused",
-                             refusal.empty() ? nlohmann::json() : nlohmann::json(refusal)}}},
-                          {"time",
-                           {{"rounds_s", t.rounds_s},
-                            {"gate_s", t.gate_s},
-                            {"total_s", t.rounds_s + t.gate_s},
-                            {"how", t.how}}}}
-               .dump(2)
-        << "\n";
-  } else {
-    out << "dry run: the plan of " << p.model.name << ", " << p.cases.size() << " cases, "
-        << p.threads << (p.placement.pinned ? " pinned" : "")
-        << " host threads; no lease, no GPU, no record\n";
-    std::vector<std::vector<std::string>> rows{
-        {"stage", len, "arm", "staging", "twin of", "host", "device"}};
-    for (const auto &c : p.cases)
-      rows.push_back(
-          {c.problem->stage, std::to_string(c.problem->frames), c.arm->name(), c.staging,
-           c.twin_of.empty() ? "-"
-                             : c.twin_of.substr(c.twin_of.find('/', c.twin_of.find('/') + 1) + 1),
-           bytes_text(host.at(&c)), bytes_text(c.arm->device_bytes(*c.problem, c.staging))});
-    std::vector<size_t> w(rows[0].size());
-    for (const auto &r : rows)
-      for (size_t i = 0; i < r.size(); ++i)
-        w[i] = std::max(w[i], r[i].size());
-    for (const auto &r : rows) {
-      std::string line;
-      for (size_t i = 0; i < r.size(); ++i) {
-        const std::string pad(w[i] - r[i].size(), ' ');
-        line += (i >= 5 ? pad + r[i] : r[i] + pad) + (i + 1 < r.size() ? "  " : "");
-      }
-      out << line << "\n";
-    }
-    out << wrapped("memory: host " + bytes_text(host_total) +
-                   (ram > 0 ? " of the " + bytes_text(0.5 * ram) + " allowed (half of RAM)" : "") +
-                   ", device " + bytes_text(device_total) +
-                   " (a case's host bytes: its outputs and an equal share of its problem's inputs, "
-                   "weights and reference)");
-    char buf[128];
-    snprintf(buf, sizeof buf,
-             "time: about %.0f s: %.0f s of rounds, %.0f s of gate and preparation",
-             t.rounds_s + t.gate_s, t.rounds_s, t.gate_s);
-    out << wrapped(std::string(buf) + " (" + t.how + ")");
+  json cases = json::array();
+  for (const auto &c : p.cases)
+    cases.push_back({{"id", c.id},
+                     {"stage", c.problem->stage},
+                     {c.problem->causal ? "length" : "frames", c.problem->frames},
+                     {"arm", c.arm->name()},
+                     {"staging", c.staging},
+                     {"twin_of", c.twin_of.empty() ? json() : json(c.twin_of)},
+                     {"host_bytes", host.at(&c)},
+                     {"device_bytes", c.arm->device_bytes(*c.problem, c.staging)}});
+  return {{"model", p.model.name},
+          {"host_threads", p.threads},
+          {"pinned", p.placement.pinned},
+          {"cases", cases},
+          {"memory",
+           {{"host_bytes", host_bytes_needed(p)},
+            {"host_limit_bytes", ram > 0 ? json(0.5 * ram) : json()},
+            {"device_bytes", device_bytes_needed(p)},
+            {"refused", refusal.empty() ? json() : json(refusal)}}},
+          {"time",
+           {{"rounds_s", t.rounds_s},
+            {"gate_s", t.gate_s},
+            {"total_s", t.rounds_s + t.gate_s},
+            {"how", t.how}}}};
+}
+
+void write_text(const nlohmann::json &j, const char *length_head, std::ostream &out) {
+  out << "dry run: the plan of " << j["model"].get<std::string>() << ", " << j["cases"].size()
+      << " cases, " << j["host_threads"] << (j["pinned"].get<bool>() ? " pinned" : "")
+      << " host threads; no lease, no GPU, no record\n";
+  std::vector<std::vector<std::string>> rows{
+      {"stage", length_head, "arm", "staging", "twin of", "host", "device"}};
+  for (const auto &c : j["cases"]) {
+    const std::string twin = c["twin_of"].is_null() ? "-" : c["twin_of"].get<std::string>();
+    rows.push_back({c["stage"], std::to_string(c.value("frames", c.value("length", 0))), c["arm"],
+                    c["staging"],
+                    twin == "-" ? twin : twin.substr(twin.find('/', twin.find('/') + 1) + 1),
+                    bytes_text(c["host_bytes"]), bytes_text(c["device_bytes"])});
   }
-  if (refusal.empty())
+  std::vector<size_t> w(rows[0].size());
+  for (const auto &r : rows)
+    for (size_t i = 0; i < r.size(); ++i)
+      w[i] = std::max(w[i], r[i].size());
+  for (const auto &r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const std::string pad(w[i] - r[i].size(), ' ');
+      line += (i >= 5 ? pad + r[i] : r[i] + pad) + (i + 1 < r.size() ? "  " : "");
+    }
+    out << line << "\n";
+  }
+  const auto &m = j["memory"];
+  const std::string limit =
+      m["host_limit_bytes"].is_null()
+          ? ""
+          : " of the " + bytes_text(m["host_limit_bytes"]) + " allowed (half of RAM)";
+  out << wrapped("memory: host " + bytes_text(m["host_bytes"]) + limit + ", device " +
+                 bytes_text(m["device_bytes"]) +
+                 " (a case's host bytes: its outputs and an equal share of its problem's inputs, "
+                 "weights and reference)");
+  const auto &t = j["time"];
+  char buf[128];
+  snprintf(buf, sizeof buf, "time: about %.0f s: %.0f s of rounds, %.0f s of gate and preparation",
+           t["total_s"].get<double>(), t["rounds_s"].get<double>(), t["gate_s"].get<double>());
+  out << wrapped(std::string(buf) + " (" + t["how"].get<std::string>() + ")");
+}
+} // namespace
+
+int write_dry_run(const Plan &p, std::ostream &out) {
+  const nlohmann::json j = dry_run_json(p);
+  if (p.opt.json)
+    out << j.dump(2) << "\n";
+  else
+    write_text(j, all_causal(p) ? "L" : any_causal(p) ? "frames|L" : "frames", out);
+  if (j["memory"]["refused"].is_null())
     return 0;
-  std::cerr << "bench_conv: refused: " << refusal << "\n";
+  std::cerr << "bench_conv: refused: " << j["memory"]["refused"].get<std::string>() << "\n";
   return 2;
 }
 

@@ -318,9 +318,11 @@ std::string causal_remedy(const Plan &p, double limit) {
                   " fit together" + (fit ? " (up to " + std::get<2>(need[fit - 1]) + ")" : "") +
                   "; the largest, " + name + ", needs " + gib(largest) + " with these arms";
   if (largest_one < largest)
-    s += ", " + gib(largest_one) + " with one arm (--arms cpu-f32 --twins none)";
-  s += largest_one <= limit ? ": run it alone (--stage " + name + ")"
-                            : ": more than fits here, a smaller C, L or batch does";
+    s += ", " + gib(largest_one) + " with one arm";
+  s += largest <= limit ? ": run it alone (--stage " + name + ")"
+       : largest_one <= limit
+           ? ": run it alone with one arm (--stage " + name + " --arms cpu-f32 --twins none)"
+           : ": more than fits here, a smaller C, L or batch does";
   return s + "; bench_conv --dry-run --stage causal lists each case's need";
 }
 } // namespace

@@ -18,9 +18,10 @@ std::string format_table(const std::vector<Case> &cases, const std::optional<Dev
 
 std::string format_seconds(double s);
 
-// The case's verdict in the analysis' words: "ok", "ok (fixed count)", "imprecise: +-2.07% > 1%
-// target", "refused: <code> (<detail>)" for a cause the run saw itself (gate-failed, cut-short,
-// foreign-gpu). The analysis judges the rest (convbench-analyze report).
+// The case's verdict in the analysis' words: "ok", "ok (fixed count)", "imprecise: +-2.07% > 1%"
+// (its interval's half-width beyond the target), "refused: <code> (<detail>)" for a cause the run
+// saw itself (gate-failed, cut-short, foreign-gpu). The analysis judges the rest (convbench-analyze
+// report).
 std::string case_verdict(const Case &c);
 
 // One line per A/A twin: how far its median is from its arm's, and whether inside that interval.
