@@ -8,7 +8,14 @@ shows no error; the screenshot is a PNG that is not blank.
 The checker is shown failing on planted broken pages (each a test below): a figure whose SVG
 was removed, a page with a script that throws, a page missing one ratio's verdict, a stylesheet
 from a CDN, a blank page. The browser tests skip, saying why, where Chromium is not installed
-(CI installs it: .ci/run)."""
+(CI installs it: .ci/run).
+
+Planted in the product, seen failing, reverted:
+- the ratio table's verdict cell without its verdict span: test_a_run_page_as_seen[main-h200]
+  failed ("cpu-f32/host / cpu-f64/host: the verdict FASTER is not shown");
+- the case timelines dropped: test_a_run_page_as_seen[main-h200] failed (no timeline figure);
+- the slow-CPU lane marking no round: test_a_run_page_as_seen[main-h200] failed (no "slow CPU:"
+  said of any round), and fed every round: test_each_lane_marks_exactly_... failed."""
 
 from __future__ import annotations
 
@@ -508,6 +515,8 @@ def test_an_explanation_is_shown_only_where_explain_gives_one(site, monkeypatch)
 
     run = load.load_run(str(site["records"] / "main-h200.json"))
     a = assess.assess([run])
+    # as if the package had no explain module, whether or not another test imported it
+    monkeypatch.delattr(convbench_analysis, "explain", raising=False)
     monkeypatch.setitem(sys.modules, "convbench_analysis.explain", None)  # import fails
     page = pages.run_page(a, 0, None)
     assert all(r["explanation"] is None for g in page["groups"] for r in g["ratios"])
@@ -567,3 +576,27 @@ def test_each_lane_marks_exactly_the_rounds_its_state_touched(write):
     assert got["power cap"] == [rounds[1]]
     assert got["foreign GPU"] == [rounds[3]]
     assert "slow CPU" not in got  # no speed probe on a device sample: no lane, not "nothing"
+
+
+@pytest.mark.parametrize("name", ["hog-one-cpu", "hog-all-cpus"])
+def test_a_foreign_process_is_marked_on_the_rounds_the_check_counted(name):
+    """The committed hog records (a busy loop on a pinned worker's CPU; busy loops on every CPU):
+    the timeline's foreign-CPU lane marks as many rounds as the foreign-cpu finding counts (its
+    own words: "N of M rounds", else each "round R" it names), each naming the process.
+    Planted: the lane reading only the machine-wide share: hog-one-cpu failed (0 marked of 6)."""
+    from convbench_analysis import assess, load
+
+    run = load.load_run(str(EXAMPLES / f"{name}.json"))
+    a = assess.assess([run])
+    page = pages.run_page(a, 0, None)
+    (t,) = page["timelines"]
+    marked = [(r, said) for r, lines in t["marked"] for said in lines if "foreign CPU" in said]
+    (f,) = [f for f in a.for_case(0, t["case"]) if f.code == "foreign-cpu"]
+    counted = re.search(r"(\d+) of \d+ rounds", f.detail)
+    named = {int(r) for r in re.findall(r"round (\d+)", f.detail)}
+    assert marked
+    if counted:
+        assert len(marked) == int(counted.group(1)), f.detail
+    else:
+        assert named <= {r for r, _ in marked}, f.detail
+    assert all(re.search(r"pid \d+ \(\w+\)", said) for _, said in marked)

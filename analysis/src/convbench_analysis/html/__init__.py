@@ -140,8 +140,9 @@ class Site:
             name += "-2"
         text = self.env.get_template(template).render(page=page, kind=kind)
         self.files[name + ".html"] = text
-        self.entries.append({"kind": kind, "file": name + ".html", "title": page["title"]})
-        self.entries[-1]["line"] = line
+        self.entries.append(
+            {"kind": kind, "file": name + ".html", "title": page["title"], "line": line}
+        )
 
     def write(self, out: Path) -> list[Path]:
         index = self.env.get_template("index.html").render(
@@ -170,7 +171,7 @@ def build(args, runs, th, earlier, held, seed) -> Site:
         line = f"{len(page['rows'])} case(s) in both, {page['refused']} refused"
         site.add("compare", name, "compare.html", page, line)
     for rep in _histories(runs, args, th):
-        page = pages.history_page(rep)
+        page = pages.history_page(rep, th)
         line = f"{len(rep['points'])} run(s), {len(rep['changepoints'])} changepoint(s)"
         site.add("history", f"history-{rep['case']}", "history.html", page, line)
     if args.fleet or is_fleet(runs):

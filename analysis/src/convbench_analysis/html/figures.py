@@ -1,7 +1,8 @@
 """The pages' figures as inline SVG text (matplotlib's SVG backend, text kept as text so a page
 can be searched and read by a screen reader): a case's timeline with the host's and the GPU's
 state on the rounds it touched, the ratios of a group with their intervals, a comparison's B/A
-ratios; the sweep, history and fleet figures are the ones `plot`, `history` and `fleet` draw."""
+ratios; the sweep and history figures are the ones `plot` renders (plot.render), the fleet's the
+ones `fleet --out` draws."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from .. import fleet, history_view, plot  # noqa: E402
+from .. import fleet, plot  # noqa: E402
+from .. import plot_style as style  # noqa: E402
 from .rounds import Lane  # noqa: E402
 
 # Text as <text> (not glyph paths): searchable, and no glyph ids shared between the figures of
@@ -48,19 +50,10 @@ def _element(text: str) -> str:
     return text[start:]
 
 
-def time_unit(seconds: list[float]) -> tuple[str, float]:
-    """The unit a case's times read best in: (name, seconds per unit)."""
-    typical = sorted(seconds)[len(seconds) // 2] if seconds else 1.0
-    for unit, k in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if typical >= k:
-            return unit, k
-    return "ns", 1e-9
-
-
 def timeline(case_id: str, rounds: list[int], seconds: list[float], lanes: list[Lane]) -> str:
     """Each round's time (top) over the lanes of host and GPU state (below): a marked round is
     shaded through both panels in its lane's colour."""
-    unit, k = time_unit(seconds)
+    per, unit = style.time_unit(seconds)
     n = max(1, len(lanes))
     with matplotlib.rc_context(_RC):
         fig, (top, low) = plt.subplots(
@@ -71,7 +64,7 @@ def timeline(case_id: str, rounds: list[int], seconds: list[float], lanes: list[
             height_ratios=[3, max(0.8, 0.45 * n)],
             layout="constrained",
         )
-        top.plot(rounds, [s / k for s in seconds], "o-", ms=3, lw=0.8, color="C0")
+        top.plot(rounds, [s * per for s in seconds], "o-", ms=3, lw=0.8, color="C0")
         top.set_ylabel(f"{unit} per call")
         top.set_title(f"{case_id}: each round's sample", fontsize=9)
         top.grid(True, alpha=0.3)
@@ -124,24 +117,31 @@ def intervals(labels: list[str], values: list, cis: list, band: float | None, ti
         ends = [x for _, v, ci in keep for x in (ci or [v])] + [1.0]
         if max(ends) / min(ends) > WIDE:  # over a decade and more: log, decades labelled
             ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(plot._PLAIN)
-            ax.xaxis.set_minor_formatter(plot._NONE)
+            style.plain_log_ticks(ax)
         ax.set_title(title, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         return svg_text(fig)
 
 
+SWEEP_KINDS = ("time", "ratio", "tflops")
+
+
 def sweep(a, baseline: str | None) -> list[tuple[str, str]]:
-    """(name, svg) of each figure `plot` draws of these runs (time, ratio and TFLOP/s vs frames)."""
-    return [(stem, svg_text(fig, tight=True)) for stem, fig in plot.figures(a, baseline)]
-
-
-def history(rep: dict) -> str:
-    """The figure `plot --case` draws of a case's history."""
-    buf = io.BytesIO()
+    """(name, svg) of each figure `plot` renders of these runs (time, ratio and TFLOP/s vs
+    frames; a kind with nothing to draw, e.g. TFLOP/s without counters, gives none)."""
+    out = []
     with matplotlib.rc_context(_RC):
-        history_view.draw(rep, buf)
-    return _element(buf.getvalue().decode())
+        for kind in SWEEP_KINDS:
+            made = plot.render(kind, a, "svg", baseline)
+            out += [(stem, _element(text)) for stem, text in made.items()]
+    return out
+
+
+def history(rep: dict, th) -> str:
+    """The figure `plot --case` renders of a case's history."""
+    with matplotlib.rc_context(_RC):
+        ((_, text),) = plot.render("history", rep, "svg", th=th).items()
+    return _element(text)
 
 
 def fleet_figures(rep: dict) -> list[tuple[str, str]]:

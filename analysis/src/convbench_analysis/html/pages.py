@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .. import compare, fleet, history_view, record, report
+from .. import compare, fleet, history_view, record, report, report_view
 from ..findings import Assessment
 from . import figures
 from .rounds import lanes, marked_rounds
@@ -47,7 +47,7 @@ def _ratio_row(r: dict, explain) -> dict:
     return {
         "name": f"{r['arm']} / {r['den']}",
         "value": f"{r['ratio']:.4g}" if r["ratio"] is not None else "-",
-        "ci": report._ci_text(r["ci"]) if r["ratio"] is not None else "-",
+        "ci": report_view._ci_text(r["ci"]) if r["ratio"] is not None else "-",
         "best": f"{r['best_ratio']:.4g}" if r["best_ratio"] is not None else "-",
         "rounds": r["paired_rounds"],
         "verdict": r["verdict"],
@@ -63,17 +63,17 @@ def _case_row(r: dict) -> dict:
     return {
         "arm": r["arm"],
         "case": r["case"],
-        "best": report._t(r["best_s"]),
-        "median": report._t(r["median_s"]),
+        "best": report_view._t(r["best_s"]),
+        "median": report_view._t(r["median_s"]),
         "pm": f"{hw:.2%}" if hw is not None else "-",
         "n": r["n"],
         "cv": f"{r['cv']:.2%}" if r["cv"] is not None else "-",
         "verdict": r["verdict"],
         "tflops": f"{r['nominal_tflops']:.3g}" if r["nominal_tflops"] is not None else "-",
-        "counters": report._ctr_text(r["counters"]),
+        "counters": report_view._ctr_text(r["counters"]),
         "reasons": r["reasons"],
         "notes": r["notes"],
-        "imprecise": report._imprecise_line(r).strip() if r["verdict"] == "imprecise" else None,
+        "imprecise": report_view._imprecise_text(r) if r["verdict"] == "imprecise" else None,
     }
 
 
@@ -131,7 +131,12 @@ def _counters(run) -> list[dict]:
             for p in ctr.get("paths", [])
         ]
         out.append(
-            {"case": c.id, "text": report._ctr_text(ctr), "status": ctr["status"], "paths": paths}
+            {
+                "case": c.id,
+                "text": report_view._ctr_text(ctr),
+                "status": ctr["status"],
+                "paths": paths,
+            }
         )
     return out
 
@@ -163,7 +168,7 @@ def run_page(a: Assessment, i: int, baseline: str | None, pairs=None) -> dict:
         "title": f"run {run.path}",
         "summary": rep["runs"][0],
         "status": record.run_status(run),
-        "line": report.summary_line(rep),
+        "line": report_view.summary_line(rep),
         "counts": verdict_counts(rep),
         "drift": rep["runs"][0].get("round_drift"),
         "groups": [_group(g, th.equivalence_band, explain) for g in rep["groups"]],
@@ -171,7 +176,7 @@ def run_page(a: Assessment, i: int, baseline: str | None, pairs=None) -> dict:
         "sweep": sweep,
         "sweep_plots": figures.sweep(sub, baseline) if sweep else [],
         "fits": rep["fits"],
-        "fit_time": report._t,
+        "fit_time": report_view._t,
         "signatures": rep["signatures"],
         "aa": rep["aa"],
         "ceilings": rep["ceilings"],
@@ -217,13 +222,13 @@ def compare_page(a: Assessment, seed: int) -> dict:
     }
 
 
-def history_page(rep: dict) -> dict:
+def history_page(rep: dict, th) -> dict:
     return {
         "title": f"history of {rep['case']}",
         "rep": rep,
         "headers": history_view.HEADERS,
         "rows": [{"cells": history_view.cells(p), "raw": p} for p in rep["points"]],
-        "plot": figures.history(rep),
+        "plot": figures.history(rep, th),
     }
 
 

@@ -40,16 +40,27 @@ def _slow_cpu(case, th: Thresholds) -> Lane | None:
     return Lane("slow CPU", marks)
 
 
-def _foreign_cpu(case, th: Thresholds) -> Lane | None:
+def _foreign_cpu(run: Run, case, th: Thresholds) -> Lane | None:
+    """A foreign share of the machine over its threshold and its tick resolution, or (a pinned
+    arm) a worker waiting for its CPU over run_delay_share_max of the sample: someone else ran
+    on it (the two ways checks.py finds foreign-cpu)."""
     keys = ("foreign_cpu_window", "foreign_cpu_share")
     if not any(any(k in s for k in keys) for s in case.samples):
         return None
     marks = {}
+    pinned = record.pinned_cpus(run)
+    who_of_case = record.top_foreign_of(case.samples)
     for s in case.samples:
+        said = []
         share, res = record.foreign_share(s)
         if share > th.foreign_cpu_share_max and share > res:
-            who = record.top_foreign(s)
-            marks[s.round] = f"foreign CPU share {share:.0%}" + (f", top {who}" if who else "")
+            said.append(f"foreign CPU share {share:.0%}")
+        w = record.most_delayed_thread(s) if pinned else None
+        if w and w["share"] > th.run_delay_share_max:
+            said.append(f"worker {w['worker']} waited {w['share']:.0%} for cpu {w['cpu']}")
+        if said:
+            who = record.top_foreign(s) or who_of_case
+            marks[s.round] = ", ".join(said) + (f"; top {who}" if who else "")
     return Lane("foreign CPU", marks)
 
 
@@ -66,7 +77,9 @@ def _power_cap(case, th: Thresholds) -> Lane | None:
         s = case.samples[j]
         what = ", ".join(record.throttle_reasons(s)) or "capped"
         us = record.capped_us(s)
-        marks[s.round] = what + (f" {us:.0f} us" if us else "")
+        if us and s.window_s > 0:
+            what += f", {min(1.0, us / (s.window_s * 1e6)):.0%} of the sample's time"
+        marks[s.round] = what
     return Lane("power cap", marks)
 
 
@@ -98,7 +111,7 @@ def lanes(run: Run, case, th: Thresholds) -> list[Lane]:
     found = (
         _steal(run, case, th),
         _slow_cpu(case, th),
-        _foreign_cpu(case, th),
+        _foreign_cpu(run, case, th),
         _power_cap(case, th),
         _clock(run, case, th),
         _foreign_gpu(case),
