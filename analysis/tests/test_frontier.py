@@ -15,6 +15,10 @@ Planted faults seen failing (each then reverted):
 - dominance with `any` for `all` (every arm off the frontier but one): test_the_frontier_points
 - a built-in value not in its users' words (5e-6 written 5e-5): test_the_users_tolerances
 - a file's entry appended beside the built-in of its id: test_a_file_adds_and_replaces
+- allclose ignoring the recorded floors (max abs alone): test_allclose_by_the_recorded_floors,
+  test_an_arm_over_abs_meets_allclose_by_its_floors
+- met by the smallest floor >= abs instead of the largest <= abs; a null floor read as 0 (met)
+  instead of no rel sufficing; `>` for `>=`: test_allclose_by_the_recorded_floors
 """
 
 from __future__ import annotations
@@ -198,6 +202,72 @@ def _err(mx, l2, result="pass"):
 )
 def test_meets_by_metric(t, err, want):
     assert frontier.meets(err, t) == want
+
+
+FLOORS = ["0", *(f"{m}e-{e:02d}" for e in range(9, 2, -1) for m in (1, 3) if m == 1 or e > 3)]
+
+
+def _needs(*cells) -> dict:
+    """The gate's allclose_rel_needed for cells (|y - ref|, |ref|): per floor A, the max over cells
+    of max(0, |y - ref| - A) / |ref|; None where a cell of ref 0 differs by more than A."""
+    out = {}
+    for key in FLOORS:
+        a = float(key)
+        r = max(0.0 if d <= a else (math.inf if ref == 0 else (d - a) / ref) for d, ref in cells)
+        out[key] = None if r == math.inf else r
+    return out
+
+
+def _close(mx, needs):
+    return _err(mx, 1e-7) | {"allclose_rel_needed": needs}
+
+
+def _at(rel, floor):
+    return {"id": "c", "metric": "allclose", "rel": rel, "abs": floor}
+
+
+EDGE = _needs((2e-6, 0.05))  # R_min(1e-6) about 2e-5
+
+
+@pytest.mark.parametrize(
+    "t,err,want",
+    [
+        # worst cell off by 2e-6 at |ref| 0.5: R_min(1e-6) = 2e-6 <= 1e-5, though max abs > abs
+        (CLOSE, _close(2e-6, _needs((2e-6, 0.5))), "yes"),
+        (CLOSE, _close(2e-6, _needs((2e-6, 0.05))), "no"),  # R_min(1e-6) = 2e-5 > 1e-5
+        (_at(EDGE["1e-06"], 1e-6), _close(2e-6, EDGE), "yes"),  # R == R_min(A): met
+        # a floor between grid floors (2e-6: 1e-6 below, 3e-6 above)
+        (_at(1e-5, 2e-6), _close(4e-6, _needs((4e-6, 0.4))), "yes"),  # R_min(1e-6) = 7.5e-6
+        (_at(1e-5, 2e-6), _close(4e-6, _needs((4e-6, 0.05))), "no"),  # R_min(3e-6) = 2e-5
+        (_at(1e-5, 2e-6), _close(4e-6, _needs((4e-6, 0.2))), "?"),  # 1.5e-5 and 5e-6 straddle
+        # a cell whose reference is 0, off by 2e-6: no rel suffices below 3e-6, any above
+        (CLOSE, _close(2e-6, _needs((2e-6, 0.0))), "no"),
+        (_at(0.0, 3e-6), _close(2e-6, _needs((2e-6, 0.0))), "yes"),
+        (CLOSE, _close(2e-6, None), "?"),  # a record without the floors: max abs alone
+    ],
+)
+def test_allclose_by_the_recorded_floors(t, err, want):
+    assert frontier.meets(err, t) == want
+
+
+def test_an_arm_over_abs_meets_allclose_by_its_floors(tmp_path):
+    """A record carrying the floors: cudnn-f32 (max abs 2e-6 > abs 1e-6) meets 1e-5/1e-6 (its
+    worst cell's |ref| is large) and is picked before the slower f64 arms; cuda-f32 is beyond it
+    (its worst cell's |ref| is small): no longer undetermined."""
+    run = known_run()
+    for c in run["cases"]:
+        arm = c["arm"].split("#")[0]
+        if arm == "cudnn-f32":
+            c["gate"]["allclose_rel_needed"] = _needs((2e-6, 0.5), (1e-7, 1e-3))
+        elif arm == "cuda-f32":
+            c["gate"]["allclose_rel_needed"] = _needs((6e-4, 2.0))  # R_min(1e-6) ~ 3e-4
+    g = group(build(tmp_path, run))
+    meets = {p["arm"]: p["meets"]["close"] for p in g["points"]}
+    assert meets["cudnn-f32/resident"] == "yes" and meets["cuda-f32/resident"] == "no"
+    close = pick(g, "close")
+    assert close["arm"] == "cudnn-f32/resident"
+    assert [e["arm"] for e in close["faster_beyond"]] == ["cuda-f32/resident"]
+    assert close["faster_undetermined"] == []
 
 
 def test_the_frontier_points(tmp_path):

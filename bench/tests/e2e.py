@@ -7,6 +7,7 @@ Planted faults that were seen to fail each test are noted beside the checks.
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -229,6 +230,23 @@ def check_rounds(order, timed, reps, what):
     check(len(seeds) == len(order), f"{what}: per-round seeds repeat: {seeds}")
 
 
+def check_allclose_needs(c, what):
+    """A passed gate (not gemm) records the least allclose rel per absolute floor: it never rises
+    as the floor grows (null, no rel suffices, above every number), is 0 from max abs on, and at
+    floor 0 is max_rel_err. Planted: the floors written in reverse order, seen failing."""
+    g, cid = c["gate"], c["id"]
+    if g["kind"] == "gemm":
+        return
+    need = g.get("allclose_rel_needed")
+    check(isinstance(need, dict) and len(need) == 14, f"{what}: {cid} allclose_rel_needed {need}")
+    floors = sorted((float(a), math.inf if r is None else r) for a, r in need.items())
+    rels = [r for _, r in floors]
+    check(rels == sorted(rels, reverse=True), f"{what}: {cid} allclose needs rise: {floors}")
+    mx = g["max_abs_err"]
+    check(all(r == 0 for a, r in floors if a >= mx), f"{what}: {cid} a need above max abs {mx}")
+    check(g.get("max_rel_err") == need["0"], f"{what}: {cid} max_rel_err {g.get('max_rel_err')}")
+
+
 def check_case(r, c, order, reps, fixed, what):
     """One case: its id, gate, stopping, rounds, samples and stats."""
     cid = c["id"]
@@ -248,6 +266,7 @@ def check_case(r, c, order, reps, fixed, what):
             f"{what}: {cid} failed its gate but was timed",
         )
         return
+    check_allclose_needs(c, what)
     n = len(c["samples"])
     if fixed:
         check(

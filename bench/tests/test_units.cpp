@@ -269,6 +269,75 @@ TEST(Gate, ToleranceUsesRelativeL2AndRejectsNaN) {
   EXPECT_TRUE(gate_json(g)["max_abs_err"].is_null());
 }
 
+// Every cell within torch's allclose(rel, floor): |y - ref| <= floor + rel |ref|, in f64 over the
+// f32 cells, with 1e-12 of slack for the rounding of (|y - ref| - floor) / |ref| itself.
+namespace {
+bool allclose(const std::vector<float> &y, const std::vector<float> &ref, double rel,
+              double floor) {
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double d = std::fabs(double(y[i]) - double(ref[i]));
+    if (!(d <= (floor + rel * std::fabs(double(ref[i]))) * (1 + 1e-12)))
+      return false;
+  }
+  return true;
+}
+} // namespace
+
+// A cell of each kind: differences in ulps of powers of two, so each cell's need is exact.
+// cell 0: ref 2, off by 2^-10 (its rel 2^-11 is the worst); cell 1: ref 0, off by 2^-20 (about
+// 9.5e-7: no rel covers it below the floor 1e-6); cell 2: ref 0.5, off by 2^-14 (covered from the
+// floor 1e-4 on); cell 3: ref 1024, one ulp (2^-13) over; cells 4, 5 exact (one of them 0).
+// planted: dividing by |y| instead of |ref| (the max_rel_err and the allclose property fail);
+// folding every floor, not only those the difference exceeds (the dropped max(0, .): cell 1 then
+// makes the floor 1e-6 need inf) -- each seen failing.
+TEST(Gate, RecordsTheLeastAllcloseRelPerFloor) {
+  const std::vector<float> ref{2.f, 0.f, 0.5f, 1024.f, 0.f, -4.f};
+  std::vector<float> y{2.f + 0x1p-10f, 0x1p-20f, 0.5f - 0x1p-14f, 1024.f + 0x1p-13f, 0.f, -4.f};
+  auto g = gate_output(GateKind::tolerance, 1.0, y, ref);
+  ASSERT_EQ(g.allclose_rel_needed.size(), std::size(kAllcloseFloors));
+  for (size_t k = 0; k < std::size(kAllcloseFloors); ++k) {
+    const double a = kAllcloseFloors[k], r = g.allclose_rel_needed[k];
+    if (a < 0x1p-20) { // the zero-reference cell differs by more than the floor
+      EXPECT_EQ(r, INFINITY) << "floor " << a;
+      continue;
+    }
+    ASSERT_TRUE(std::isfinite(r)) << "floor " << a;
+    EXPECT_TRUE(allclose(y, ref, r, a)) << "floor " << a << ": rel " << r << " is not enough";
+    if (r > 0) // and the least: any smaller rel leaves a cell out
+      EXPECT_FALSE(allclose(y, ref, r * (1 - 1e-6), a)) << "floor " << a;
+  }
+  EXPECT_DOUBLE_EQ(g.allclose_rel_needed[7], (0x1p-10 - 1e-6) / 2); // floor 1e-6: cell 0
+  EXPECT_DOUBLE_EQ(g.allclose_rel_needed[11], (0x1p-10 - 1e-4) / 2);
+  EXPECT_EQ(g.allclose_rel_needed[13], 0.0); // floor 1e-3 covers every difference
+  EXPECT_EQ(g.max_rel_err, INFINITY);
+  nlohmann::json j = gate_json(g);
+  EXPECT_EQ(j["allclose_rel_needed"].size(), std::size(kAllcloseFloors));
+  EXPECT_TRUE(j["allclose_rel_needed"]["0"].is_null());
+  EXPECT_TRUE(j["allclose_rel_needed"]["3e-07"].is_null());
+  EXPECT_DOUBLE_EQ(j["allclose_rel_needed"]["1e-06"].get<double>(), (0x1p-10 - 1e-6) / 2);
+  EXPECT_EQ(j["allclose_rel_needed"]["1e-03"], 0.0);
+  EXPECT_TRUE(j["max_rel_err"].is_null());
+  EXPECT_TRUE(j["unavailable"]["max_rel_err"].is_string());
+  EXPECT_TRUE(j["unavailable"]["allclose_rel_needed"].is_string());
+  EXPECT_FALSE(j["unavailable"].contains("max_abs_err"));
+
+  y[1] = 0.f; // no zero-reference cell differs: the worst relative error is cell 0's, 2^-11
+  g = gate_output(GateKind::tolerance, 1.0, y, ref);
+  EXPECT_EQ(g.max_rel_err, 0x1p-11);
+  EXPECT_EQ(g.allclose_rel_needed[0], g.max_rel_err);
+  j = gate_json(g);
+  EXPECT_EQ(j["max_rel_err"], 0x1p-11);
+  EXPECT_FALSE(j.contains("unavailable"));
+
+  y[5] = NAN; // a non-finite output: nothing relative is recorded, and the gate fails
+  g = gate_output(GateKind::tolerance, 1.0, y, ref);
+  EXPECT_FALSE(g.pass);
+  EXPECT_TRUE(g.allclose_rel_needed.empty());
+  j = gate_json(g);
+  EXPECT_FALSE(j.contains("allclose_rel_needed"));
+  EXPECT_TRUE(j["max_rel_err"].is_null());
+}
+
 TEST(Gate, Crc32IsZlibs) {
   // zlib.crc32(b"123456789") == 0xCBF43926, the check value of CRC-32/ISO-HDLC.
   EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);

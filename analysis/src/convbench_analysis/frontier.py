@@ -2,18 +2,24 @@
 beside its time, and the fastest arm that meets each consumer's tolerance.
 
 Accuracy is what the correctness gate recorded (the case's `gate` block): the relative L2 error
-||y - ref||_2 / ||ref||_2 and the worst cell's absolute error max |y - ref|, both against the
-reference's output as the gate holds it (the f64-accumulated reference, stored as f32 cells).
-The record holds no worst-cell RELATIVE error (max |y - ref| / |ref|) and no |ref| of the worst
-cell: a tolerance that needs them is undetermined, never taken as met.
+||y - ref||_2 / ||ref||_2, the worst cell's absolute error max |y - ref| and relative error
+max |y - ref| / |ref|, and per absolute floor A of a grid (0, then 1e-9 to 1e-3 by half-decades:
+1e-9, 3e-9, 1e-8, ...) the least rel that makes allclose hold, R_min(A) = max over cells of
+max(0, |y - ref| - A) / |ref| (`allclose_rel_needed`; null where a cell whose reference is 0
+differs by more than A: no rel suffices); all against the reference's output as the gate holds it
+(the f64-accumulated reference, stored as f32 cells). Older records hold no relative errors: a
+tolerance that needs them is undetermined there, never taken as met.
 
 An arm MEETS a tolerance ("yes") when its gate passed and its recorded errors prove it; "no" when
 they prove the opposite; "?" (undetermined) when they cannot tell:
   rel-l2 T        rel L2 <= T (the gate's own measure);
   max-abs T       max abs <= T;
-  allclose R / A  every cell |y - ref| <= A + R |ref| (torch's allclose): proven by max abs <= A,
-                  as R |ref| >= 0; beyond A, the worst cell's |ref| decides, which the record
-                  does not hold: "?";
+  allclose R / A  every cell |y - ref| <= A + R |ref| (torch's allclose). R_min only falls as A
+                  grows, so: met when R >= R_min(A') for the largest grid floor A' <= A;
+                  beyond when R < R_min(A'') for the smallest grid floor A'' >= A (both exact
+                  when A is on the grid, up to f64 rounding); else (A between floors and R
+                  between their needs, or a record without the grid) met when max abs <= A, as
+                  R |ref| >= 0, beyond when the output is not finite, "?" otherwise;
   unstated T      the consumer gave a number without its metric: "yes" when both recorded
                   readings (max abs and rel L2) are within T, "no" when both exceed it, "?" when
                   they disagree.
@@ -131,6 +137,8 @@ def errors_of(case: dict) -> dict:
         "result": g.get("result"),
         "max_abs_err": g.get("max_abs_err"),
         "rel_l2_err": g.get("rel_l2_err"),
+        "max_rel_err": g.get("max_rel_err"),
+        "allclose_rel_needed": g.get("allclose_rel_needed"),
         "gate_tolerance": g.get("tolerance"),
     }
 
@@ -139,6 +147,23 @@ def _within(err: float | None, bound: float) -> str:
     if err is None:
         return UNKNOWN
     return YES if err <= bound else NO  # inf (a non-finite output) is beyond every bound
+
+
+def _allclose_by_floors(err: dict, rel: float, floor: float) -> str:
+    """allclose(rel, floor) from the recorded R_min per grid floor (null: no rel suffices), which
+    falls as the floor grows: yes, no, or ? when the floor lies between grid floors whose needs
+    straddle rel, or the record has no grid."""
+    need = err.get("allclose_rel_needed")
+    if not need:
+        return UNKNOWN
+    grid = sorted((float(a), math.inf if r is None else r) for a, r in need.items())
+    below = [r for a, r in grid if a <= floor]
+    above = [r for a, r in grid if a >= floor]
+    if below and rel >= below[-1]:
+        return YES
+    if above and rel < above[0]:
+        return NO
+    return UNKNOWN
 
 
 def meets(err: dict, t: dict) -> str:
@@ -152,6 +177,9 @@ def meets(err: dict, t: dict) -> str:
     if m == "max-abs":
         return _within(mx, t["value"])
     if m == "allclose":
+        by_floors = _allclose_by_floors(err, t["rel"], t["abs"])
+        if by_floors != UNKNOWN:
+            return by_floors
         return YES if _within(mx, t["abs"]) == YES else (NO if mx == math.inf else UNKNOWN)
     readings = {_within(mx, t["value"]), _within(l2, t["value"])}
     return readings.pop() if len(readings) == 1 else UNKNOWN
@@ -371,10 +399,7 @@ def _pick_lines(pk: dict, t: dict, by: dict) -> list[str]:
     for e in pk["faster_beyond"]:
         lines.append(f"  {faster}beyond it: {_beside(pk, e)}")
     for e in pk["faster_undetermined"]:
-        lines.append(
-            f"  {faster}undetermined (the record has no worst-cell relative error): "
-            + _beside(pk, e)
-        )
+        lines.append(f"  {faster}undetermined (its recorded errors cannot tell): " + _beside(pk, e))
     if pk["refused_time"]:
         lines.append(f"  meets it, time refused: {', '.join(pk['refused_time'])}")
     return lines

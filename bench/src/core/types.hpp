@@ -66,6 +66,11 @@ struct RoundsOutcome {
 enum class GateKind { reference, bitwise, tolerance, gemm };
 std::string to_string(GateKind g);
 
+// The absolute floors A at which the gate records the least allclose rel R (every cell
+// |y - ref| <= A + R |ref|): 0, then 1e-9 to 1e-3 by half-decades (1, 3 per decade).
+inline constexpr double kAllcloseFloors[] = {0,    1e-9, 3e-9, 1e-8, 3e-8, 1e-7, 3e-7,
+                                             1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3};
+
 // The gate's verdict on one case (gate/gate.hpp).
 struct GateResult {
   GateKind kind = GateKind::reference;
@@ -76,6 +81,12 @@ struct GateResult {
   double tolerance = 0;      // rel L2 bound (tolerance and gemm gates)
   int64_t cells = 0;         // gemm gates: the product's cells compared with the host's
   uint32_t output_crc32 = 0; // zlib CRC-32 of the output's bytes: ties a --dump file to the run
+  // The worst cell's |y - ref| / |ref| (inf when a cell whose reference is 0 differs).
+  double max_rel_err = 0;
+  // Per kAllcloseFloors[k]: the least R with every |y - ref| <= floor + R |ref|, i.e. the max over
+  // cells of max(0, |y - ref| - floor) / |ref| (inf when a cell whose reference is 0 differs by
+  // more than the floor). Empty when not computed (a non-finite output, a gemm gate).
+  std::vector<double> allclose_rel_needed;
   // The bitwise comparison with the arm's sibling (Arm::bitwise_sibling), when it ran too.
   std::string sibling;            // "<arm>/<staging>" compared with; "" when none was
   int64_t sibling_mismatches = 0; // cells whose bytes differ from the sibling's

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 namespace convbench::bench {
 
@@ -26,6 +28,17 @@ uint32_t crc32(const void *data, size_t bytes) {
   return c ^ 0xFFFFFFFFu;
 }
 
+namespace {
+
+// Folds one cell into the allclose needs: per floor, max(0, |y - ref| - floor) / |ref| (inf when
+// ref is 0). Floors ascend, so a cell stops at the first floor that covers its difference.
+void fold_allclose(double abs_err, double abs_ref, std::vector<double> &need) {
+  for (size_t k = 0; k < need.size() && abs_err > kAllcloseFloors[k]; ++k)
+    need[k] = std::max(need[k], abs_ref > 0 ? (abs_err - kAllcloseFloors[k]) / abs_ref : INFINITY);
+}
+
+} // namespace
+
 GateResult gate_output(GateKind kind, double tolerance, const std::vector<float> &y,
                        const std::vector<float> &ref) {
   GateResult g;
@@ -35,11 +48,12 @@ GateResult gate_output(GateKind kind, double tolerance, const std::vector<float>
   if (y.size() != ref.size()) {
     g.pass = false;
     g.mismatches = int64_t(std::max(y.size(), ref.size()));
-    g.max_abs_err = g.rel_l2_err = INFINITY;
+    g.max_abs_err = g.rel_l2_err = g.max_rel_err = INFINITY;
     return g;
   }
   double err2 = 0, ref2 = 0;
   bool finite = true;
+  std::vector<double> need(std::size(kAllcloseFloors), 0.0);
   for (size_t i = 0; i < y.size(); ++i) {
     if (std::memcmp(&y[i], &ref[i], sizeof(float)) != 0)
       ++g.mismatches;
@@ -47,12 +61,17 @@ GateResult gate_output(GateKind kind, double tolerance, const std::vector<float>
     if (!std::isfinite(d))
       finite = false;
     g.max_abs_err = std::max(g.max_abs_err, std::fabs(d));
+    fold_allclose(std::fabs(d), std::fabs(double(ref[i])), need);
     err2 += d * d;
     ref2 += double(ref[i]) * double(ref[i]);
   }
   g.rel_l2_err = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0.0);
-  if (!finite)
-    g.max_abs_err = g.rel_l2_err = INFINITY;
+  if (finite) {
+    g.max_rel_err = need[0];
+    g.allclose_rel_needed = std::move(need);
+  } else {
+    g.max_abs_err = g.rel_l2_err = g.max_rel_err = INFINITY;
+  }
   switch (kind) {
   case GateKind::reference:
     g.pass = true;

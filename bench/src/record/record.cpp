@@ -160,6 +160,35 @@ json plan_json(const Plan &plan, const std::vector<RoundOrder> &order,
 
 } // namespace
 
+namespace {
+
+// The worst cell's relative error and the least allclose rel per absolute floor (keys "0",
+// "1e-09", ..., "1e-03"); null where no rel suffices, with its reason under "unavailable".
+void allclose_json(const GateResult &g, json &j) {
+  j["max_rel_err"] = number_or_null(g.max_rel_err);
+  if (!std::isfinite(g.max_rel_err))
+    j["unavailable"]["max_rel_err"] = std::isfinite(g.max_abs_err)
+                                          ? "a cell whose reference is 0 differs from it"
+                                          : "the output holds NaN or infinity";
+  if (g.allclose_rel_needed.empty())
+    return;
+  json need = json::object();
+  bool unbounded = false;
+  for (size_t k = 0; k < g.allclose_rel_needed.size(); ++k) {
+    char floor[16];
+    snprintf(floor, sizeof floor, kAllcloseFloors[k] == 0 ? "%.0f" : "%.0e", kAllcloseFloors[k]);
+    need[floor] = number_or_null(g.allclose_rel_needed[k]);
+    unbounded |= !std::isfinite(g.allclose_rel_needed[k]);
+  }
+  j["allclose_rel_needed"] = need;
+  if (unbounded)
+    j["unavailable"]["allclose_rel_needed"] =
+        "null at a floor: a cell whose reference is 0 differs from it by more than the floor, "
+        "so no rel meets allclose there";
+}
+
+} // namespace
+
 json gate_json(const GateResult &g) {
   char crc[16];
   snprintf(crc, sizeof crc, "%08x", g.output_crc32);
@@ -179,6 +208,8 @@ json gate_json(const GateResult &g) {
   }
   if (!std::isfinite(g.max_abs_err) || !std::isfinite(g.rel_l2_err))
     j["unavailable"] = {{"max_abs_err", "the output holds NaN or infinity"}};
+  if (g.kind != GateKind::gemm)
+    allclose_json(g, j);
   if (!g.sibling.empty())
     j["sibling"] = {{"arm", g.sibling},
                     {"mismatches", g.sibling_mismatches},
