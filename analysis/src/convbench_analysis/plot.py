@@ -306,9 +306,6 @@ def tflops_figure(model, arms, summaries):
     return _finish(fig, axes, _title(summaries, model, what), _notes(notes))
 
 
-# The tick formatters under their earlier names (html/figures.py reads them from here).
-_PLAIN, _NONE = style.PLAIN, style.NONE
-
 # ---- the figures, the files, the exit ----------------------------------------------------
 
 KINDS = ("time", "ratio", "tflops", "history")
