@@ -80,9 +80,9 @@ def capture(args: argparse.Namespace) -> list[str]:
 
 def draw(lines: list[str], columns: int, out: str) -> None:
     font = ImageFont.truetype(FONT, 14)
-    cw = font.getbbox("M")[2]
+    cw = font.getlength("M")  # the advance of one cell (monospace)
     lh = 18
-    img = Image.new("RGB", (cw * columns + 20, lh * len(lines) + 20), (30, 30, 30))
+    img = Image.new("RGB", (int(cw * columns) + 20, lh * len(lines) + 20), (30, 30, 30))
     d = ImageDraw.Draw(img)
     for i, ln in enumerate(lines):
         d.text((10, 10 + i * lh), ln[:columns], font=font, fill=(220, 220, 220))
