@@ -269,6 +269,9 @@ def _ratio_text(r: dict) -> str:
 def _host_tables(name: str, h: dict, fmt: str) -> list[str]:
     keys = ("started_utc", "path", "lease", "lease_backend", "lease_token")
     runs = [[r[k] for k in keys] + [_job(r["slurm"])] for r in h["runs"]]
+    if fmt == "text":  # the file's name: its folder is the one the command was given
+        for row in runs:
+            row[1] = Path(row[1]).name
     ratios = [
         [f"{r['stage']}/{r['frames']}", r["arm"], r["baseline"], _ratio_text(r)]
         for r in h["ratios"]
