@@ -134,15 +134,19 @@ std::string twin_lines(const std::vector<Case> &cases) {
     if (!(a > 0))
       continue;
     const std::string off = fmt("%+.2f%%", (b / a - 1) * 100.0);
+    // The two medians each carry an interval; their difference is judged against the two
+    // half-widths combined (independent errors add in quadrature). The analysis judges the pair
+    // itself, paired round by round (aa-unstable).
     std::string where;
-    if (!arm->stop.interval.lo)
-      where = "no interval of " + arm->arm->name() + "'s to hold it (fewer than 6 rounds)";
-    else if (b >= *arm->stop.interval.lo && b <= *arm->stop.interval.hi)
-      where =
-          "inside its +-" + fmt("%.2f%%", arm->stop.half_width.value_or(0) * 100.0) + " interval";
-    else
-      where = "OUTSIDE its +-" + fmt("%.2f%%", arm->stop.half_width.value_or(0) * 100.0) +
-              " interval: the report checks whether the instrument was unstable (aa-unstable)";
+    if (!arm->stop.half_width || !t.stop.half_width) {
+      where = "no interval to hold it (fewer than 6 rounds)";
+    } else {
+      const double h = std::hypot(*arm->stop.half_width, *t.stop.half_width);
+      const bool within = std::fabs(b / a - 1) <= h;
+      where = std::string(within ? "within" : "BEYOND") + " the two medians' combined +-" +
+              fmt("%.2f%%", h * 100.0) +
+              (within ? "" : ": the report judges the pair round by round (aa-unstable)");
+    }
     const std::string twin_id = t.id.substr(0, t.id.find('/', t.id.find('/') + 1));
     out += "A/A " + twin_id + " " + t.arm->name() + "/" + t.staging + ": median " + off + " from " +
            arm->arm->name() + "'s, " + where + "\n";
