@@ -1,6 +1,20 @@
-"""Small helpers the gate tests share: load synthetic runs and list what tripped."""
+"""Small helpers the tests share: load synthetic runs, list what tripped, run the CLI."""
+
+import subprocess
+import sys
 
 from convbench_analysis import assess, checks, load
+
+
+def cli(*args, timeout=300):
+    """convbench-analyze ARGS... in its own process: (exit status, stdout, stderr)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return p.returncode, p.stdout, p.stderr
 
 
 def assess_files(paths, **overrides):

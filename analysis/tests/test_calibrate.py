@@ -4,22 +4,11 @@ Planted fault seen failing (then reverted): the twin set against itself in calib
 (every ratio exactly 1): test_calibrate_finds_a_biased_twin failed (no pair outside)."""
 
 import json
-import subprocess
-import sys
 
 import synth
+from helpers import cli
 
 ARMS = ("cpu-f64", "cuda-f32", "cuda-f32#2", "cudnn-f32", "cudnn-f32#2")
-
-
-def cli(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return p.returncode, p.stdout, p.stderr
 
 
 def _runs(tmp_path, n=3, bias=1.0):

@@ -3,24 +3,13 @@ block's paths) and how the report states it. A tensor-core arm shows its tensor 
 nobody counted is named as not counted, never read as idle."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from helpers import cli
 
 from convbench_analysis import record, report
 
 BEST = 1e-4  # seconds per call
-
-
-def cli(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return p.returncode, p.stdout, p.stderr
 
 
 def _path(name, pipe, prec, flop, peak, **extra):

@@ -11,10 +11,9 @@ Planted faults seen failing (then reverted):
 
 import copy
 import json
-import subprocess
-import sys
 
 import synth
+from helpers import cli
 
 from convbench_analysis import fleet, load
 from convbench_analysis.assess import assess as assess_runs
@@ -171,16 +170,6 @@ def test_history_per_host_in_time_order(tmp_path):
     a, paths = assess(tmp_path, [later, earlier, host_run(3, "b")])
     runs = fleet.build(a)["hosts"]["a"]["runs"]
     assert [r["path"] for r in runs] == [str(paths[1]), str(paths[0])]
-
-
-def cli(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return p.returncode, p.stdout, p.stderr
 
 
 def test_cli_reads_a_folder_and_plots(tmp_path):

@@ -13,21 +13,12 @@ import subprocess
 import sys
 
 import synth
+from helpers import cli
 
 from convbench_analysis import assess, history, load
 
 HOST = "up0/96/cpu-f64/host"
 PEER = "up0/96/cudnn-f32/resident"
-
-
-def cli(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return p.returncode, p.stdout, p.stderr
 
 
 def _seed_pair(folder):

@@ -29,6 +29,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from helpers import cli
 from test_fleet import host_run
 
 from convbench_analysis.html import pages
@@ -41,16 +42,6 @@ needs_chromium = pytest.mark.skipif(
     reason="no chromium on PATH: the pages are not opened (apt-get install chromium)",
 )
 WINDOW = (1280, 2000)
-
-
-def cli(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return p.returncode, p.stdout, p.stderr
 
 
 # ---- the DOM as Chromium serialised it, as a tree ------------------------------------------

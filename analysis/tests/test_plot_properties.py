@@ -7,8 +7,6 @@ import copy
 import json
 import math
 import os
-import subprocess
-import sys
 
 import faults
 import matplotlib.pyplot as plt
@@ -16,6 +14,7 @@ import numpy as np
 import pytest
 import synth
 from conftest import EXAMPLES
+from helpers import cli as _cli
 from matplotlib.container import ErrorbarContainer
 from matplotlib.dates import ConciseDateFormatter
 
@@ -25,16 +24,6 @@ from convbench_analysis.thresholds import Thresholds
 
 HOST = "up0/96/cpu-f64/host"
 SWEEP = next(p for p in EXAMPLES if p.name == "sweep.json")
-
-
-def _cli(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "convbench_analysis", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return p.returncode, p.stdout, p.stderr
 
 
 def _figures(write, *runs, kinds=plot.KINDS):

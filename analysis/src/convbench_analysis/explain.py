@@ -28,6 +28,7 @@ from .assess import assess
 from .findings import Assessment
 from .fit import fit_line
 from .load import Run
+from .tables import time_text
 from .thresholds import Thresholds
 
 MEMORY_BOUND = 0.5  # DRAM traffic at this share of the copy bandwidth or above: memory-bound
@@ -65,13 +66,6 @@ def _run_of(rec) -> Run:
 
 
 # ---- small readers -----------------------------------------------------------------------
-
-
-def _t(s: float) -> str:
-    for unit, k in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(s) >= k:
-            return f"{s / k:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
 
 
 def _median(case) -> float:
@@ -148,8 +142,8 @@ def _staging(case, run: Run) -> tuple[str | None, dict, list[str], object]:
         moved = f", {case['min_bytes'] / 1e6:.3g} MB of operands at {figs['staging_gbps']:.3g} GB/s"
     same = record.kernel_choice(case)["name"] == record.kernel_choice(twin)["name"]
     text = (
-        f"{case.arm}'s staging (upload, download, alloc/free per call) is {_t(cost)} of "
-        f"{_t(med)} ({cost / med:.0%}, from its resident twin{moved})"
+        f"{case.arm}'s staging (upload, download, alloc/free per call) is {time_text(cost, 3)} of "
+        f"{time_text(med, 3)} ({cost / med:.0%}, from its resident twin{moved})"
     )
     if not same:
         text += " (the twin ran another kernel: the split is approximate)"
@@ -279,7 +273,7 @@ def _floor(case) -> tuple[str | None, dict]:
     pct = 100.0 * floor["arm"] / _best(case)
     kind = floor.get("arm_kind") or "arm"
     figs = {"floor_s": floor["arm"], "floor_kind": kind, "pct_floor": pct, "case": case.id}
-    return f"{case.arm} at {pct:.1f}% of its {kind} floor ({_t(floor['arm'])})", figs
+    return f"{case.arm} at {pct:.1f}% of its {kind} floor ({time_text(floor['arm'], 3)})", figs
 
 
 def _compute(num, den, split: bool, ctx: _Ctx, gaps: list[str]) -> tuple[list[str], dict]:
@@ -378,7 +372,8 @@ def _sweep(num, den, ctx: _Ctx, gaps: list[str]) -> tuple[str | None, dict]:
     for f, c in ((fits["num"], num), (fits["den"], den)):
         if f:
             text += (
-                f"; fit {c.arm}: a = {_t(f['a_s'])} ({f['fixed_share_small']:.0%} of its time at "
+                f"; fit {c.arm}: a = {time_text(f['a_s'], 3)} "
+                f"({f['fixed_share_small']:.0%} of its time at "
                 f"frames {pts[0][0]}), rate {f['rate_tflops']:.3g} TFLOP/s"
             )
     if fits["num"] and fits["den"] and fits["num"]["rate_tflops"] > 0:

@@ -333,15 +333,6 @@ def build(a: Assessment, tols: list[dict] | None = None) -> dict:
 # ---- what a person reads ------------------------------------------------------------------
 
 
-def _t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    for unit, k in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(s) >= k:
-            return f"{s / k:.4g} {unit}"
-    return f"{s / 1e-9:.4g} ns"
-
-
 def _e(v: float | None) -> str:
     return "-" if v is None else f"{v:.3g}"
 
@@ -356,7 +347,7 @@ def _row(g: dict, p: dict, tols: list[dict], whole: bool) -> list:
     tm = p["time"]
     head = [g["file"], g["stage"], g["frames"], g["staging"]] if whole else []
     facts = [p["role"], p["precision"] or "-"] if whole else []
-    cells = [_e(p["rel_l2_err"]), _e(p["max_abs_err"]), _t(tm["median_s"]), _pm(tm)]
+    cells = [_e(p["rel_l2_err"]), _e(p["max_abs_err"]), tables.time_text(tm["median_s"]), _pm(tm)]
     cells += [tm["verdict"], *(p["meets"][t["id"]] for t in tols), "yes" if p["frontier"] else ""]
     return head + [p["arm"], *facts, *cells] + ([" ".join(p["fastest_for"])] if whole else [])
 
@@ -380,7 +371,9 @@ def _beside(pk: dict, e: dict) -> str:
     """A faster arm beside the pick: its time as a ratio to the pick's, or its median when no arm
     was picked; then the named tolerances it meets."""
     named = ", ".join(e["meets"]) or "none of the named tolerances"
-    when = _ratio_text(e["ratio"], "the pick's time") if pk["arm"] else _t(e["median_s"])
+    when = (
+        _ratio_text(e["ratio"], "the pick's time") if pk["arm"] else tables.time_text(e["median_s"])
+    )
     return f"{e['arm']} ({when}); it meets {named}"
 
 
@@ -390,7 +383,7 @@ def _pick_lines(pk: dict, t: dict, by: dict) -> list[str]:
         lines = [head + "no candidate meets it with a time not refused"]
     else:
         tm = by[pk["arm"]]["time"]
-        line = f"{head}{pk['arm']} {_t(tm['median_s'])} {tm['verdict']}"
+        line = f"{head}{pk['arm']} {tables.time_text(tm['median_s'])} {tm['verdict']}"
         ru = pk["runner_up"]
         if ru:
             line += f"; next within it {ru['arm']} ({_ratio_text(ru, 'its time')})"

@@ -10,15 +10,7 @@ from __future__ import annotations
 
 from . import ceilings, tables
 
-
-def _t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    # By magnitude: a fitted fixed cost can come out negative (-17.25 us, not -1.725e+04 ns).
-    for unit, k in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(s) >= k:
-            return f"{s / k:.4g} {unit}"
-    return f"{s / 1e-9:.4g} ns"
+_t = tables.time_text  # the name compare, fleet, gpus, perf_table and html use
 
 
 def _ctr_text(ctr: dict | None) -> str:

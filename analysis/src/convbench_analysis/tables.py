@@ -50,6 +50,17 @@ def terminal_width() -> int:
     return shutil.get_terminal_size((NOT_A_TERMINAL_WIDTH, 24)).columns
 
 
+def time_text(s: float | None, digits: int = 4) -> str:
+    """A time in the unit its magnitude suits: 7.59 ms, 122.3 us, "-" for none. By magnitude, so
+    a fitted fixed cost that comes out negative reads -17.25 us, not -1.725e+04 ns."""
+    if s is None:
+        return "-"
+    for unit, k in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(s) >= k:
+            return f"{s / k:.{digits}g} {unit}"
+    return f"{s / 1e-9:.{digits}g} ns"
+
+
 def render(headers, rows, fmt: str, align=None, width: int | None = None) -> str:
     """The table in text, md or csv; cells are text already (None prints as empty)."""
     rows = [["" if v is None else str(v) for v in r] for r in rows]
