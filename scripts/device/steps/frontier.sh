@@ -17,9 +17,12 @@ frontier_run() { # name, seconds, bench_conv flags...
     >"$W/logs/$name.txt" 2>"$W/logs/$name.err"
   log "frontier $name: rc=$? wall $(($(date +%s) - t0)) s report rc=$(report "$W/results/$name.json")"
   gzip -c "$W/results/$name.json" >"$OUT/$name.json.gz" 2>/dev/null
-  cp "$W/logs/$name.txt" "$OUT/" 2>/dev/null
 }
-frontier_run up-sweep 200 --stage up0,up1,up2,up3 --frames "$frames" --staging resident \
-  --arms "$up_arms" --reps 5 --max-time 60
-frontier_run amp-sweep 300 --stage amp --frames "$frames" --staging resident --arms "$amp_arms" \
-  --reps 5 --max-time 90 --no-counters
+[ -n "${FRONTIER_SKIP_UP:-}" ] || frontier_run up-sweep 200 --stage up0,up1,up2,up3 --frames "$frames" --staging resident \
+  --arms "$up_arms" --reps 6 --max-time 90
+# The AMP convs' gates take about a minute per length (162 f64 references on the host): one record
+# per length, FRONTIER_AMP_FRAMES of them, short samples.
+for f in ${FRONTIER_AMP_FRAMES:-${frames//,/ }}; do
+  frontier_run "amp-sweep-$f" 280 --stage amp --frames "$f" --staging resident --arms "$amp_arms" \
+    --reps 6 --min-time 0.01 --max-time 120 --no-counters
+done
