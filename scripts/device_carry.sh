@@ -3,7 +3,7 @@
 #   .devdeps/  CLI11's headers and CMake config and OpenSSL's headers, copied from this machine's
 #              Debian packages (libcli11-dev, libssl-dev): the GPU image has neither, and
 #              scripts/h200.sh points CMake at them only where the image lacks them;
-#   .whl/      the Python wheels the GPU image lacks (jsonschema and parts, ruptures, tabulate);
+#   .whl/      the Python wheels the GPU image lacks (jsonschema and parts, ruptures, tabulate, shtab);
 #   .devlibs/  Debian's Google Benchmark library, for binaries built here and carried (B=build-cuda).
 # Then: run(command="bash scripts/h200.sh STEPS", carry=[".whl", ".devdeps"]).
 set -euo pipefail
@@ -18,5 +18,5 @@ cp -r /usr/include/openssl .devdeps/openssl/include/
 cp /usr/include/x86_64-linux-gnu/openssl/* .devdeps/openssl/include/openssl/
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d .whl jsonschema jsonschema-specifications referencing rpds-py ruptures tabulate
+  -d .whl jsonschema jsonschema-specifications referencing rpds-py ruptures tabulate shtab
 du -sh .devdeps .whl .devlibs

@@ -8,6 +8,8 @@ Planted faults seen failing (then reverted):
 - the index command's folder without a help: test_every_option_and_positional_has_help failed;
 - a run's causes under every case again (_is_run_wide always False):
   test_a_run_wide_cause_is_said_once failed (the lease's detail said 25 times);
+- shtab imported unconditionally by the parser (the GPU image has no shtab):
+  test_every_command_runs_without_shtab failed (ModuleNotFoundError traceback);
 - tables wrapped at hyphens (the placeholder taken out of tables._text):
   test_report_fits_the_terminal_and_breaks_no_word failed ("foreign-" / "gpu)").
 """
@@ -130,6 +132,30 @@ def test_bash_completion_is_a_script_naming_every_command(tmp_path):
     for name in [*cli.COMMANDS, "gates"]:
         assert re.search(rf"\b{re.escape(name)}\b", out), name
     assert "--format" in out and "--print-completion" in out
+
+
+def test_every_command_runs_without_shtab(tmp_path):
+    """shtab (the completion script) missing: commands still run; --print-completion says so in
+    one line and exits 2."""
+    blocker = tmp_path / "shtab.py"
+    blocker.write_text("raise ImportError('shtab hidden by the test')\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+    def run_env(*args):
+        p = subprocess.run(
+            [sys.executable, "-m", "convbench_analysis", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+        return p.returncode, p.stdout, p.stderr
+
+    rc, out, err = run_env("gpus", f"{EX}/main-h200.json")
+    assert rc == 0 and "Traceback" not in err, err
+    rc, out, err = run_env("--print-completion", "bash")
+    assert rc == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "shtab" in err
 
 
 def _tokens(text: str) -> list[str]:

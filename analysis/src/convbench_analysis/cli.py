@@ -509,8 +509,22 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _NoCompletion(argparse.Action):
+    """--print-completion where shtab is not installed: one line, exit 2 (every other command
+    still runs)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=1, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(2, f"{PROG}: --print-completion needs the shtab package (pip install shtab)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    import shtab
+    try:
+        import shtab
+    except ImportError:  # a declared dependency, missing where the wheels were not all carried
+        shtab = None
 
     p = _Parser(
         prog=PROG,
@@ -520,7 +534,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--version", action=_Version, help="the version, and the checkout's git describe"
     )
-    shtab.add_argument_to(p, ["--print-completion"], help="print a shell completion script (bash)")
+    if shtab is not None:
+        shtab.add_argument_to(
+            p, ["--print-completion"], help="print a shell completion script (bash)"
+        )
+    else:
+        p.add_argument(
+            "--print-completion",
+            action=_NoCompletion,
+            metavar="SHELL",
+            help="print a shell completion script (bash; needs shtab)",
+        )
     sub = p.add_subparsers(
         dest="cmd", required=True, parser_class=_Parser, metavar="COMMAND", help="one of:"
     )
