@@ -24,6 +24,16 @@ constexpr double kEpilogueBytesPerCycle = 64.0;
 // Positions on M: the A fragments each consumer thread loads, rounds and addresses (~12
 // instructions per k-step and group, 8 warps at 4 per cycle).
 constexpr double kFragmentCycles = 12.0 * 8.0 / 4.0;
+// f32x3 with positions on M: each A fragment is loaded, split into its hi and lo tf32 parts and
+// fed to three products, 3x a tf32 fragment's cost (2x underestimated up0 at 96 frames by 2.1x:
+// the tile sweep on the H100, positions on M 149 us against rows on M 71 us).
+constexpr double kX3FragmentFactor = 3.0;
+// Each rank of a split beyond the first: the cluster's reduction through distributed shared
+// memory and its barriers, per block (the sweep: split 8 of up0/96 1.6x its split 2).
+constexpr double kWgSplitRankCycles = 2000.0;
+// Compute and device-memory traffic overlap imperfectly: the shorter adds this share of itself
+// (a plan bound by its weights' bytes is not free to add compute).
+constexpr double kOverlapLoss = 0.25;
 // Input bytes taken to stay in L2 (60 MB on the H200) between the row tiles that read them.
 constexpr double kL2Bytes = 24e6;
 

@@ -15,9 +15,9 @@ namespace {
 // The cost model (constants in cost_model.hpp, the device's own numbers from DeviceFacts): an
 // iteration takes the longer of its MMAs and its TMA fill, plus the positions-on-M fragments,
 // which do not overlap the block's own MMAs (a register A operand must be ready before its wgmma
-// issues; twice for f32x3's split): on the H200 this made up0 of the 512x model at 1536 frames
-// 15% slower with positions on M than with rows on M at the same N, and the long stages 1.6-2.6x
-// faster.
+// issues; three times for f32x3's hi and lo parts): on the H200 this made up0 of the 512x model at
+// 1536 frames 15% slower with positions on M than with rows on M at the same N, and the long
+// stages 1.6-2.6x faster.
 using namespace cost_model;
 
 // Largest power of two <= v (v >= 1).
@@ -128,8 +128,9 @@ double cost(const Plan &p, const DeviceFacts &d) {
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kTf32MacsPerCycle;
   const double fill = double(buffer_bytes(p)) / kFillBytesPerCycle;
-  const double frags =
-      p.along == Along::positions ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? 2.0 : 1.0) : 0.0;
+  const double frags = p.along == Along::positions
+                           ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? kX3FragmentFactor : 1.0)
+                           : 0.0;
   const double iter = std::max(mma, fill) + frags + kWgIterOverhead;
   const int64_t ctas = int64_t(blocks_per_rank(p)) * p.split;
   // Blocks per multiprocessor: as shared memory and registers allow (accumulators of 96 or more
@@ -140,8 +141,9 @@ double cost(const Plan &p, const DeviceFacts &d) {
   const double waves = double(ctas) / double(resident); // blocks of a short tail overlap others
   const double tile_bytes = double(tile_floats(p)) * 4;
   const double epilogue = tile_bytes * (p.split > 1 ? 1.0 + p.split : 1.0) / kEpilogueBytesPerCycle;
-  const double compute =
-      std::ceil(waves) / per_sm * (double(p.iters_per_rank) * iter + epilogue + kWgBlockOverhead);
+  const double compute = std::ceil(waves) / per_sm *
+                         (double(p.iters_per_rank) * iter + epilogue + kWgBlockOverhead +
+                          kWgSplitRankCycles * (p.split - 1));
   // Every byte device memory must move: the packed weights once (the blocks of one row tile run
   // side by side), the input (once as it is, or read, written and read again through xT with
   // rows on M) once per row tile of a set when it is too large to stay in L2 between them, the
@@ -156,9 +158,9 @@ double cost(const Plan &p, const DeviceFacts &d) {
   const double x_reads =
       x * (p.along == Along::rows ? planes : 1.0) > kL2Bytes ? double(p.row_tiles) / p.sets : 1.0;
   const double transpose = p.along == Along::rows ? x * (1.0 + 2.0 * planes) : 0.0;
-  // Ties: fewer blocks.
-  return std::max(compute, (w + x * x_reads + y) / d.dram_bytes_per_cycle()) +
-         transpose / d.dram_bytes_per_cycle() + 1e-3 * double(ctas);
+  const double memory = (w + x * x_reads + y) / d.dram_bytes_per_cycle();
+  return std::max(compute, memory) + kOverlapLoss * std::min(compute, memory) +
+         transpose / d.dram_bytes_per_cycle() + 1e-3 * double(ctas); // ties: fewer blocks
 }
 
 Plan geometry(const ConvShape &s) {

@@ -306,6 +306,21 @@ TEST(Plan, ForcedVariantsAreHonouredOrFallBack) {
   EXPECT_EQ(plan(odd, Math::tf32, kDevice, {2, 24, 0, 2}).along, Along::rows);
 }
 
+// Measured: the tile sweep (scripts/device/steps/tune.sh) of cuda-f32x3 on the 512x model at 96
+// frames, on an H100: up0 with positions on M (the earlier model's pick, m64n32 both groups)
+// 149 us, rows on M n96 split 2 71 us; up1 positions on M n96 67 us, rows on M n96 55 us. The
+// model now charges f32x3's fragments 3x and each extra split rank; with the earlier constants
+// (fragments 2x, no split or overlap term) this test failed on up0 (positions on M, n48).
+TEST(Plan, ShortStagesOfF32x3TakeRowsOnM) {
+  for (int i : {0, 1}) {
+    const ConvShape s = peer_testing::all_stages(96)[size_t(i)].shape;
+    const Plan p = plan(s, Math::f32x3, kDevice);
+    EXPECT_EQ(p.along, Along::rows) << "up" << i << ": " << kernel_name(p);
+    EXPECT_EQ(p.n, 96) << "up" << i << ": " << kernel_name(p);
+    EXPECT_LE(p.split, 2) << "up" << i << ": " << kernel_name(p);
+  }
+}
+
 TEST(Plan, RefusesWhatTheKernelsDoNotTake) {
   ConvShape s = convbench::testing::amp_shape(8, 3, 1, 20);
   s.stride = 2;
