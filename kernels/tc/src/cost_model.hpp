@@ -24,16 +24,22 @@ constexpr double kEpilogueBytesPerCycle = 64.0;
 // Positions on M: the A fragments each consumer thread loads, rounds and addresses (~12
 // instructions per k-step and group, 8 warps at 4 per cycle).
 constexpr double kFragmentCycles = 12.0 * 8.0 / 4.0;
-// f32x3 with positions on M: each A fragment is loaded, split into its hi and lo tf32 parts and
-// fed to three products, 3x a tf32 fragment's cost (2x underestimated up0 at 96 frames by 2.1x:
-// the tile sweep on the H100, positions on M 149 us against rows on M 71 us).
-constexpr double kX3FragmentFactor = 3.0;
-// Each rank of a split beyond the first: the cluster's reduction through distributed shared
-// memory and its barriers, per block (the sweep: split 8 of up0/96 1.6x its split 2).
-constexpr double kWgSplitRankCycles = 2000.0;
-// Compute and device-memory traffic overlap imperfectly: the shorter adds this share of itself
-// (a plan bound by its weights' bytes is not free to add compute).
-constexpr double kOverlapLoss = 0.25;
+// The wgmma plan's fitted terms, a struct so that kernels/tc/tools/wg_cost_fit can search them
+// against a tile sweep's records (scripts/device/steps/tune.sh); the plan uses kWgFit. Fitted on
+// the H100's sweep of up0/up1 at 96 frames (f32x3) and up1/up2 at 384 and 1536 (tf32):
+//   x3_fragments: f32x3 with positions on M loads each A fragment, splits it into its hi and lo
+//     tf32 parts and feeds three products: 3x a tf32 fragment's cost (2x put up0 at 96 frames on
+//     positions on M, 149 us, against 71 us with rows on M);
+//   split_rank_cycles: each rank of a split beyond the first, per block: the cluster's reduction
+//     through distributed shared memory and its barriers (split 8 of up0/96 1.6x its split 2);
+//   overlap_loss: compute and device-memory traffic overlap imperfectly: the shorter adds this
+//     share of itself (a plan bound by its weights' bytes is not free to add compute).
+struct WgFit {
+  double x3_fragments = 3.0;
+  double split_rank_cycles = 2000.0;
+  double overlap_loss = 0.25;
+};
+inline constexpr WgFit kWgFit{};
 // Input bytes taken to stay in L2 (60 MB on the H200) between the row tiles that read them.
 constexpr double kL2Bytes = 24e6;
 

@@ -124,12 +124,12 @@ bool ranks_nonempty(int iters, int split) {
   return int64_t(split - 1) * cdiv(iters, split) < iters;
 }
 
-double cost(const Plan &p, const DeviceFacts &d) {
+double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit) {
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kTf32MacsPerCycle;
   const double fill = double(buffer_bytes(p)) / kFillBytesPerCycle;
   const double frags = p.along == Along::positions
-                           ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? kX3FragmentFactor : 1.0)
+                           ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? fit.x3_fragments : 1.0)
                            : 0.0;
   const double iter = std::max(mma, fill) + frags + kWgIterOverhead;
   const int64_t ctas = int64_t(blocks_per_rank(p)) * p.split;
@@ -143,7 +143,7 @@ double cost(const Plan &p, const DeviceFacts &d) {
   const double epilogue = tile_bytes * (p.split > 1 ? 1.0 + p.split : 1.0) / kEpilogueBytesPerCycle;
   const double compute = std::ceil(waves) / per_sm *
                          (double(p.iters_per_rank) * iter + epilogue + kWgBlockOverhead +
-                          kWgSplitRankCycles * (p.split - 1));
+                          fit.split_rank_cycles * (p.split - 1));
   // Every byte device memory must move: the packed weights once (the blocks of one row tile run
   // side by side), the input (once as it is, or read, written and read again through xT with
   // rows on M) once per row tile of a set when it is too large to stay in L2 between them, the
@@ -159,7 +159,7 @@ double cost(const Plan &p, const DeviceFacts &d) {
       x * (p.along == Along::rows ? planes : 1.0) > kL2Bytes ? double(p.row_tiles) / p.sets : 1.0;
   const double transpose = p.along == Along::rows ? x * (1.0 + 2.0 * planes) : 0.0;
   const double memory = (w + x * x_reads + y) / d.dram_bytes_per_cycle();
-  return std::max(compute, memory) + kOverlapLoss * std::min(compute, memory) +
+  return std::max(compute, memory) + fit.overlap_loss * std::min(compute, memory) +
          transpose / d.dram_bytes_per_cycle() + 1e-3 * double(ctas); // ties: fewer blocks
 }
 
@@ -202,7 +202,8 @@ Plan geometry(const ConvShape &s) {
   return p;
 }
 
-Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f) {
+Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
+          const cost_model::WgFit &fit) {
   Plan p = geometry(s);
   p.math = m;
 
@@ -218,7 +219,7 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f) {
       c.buffers = buffers_for(c, c.iters_per_rank);
       if (c.buffers == 0)
         continue;
-      const double k = cost(c, d);
+      const double k = cost(c, d, fit);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
         continue;
@@ -270,7 +271,7 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f) {
     }
   }
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
-    return plan(s, m, d);
+    return plan(s, m, d, {}, fit);
   return best;
 }
 

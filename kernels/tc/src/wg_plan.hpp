@@ -32,6 +32,7 @@
 
 #include "convbench/device_facts.hpp"
 #include "convbench/shape.hpp"
+#include "cost_model.hpp"
 #include "host_device.hpp"
 
 namespace convbench::tc::wg {
@@ -124,7 +125,8 @@ void tile_sets(Plan &c);
 // The plan for `s` on device `d`: the orientation, tile and split with
 // the least modelled time (see plan.cpp). A forced variant the shape cannot take falls back to the
 // automatic choice (the caller can compare).
-Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f = {});
+Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f = {},
+          const cost_model::WgFit &fit = cost_model::kWgFit);
 
 // Bytes of one pipeline buffer (both operands' boxes, both planes of the weights for f32x3, the
 // lo plane of xT too with rows on M) and the shared memory the kernel asks for (buffers, the
@@ -134,7 +136,7 @@ int smem_bytes(const Plan &p);
 // Floats of the epilogue's tile in shared memory (it reuses the buffers).
 int64_t tile_floats(const Plan &p);
 // The modelled time of a plan in cycles of one multiprocessor; plan() minimises it.
-double cost(const Plan &p, const DeviceFacts &d);
+double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit = cost_model::kWgFit);
 // Whether cutting `iters` into `split` ranks of ceil(iters / split) leaves none empty.
 bool ranks_nonempty(int iters, int split);
 
