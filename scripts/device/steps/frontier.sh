@@ -3,8 +3,9 @@
 # Speed beside accuracy: every arm of the 512x upsample stages at 96, 384 and 1536 frames with the
 # cuBLAS ceilings, then the 54 AMP convs at the same lengths (FRONTIER_FRAMES), each record copied
 # to $OUT (gzipped) as soon as it is written, for `convbench-analyze frontier` and `explain`.
+# FRONTIER_UP_ARMS, FRONTIER_UP_FLAGS (e.g. --no-counters) and FRONTIER_SKIP_UP narrow the first.
 up_arms=cuda-f32,cuda-f32x3,cuda-tf32,cuda-f64,cuda-f64-dmma,cudnn-f32,cudnn-tf32,cudnn-f64
-up_arms=$up_arms,cublas-sgemm,cublas-tf32,cublas-dgemm
+up_arms=${FRONTIER_UP_ARMS:-$up_arms,cublas-sgemm,cublas-tf32,cublas-dgemm}
 amp_arms=cuda-f32,cuda-f32x3,cuda-tf32,cudnn-f32,cudnn-tf32
 frames=${FRONTIER_FRAMES:-96,384,1536}
 frontier_run() { # name, seconds, bench_conv flags...
@@ -19,7 +20,7 @@ frontier_run() { # name, seconds, bench_conv flags...
   gzip -c "$W/results/$name.json" >"$OUT/$name.json.gz" 2>/dev/null
 }
 [ -n "${FRONTIER_SKIP_UP:-}" ] || frontier_run up-sweep 200 --stage up0,up1,up2,up3 --frames "$frames" --staging resident \
-  --arms "$up_arms" --reps 6 --max-time 90
+  --arms "$up_arms" --reps 6 --max-time 90 ${FRONTIER_UP_FLAGS:-}
 # The AMP convs' gates take about a minute per length (162 f64 references on the host): one record
 # per length, FRONTIER_AMP_FRAMES of them, short samples.
 for f in ${FRONTIER_AMP_FRAMES:-${frames//,/ }}; do
