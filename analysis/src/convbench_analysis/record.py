@@ -76,6 +76,8 @@ class CorrectnessGate(_View):
         return self.get("mismatches")
 
     def summary(self) -> str:
+        if self.kind == "self":  # a copy's bytes or a launch's word against what it must write
+            return f"self gate: {self.mismatches} of {self.get('cells')} checked differ"
         return (
             f"{self.kind} gate: {self.mismatches} mismatching cells, max abs err "
             f"{self.get('max_abs_err')}, rel L2 {self.get('rel_l2_err')} "
@@ -341,7 +343,7 @@ _PRECISIONS = ("f64", "f32x3", "f32", "tf32", "bf16", "f16")
 class ArmFacts:
     precision: str | None  # f64, f32, f32x3, tf32, bf16; None: the arm does not say
     math: str | None  # simt, simt-fma, dmma, mma-tf32, wgmma-tf32, cudnn, cublas, host, ...
-    role: str  # reference, candidate, peer (the library to beat), ceiling (cuBLAS)
+    role: str  # reference, candidate, peer (the library to beat), ceiling (cuBLAS, copy, launch)
     stated: bool  # True: the record's own fields; False: read from the arm's name
 
     @property
@@ -377,7 +379,7 @@ def _facts_from_name(arm: str) -> ArmFacts:
         role = "reference"
     elif base.startswith(("cudnn-", "torch-cudnn-")):
         role = "peer"
-    elif base.startswith("cublas-"):
+    elif base.startswith("cublas-") or base in ("cuda-copy", "cuda-launch"):
         role = "ceiling"
     else:
         role = "candidate"
