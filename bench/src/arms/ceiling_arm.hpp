@@ -31,7 +31,7 @@ inline GateResult self_gate(const ceilings::SelfCheck &k) {
   return g;
 }
 
-// What both share: the stream, the NaN output, the single-stage plan.
+// One prepared copy or launch: its own stream, a NaN output, its own check.
 template <class Work> class CeilingPrepared final : public PreparedArm {
 public:
   template <class... A>
