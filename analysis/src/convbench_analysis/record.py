@@ -370,6 +370,10 @@ def _precision_in_name(tokens: list[str]) -> str | None:
     return None
 
 
+# The ceilings with no arithmetic, by name, and what they run (their records' `math`).
+_HARDWARE_CEILINGS = {"cuda-copy": "memcpy", "cuda-launch": "launch"}
+
+
 def _facts_from_name(arm: str) -> ArmFacts:
     """An older record's arm, read from its name: <provider>-<precision>[-<variant>]."""
     base = twin_base(arm)
@@ -379,12 +383,14 @@ def _facts_from_name(arm: str) -> ArmFacts:
         role = "reference"
     elif base.startswith(("cudnn-", "torch-cudnn-")):
         role = "peer"
-    elif base.startswith("cublas-") or base in ("cuda-copy", "cuda-launch"):
+    elif base.startswith("cublas-") or base in _HARDWARE_CEILINGS:
         role = "ceiling"
     else:
         role = "candidate"
     math = next((m for m in ("cudnn", "cublas", "dmma") if m in tokens), None)
-    if math is None and tokens[0] == "cpu":
+    if base in _HARDWARE_CEILINGS:
+        math = _HARDWARE_CEILINGS[base]
+    elif math is None and tokens[0] == "cpu":
         math = "host"
     elif math is None and tokens[0] == "cuda":
         math = (
