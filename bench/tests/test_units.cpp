@@ -673,7 +673,8 @@ Problem ceiling_case() {
 
 // The copy moves the case's least bytes (half each way, rounded up to 16) and its gate, the one
 // the bench runs before timing, passes; a copy 16 bytes short leaves the poisoned tail and fails.
-// Planted (seen failing): the copy's check comparing only the first bytes - 16.
+// Teeth: the short copy is the planted fault; to be seen failing on the GPU machine, the copy's
+// check comparing only the first bytes - 16 (the short copy then passes).
 TEST(CeilingGate, TheCopyPassesAndACopyShortBy16BytesFails) {
   SKIP_WITHOUT_CEILING_GPU();
   const Problem p = ceiling_case();
@@ -699,8 +700,9 @@ TEST(CeilingGate, TheCopyPassesAndACopyShortBy16BytesFails) {
 }
 
 // The launch stores its sequence number and its gate passes, again after more launches; a
-// launch that is counted but never enqueued leaves the poisoned word and fails. Planted (seen
-// failing): the check comparing the word with the sequence number before the launch's.
+// launch that is counted but never enqueued leaves the poisoned word and fails. Teeth: the
+// skipped launch is the planted fault; to be seen failing on the GPU machine, EmptyLaunch::check
+// not reading the word (mismatches always 0: the skipped launch passes).
 TEST(CeilingGate, TheLaunchPassesAndASkippedLaunchFails) {
   SKIP_WITHOUT_CEILING_GPU();
   const Problem p = ceiling_case();
