@@ -1,5 +1,5 @@
 """ceilings.py on a synthetic record whose ceilings are timed at known fractions of the arms they
-judge, in the same rounds: every "% of cuBLAS" has a known value.
+judge, in the same rounds: every "% of ceiling" has a known value.
 
 Planted faults seen failing (then reverted): tf32 mapped to cublas-sgemm (cuda-tf32 read 80%,
 not 50%); the ratio taken the wrong way round (arm / ceiling: 125% where 80% is right)."""
@@ -106,7 +106,7 @@ def test_the_report_prints_the_section_and_no_ratio_against_a_gemm(tmp_path):
     cmd = [sys.executable, "-m", "convbench_analysis", "report", "--no-history", str(p)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 4), r.stderr
-    assert "% of cuBLAS" in r.stdout
+    assert "% of ceiling" in r.stdout
     line = next(
         ln for ln in r.stdout.splitlines() if "up0/96/cuda-tf32/resident " in ln and "cublas" in ln
     )
@@ -118,3 +118,71 @@ def test_the_report_prints_the_section_and_no_ratio_against_a_gemm(tmp_path):
     arms = {row["arm"] for g in rep["groups"] for row in g["rows"]}
     assert not any(x.startswith("cublas-") for x in dens | arms)  # a GEMM is no convolution
     assert len(rep["ceilings"]) == 30
+
+
+# The causal pair against the hardware's own ceilings, timed in the same rounds: the copy of the
+# case's bytes at 0.9 of the register kernel's time, the empty launch at 0.5 of it.
+HARDWARE = {"cuda-copy": 0.9, "cuda-launch": 0.5}
+PAIR = ("cuda-causal-register", "cuda-causal-tiled")
+
+
+def causal_run(stage="causal.c2048.l1.b1"):
+    """cuda-f32 relabelled as the causal pair and the copy and launch ceilings (the record's
+    fields as bench_conv writes them), its stage renamed to a causal case; the tiled kernel at 2x
+    the register kernel's time."""
+    run = synth.make_run(arms=("cpu-f64", "cuda-f32"), stages=("up0",), frames=(96,), reps=8)
+    run = relabel(run, {"cuda-f32": [*PAIR, *HARDWARE]}, keep=False)
+    ids = {}
+    for c in run["cases"]:
+        new = c["id"].replace("up0/", f"{stage}/", 1)
+        ids[c["id"]], c["id"], c["stage"] = new, new, stage
+        if c["arm"] in HARDWARE:
+            c["role"], c["precision"], c["math"] = "ceiling", None, "memcpy"
+            c["gate"] = {
+                "kind": "self",
+                "result": "pass",
+                "mismatches": 0,
+                "cells": 8,
+                "max_abs_err": None,
+                "rel_l2_err": None,
+                "tolerance": None,
+            }
+        elif c["arm"] in PAIR:
+            c["role"], c["precision"], c["math"] = "candidate", "f32", "simt"
+    for o in run["plan"]["order"]:
+        o["cases"] = [ids.get(x, x) for x in o["cases"]]
+    run["plan"]["stages"] = [stage]
+    by = {c["arm"]: c for c in run["cases"]}
+    reg = [s["seconds"] for s in by["cuda-causal-register"]["samples"]]
+    synth.set_seconds(by["cuda-causal-tiled"], [2.0 * s for s in reg])
+    for arm, f in HARDWARE.items():
+        synth.set_seconds(by[arm], [f * s for s in reg])
+    return run
+
+
+def test_the_causal_pair_against_the_copy_and_the_launch(tmp_path):
+    """Planted (seen failing): ceilings_of without the copy and launch ceilings (no rows)."""
+    rows = rows_of(tmp_path, causal_run())
+    got = {(r["arm"], r["ceiling"]): r for r in rows}
+    assert sorted(got) == sorted((a, c) for a in PAIR for c in HARDWARE)
+    for (arm, ceiling), r in got.items():
+        want = HARDWARE[ceiling] / (1.0 if arm == "cuda-causal-register" else 2.0)
+        assert r["percent"] == pytest.approx(100 * want, rel=1e-9), r
+        assert r["paired_rounds"] == 8 and not r["refused"]
+        assert r["case"].startswith("causal.c2048.l1.b1/")
+
+
+def test_a_self_checked_ceiling_is_read_and_reported(tmp_path):
+    """The record's gate kind "self" passes the schema and the report prints the pair against
+    each ceiling. Planted (seen failing): "self" missing from the schema's gate kinds (the record
+    refused)."""
+    p = tmp_path / "run.json"
+    p.write_text(json.dumps(causal_run()))
+    load.load_run(p)  # validates against the schema
+    cmd = [sys.executable, "-m", "convbench_analysis", "report", "--no-history", str(p)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 4), r.stderr
+    assert "% of ceiling" in r.stdout
+    lines = [ln for ln in r.stdout.splitlines() if "/cuda-causal-register/resident " in ln]
+    assert any("cuda-copy" in ln and "90.0%" in ln for ln in lines), r.stdout
+    assert any("cuda-launch" in ln and "50.0%" in ln for ln in lines), r.stdout

@@ -156,7 +156,7 @@ def test_twins_ceilings_and_the_reference(tmp_path):
     why = {n["arm"]: n["why"] for g in rep["groups"] for n in g["not_candidates"]}
     assert why == {
         "cuda-f32#2/resident": "an A/A twin",
-        "cublas-sgemm/resident": "a ceiling (GEMM, no convolution)",
+        "cublas-sgemm/resident": "a ceiling (no convolution)",
         "cpu-f64/host": "the reference",
     }
 

@@ -4,7 +4,7 @@
 Planted faults seen failing (then reverted): record.arm_facts ignoring the record's fields (names
 only): test_a_plugin_arm_is_paired_by_what_it_states failed (its name says nothing); cublas arms
 read as candidates (role fallback without the ceiling): test_ceilings_are_never_candidates
-failed."""
+failed; cuda-copy and cuda-launch left out of the name's ceilings: read as simt candidates."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def group(*cases):
         ("cudnn-f32#2", "f32", "cudnn", "peer"),
         ("torch-cudnn-tf32", "tf32", "cudnn", "peer"),
         ("cublas-tf32", "tf32", "cublas", "ceiling"),
+        ("cuda-copy", None, "memcpy", "ceiling"),
+        ("cuda-launch#2", None, "launch", "ceiling"),
         ("my-conv", None, None, "candidate"),
     ],
 )

@@ -364,6 +364,62 @@ def t_ops_gpu(tmp, bench, schema, repo):
     for c in r["cases"]:
         check(c["gate"]["result"] == "pass", f"{c['id']}: {c['gate']}")
     print(p.stdout[-3000:])
+    ceilings_gpu(tmp, bench, schema, repo, pair)
+
+
+def ceilings_gpu(tmp, bench, schema, repo, pair):
+    """The causal pair beside the copy and launch ceilings in the same rounds: both self-checked
+    and timed on every single stage (a Conv1d one too), the generator refused with the reason, and
+    the report's % of ceiling rows for the pair against each. Teeth, still to be seen failing on
+    the GPU machine: CeilingArm::supports accepting a sequence (no refusal line)."""
+    hardware = ["cuda-copy", "cuda-launch"]
+    p = run(
+        [bench]
+        + [
+            "--stage",
+            "causal.c1024.l1024.b8.state,causal.c1024.l1.b1,amp0.k3.d1,generator",
+            "--frames",
+            "8",
+            "--arms",
+            ",".join(["cpu-f64", *pair, *hardware]),
+            "--staging",
+            "resident",
+            "--reps",
+            "3",
+            "--target-ci",
+            "0",
+            "--no-lease",
+            "--no-counters",
+            "--out",
+            "h.json",
+        ],
+        tmp,
+    )
+    check(p.returncode == 0, f"ceilings exit {p.returncode}: {p.stderr[-800:]}")
+    for arm in hardware:
+        check(
+            f"{arm} does not run generator/8: a copy or launch ceiling stands beside one stage"
+            in p.stderr,
+            f"{arm} must refuse the generator, saying why",
+        )
+    r = load_json(os.path.join(tmp, "h.json"))
+    validate(r, "ceilings gpu run", schema)
+    seen = set()
+    for c in r["cases"]:
+        if c["arm"] in hardware:
+            seen.add((c["stage"], c["arm"]))
+            g = c["gate"]
+            check(g["kind"] == "self" and g["result"] == "pass", f"{c['id']}: {g}")
+            check(c["role"] == "ceiling" and len(c["samples"]) >= 3, f"{c['id']} not timed")
+    check(len(seen) == 2 * 3, f"copy and launch cases: {sorted(seen)}")  # 3 single stages
+    a = analyze(repo, os.path.join(tmp, "h.json"), tmp)
+    check(a.returncode in (0, 3, 4), f"analysis exit {a.returncode}: {a.stderr[-500:]}")
+    for arm in hardware:
+        check(
+            any(f"/{pair[0]}/resident" in ln and arm in ln for ln in a.stdout.splitlines()),
+            f"no % of ceiling row of {pair[0]} against {arm}",
+        )
+    print(a.stdout[-3000:])
 
 
 TESTS = {

@@ -14,6 +14,7 @@
 
 #include "arms/host_arm.hpp"
 #include "driver/run.hpp"
+#include "plan/cli.hpp"
 #if CONVBENCH_HAVE_CUDA
 #include "convbench/fast_conv.hpp"
 #endif
@@ -157,6 +158,48 @@ TEST(ArmVariants, ABlockArmNamesItsBlockAndRefusesWhatItCannotRun) {
   m3.shapes[0].padding = 8;
   EXPECT_FALSE(a->supports(m3, &why));
   EXPECT_NE(why.find(b.name()), std::string::npos) << why;
+}
+#endif
+
+#if CONVBENCH_HAVE_CUDA
+// The copy and launch ceilings: never in the default set, named by --arms, self-checked, resident
+// only; they stand beside any single stage (Conv1d, ConvTranspose1d, the causal op) and refuse a
+// sequence, saying why. No GPU needed: nothing here prepares them. Planted (seen failing):
+// CeilingArm::hidden() returning false (both joined the default set).
+TEST(ArmVariants, TheCopyAndLaunchCeilingsRunOnlyWhenNamed) {
+  const char *argv[] = {"bench_conv", "--arms", "cuda-copy,cuda-launch"};
+  const Options o = parse_cli(3, argv);
+  EXPECT_EQ(o.arms, (std::vector<std::string>{"cuda-copy", "cuda-launch"}));
+  EXPECT_EQ(expand_arm_patterns(o.arms), o.arms);
+  const std::vector<const Arm *> defaults = registered_arms();
+  Problem up0;
+  up0.stage = "up0";
+  up0.frames = 96;
+  up0.shapes = {ConvShape{ConvOp::transposed, 1, 1536, 768, 16, 8, 1, 4, 0, 96, true}};
+  Problem chain = up0;
+  chain.stage = "chain";
+  chain.shapes = {up0.shapes[0], up0.shapes[0]};
+  Problem causal;
+  causal.stage = "causal.c2048.l1.b1";
+  causal.frames = 1;
+  causal.causal = CausalConvShape{1, 2048, 4, 1};
+  for (const std::string &name : o.arms) {
+    const Arm *a = find_arm(name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_TRUE(a->hidden()) << name;
+    EXPECT_EQ(std::count(defaults.begin(), defaults.end(), a), 0) << name;
+    EXPECT_EQ(a->gate(), GateKind::self) << name;
+    EXPECT_EQ(a->facts().role, ArmRole::ceiling) << name;
+    EXPECT_EQ(a->stagings(), std::vector<std::string>{"resident"}) << name;
+    std::string why;
+    EXPECT_TRUE(a->supports(up0, &why)) << name << ": " << why;
+    EXPECT_TRUE(a->supports(causal, &why)) << name << ": " << why;
+    EXPECT_FALSE(a->supports(chain, &why)) << name;
+    EXPECT_NE(why.find("not a sequence"), std::string::npos) << name << ": " << why;
+  }
+  // The copy holds both halves of the case's least bytes; the launch one word.
+  EXPECT_GE(find_arm("cuda-copy")->device_bytes(causal, "resident"), causal.min_bytes());
+  EXPECT_EQ(find_arm("cuda-launch")->device_bytes(causal, "resident"), 8.0);
 }
 #endif
 

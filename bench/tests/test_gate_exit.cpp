@@ -329,3 +329,77 @@ TEST(GateExit, ACeilingIsCheckedByItsOwnGemm) {
   }
   EXPECT_EQ(seen, 2);
 }
+
+namespace {
+// A ceiling that computes nothing, as the gate sees one (GateKind::self): a host copy of 256
+// bytes whose own check poisons the destination with 0xFF and compares it with the source byte
+// for byte. `Short`: the copy leaves its last 16 bytes, the fault cuda-copy's GPU test plants.
+template <bool Short> class HostCopyPrepared final : public PreparedArm {
+public:
+  HostCopyPrepared() {
+    for (size_t i = 0; i < sizeof src_; ++i)
+      src_[i] = uint8_t(i % 251);
+  }
+  void call() override { std::memcpy(dst_, src_, sizeof src_ - (Short ? 16 : 0)); }
+  void output(float *) override {}
+  GateResult own_check() override {
+    std::memset(dst_, 0xFF, sizeof dst_);
+    call();
+    GateResult g;
+    g.kind = GateKind::self;
+    g.cells = int64_t(sizeof src_);
+    for (size_t i = 0; i < sizeof src_; ++i)
+      g.mismatches += src_[i] != dst_[i];
+    g.pass = g.mismatches == 0;
+    return g;
+  }
+
+private:
+  uint8_t src_[256], dst_[256] = {};
+};
+template <bool Short> class HostCopy final : public Arm {
+public:
+  std::string name() const override { return Short ? "test-copy-short" : "test-copy"; }
+  bool device() const override { return false; }
+  GateKind gate() const override { return GateKind::self; }
+  ArmFacts facts() const override { return {std::nullopt, "memcpy", ArmRole::ceiling}; }
+  std::string floor_kind() const override { return ""; }
+  bool available(std::string *) const override { return true; }
+  std::unique_ptr<PreparedArm> prepare(const Problem &, const std::string &,
+                                       const ArmContext &) const override {
+    return std::make_unique<HostCopyPrepared<Short>>();
+  }
+};
+} // namespace
+
+CONVBENCH_REGISTER_ARM(HostCopy<false>)
+CONVBENCH_REGISTER_ARM(HostCopy<true>)
+
+// A ceiling that checks itself (GateKind::self): its own check decides, not the convolution's
+// reference; the whole copy passes and is timed, the copy short by 16 bytes fails (exit 4, not
+// timed), and the record says what was checked. Planted (seen failing): gate_case sending only
+// GateKind::gemm to the arm's own check (the self arms compared with the reference: both failed).
+TEST(GateExit, ACeilingThatComputesNothingIsCheckedByItself) {
+  const SmallRun run = run_small("cpu-f64,test-copy,test-copy-short", "self");
+  EXPECT_EQ(run.rc, 4);
+  ASSERT_FALSE(run.record.is_null());
+  int seen = 0;
+  for (const auto &c : run.record["cases"]) {
+    const std::string arm = c["arm"];
+    if (arm.rfind("cpu-f64", 0) == 0)
+      continue;
+    ++seen;
+    const bool wrong = arm == "test-copy-short";
+    EXPECT_EQ(c["role"], "ceiling") << arm;
+    EXPECT_TRUE(c["precision"].is_null()) << arm;
+    EXPECT_EQ(c["gate"]["kind"], "self") << arm;
+    EXPECT_EQ(c["gate"]["cells"], 256) << arm;
+    EXPECT_EQ(c["gate"]["mismatches"], wrong ? 16 : 0) << arm;
+    EXPECT_TRUE(c["gate"]["tolerance"].is_null()) << arm;
+    EXPECT_TRUE(c["gate"]["max_abs_err"].is_null()) << arm;
+    EXPECT_FALSE(c["gate"].contains("allclose_rel_needed")) << arm;
+    EXPECT_EQ(c["gate"]["result"], wrong ? "fail" : "pass") << arm;
+    EXPECT_EQ(c["samples"].size(), wrong ? 0u : 2u) << arm;
+  }
+  EXPECT_EQ(seen, 2);
+}

@@ -130,6 +130,11 @@ TEST(Verdict, OkImpreciseAndRefusedInTheAnalysisWords) {
   c.gate.pass = false;
   c.gate.mismatches = 12;
   EXPECT_EQ(case_verdict(c).rfind("refused: gate-failed (12 cells differ", 0), 0u);
+  // A self-checked ceiling compares bytes: no error value to quote. Planted (seen failing): the
+  // self case removed from case_verdict ("12 cells differ, max err 0").
+  c.gate.kind = GateKind::self;
+  c.gate.cells = 4096;
+  EXPECT_EQ(case_verdict(c), "refused: gate-failed (12 of 4096 checked differ)");
   c.gate.pass = true;
   c.samples.clear();
   EXPECT_EQ(case_verdict(c), "refused: cut-short (never timed)");

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "arms/ceiling_arm.hpp"
 #include "convbench/cuda_conv.hpp"
 #include "core/atomic_write.hpp"
 #include "core/device_gate.hpp"
@@ -456,7 +457,7 @@ TEST(Registry, EveryArmStatesItsFacts) {
     EXPECT_FALSE(f.math.empty()) << a->name();
     EXPECT_EQ(f.role == ArmRole::reference, a->gate() == GateKind::reference) << a->name();
     EXPECT_EQ(f.role == ArmRole::peer, a->name().rfind("cudnn-", 0) == 0) << a->name();
-    EXPECT_EQ(f.role == ArmRole::ceiling, a->gate() == GateKind::gemm) << a->name();
+    EXPECT_EQ(f.role == ArmRole::ceiling, checks_itself(a->gate())) << a->name();
     references += f.role == ArmRole::reference;
   }
   EXPECT_GE(checked, 2);
@@ -642,6 +643,83 @@ TEST(QueueHold, GivesUpAfterItsTimeoutAndSaysSo) {
   timer.stop(nullptr);
   (void)timer.seconds();
   EXPECT_FALSE(hold.timed_out()) << "a released hold is not a timeout";
+}
+
+// ---- the copy and launch ceilings' own checks (GPU machine; skipped elsewhere) ----
+
+namespace {
+// A causal case of 2 x 64 x 1000 with a state (its least bytes need not be a multiple of 32: the
+// copy's halves are rounded).
+Problem ceiling_case() {
+  Problem p;
+  p.stage = "causal.c64.l1000.b2.state";
+  p.frames = 1000;
+  convbench::CausalConvShape s;
+  s.batch = 2;
+  s.channels = 64;
+  s.length = 1000;
+  s.initial_state = true;
+  p.causal = s;
+  p.seed = 11;
+  return p;
+}
+#define SKIP_WITHOUT_CEILING_GPU()                                                                 \
+  do {                                                                                             \
+    std::string why;                                                                               \
+    if (!convbench::cuda::device_available(&why))                                                  \
+      GTEST_SKIP() << "no usable GPU, copy and launch ceilings not run: " << why;                  \
+  } while (0)
+} // namespace
+
+// The copy moves the case's least bytes (half each way, rounded up to 16) and its gate, the one
+// the bench runs before timing, passes; a copy 16 bytes short leaves the poisoned tail and fails.
+// Teeth: the short copy is the planted fault; to be seen failing on the GPU machine, the copy's
+// check comparing only the first bytes - 16 (the short copy then passes).
+TEST(CeilingGate, TheCopyPassesAndACopyShortBy16BytesFails) {
+  SKIP_WITHOUT_CEILING_GPU();
+  const Problem p = ceiling_case();
+  const size_t n = convbench::ceilings::copy_bytes(p.min_bytes());
+  EXPECT_EQ(n % 16, 0u);
+  EXPECT_GE(double(n), p.min_bytes() / 2);
+  EXPECT_LT(double(n), p.min_bytes() / 2 + 16);
+  const Arm *copy = find_arm("cuda-copy");
+  ASSERT_NE(copy, nullptr);
+  ArmContext ctx;
+  auto good = copy->prepare(p, "resident", ctx);
+  const GateResult g = good->own_check();
+  EXPECT_TRUE(g.pass);
+  EXPECT_EQ(g.kind, GateKind::self);
+  EXPECT_EQ(g.cells, int64_t(n));
+  EXPECT_EQ(g.mismatches, 0);
+  good->call(); // timed as the rounds time it: enqueued, then synchronised
+  good->sync();
+  CopyPrepared short_copy(p, n, p.seed | 1, convbench::ceilings::Fault::short_copy);
+  const GateResult f = short_copy.own_check();
+  EXPECT_FALSE(f.pass);
+  EXPECT_EQ(f.mismatches, 16); // the unwritten tail, poisoned with bytes the source never holds
+}
+
+// The launch stores its sequence number and its gate passes, again after more launches; a
+// launch that is counted but never enqueued leaves the poisoned word and fails. Teeth: the
+// skipped launch is the planted fault; to be seen failing on the GPU machine, EmptyLaunch::check
+// not reading the word (mismatches always 0: the skipped launch passes).
+TEST(CeilingGate, TheLaunchPassesAndASkippedLaunchFails) {
+  SKIP_WITHOUT_CEILING_GPU();
+  const Problem p = ceiling_case();
+  const Arm *launch = find_arm("cuda-launch");
+  ASSERT_NE(launch, nullptr);
+  ArmContext ctx;
+  auto good = launch->prepare(p, "resident", ctx);
+  EXPECT_TRUE(good->own_check().pass);
+  for (int i = 0; i < 5; ++i)
+    good->call();
+  const GateResult g = good->own_check(); // the 7th launch's number
+  EXPECT_TRUE(g.pass);
+  EXPECT_EQ(g.cells, 1);
+  LaunchPrepared skipped(p, convbench::ceilings::Fault::skipped_launch);
+  const GateResult f = skipped.own_check();
+  EXPECT_FALSE(f.pass);
+  EXPECT_EQ(f.mismatches, 1);
 }
 #endif
 

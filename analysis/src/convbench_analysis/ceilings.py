@@ -1,14 +1,17 @@
-"""Each convolution arm against the cuBLAS ceiling of its precision, on the same case of the same
-run: "% of cuBLAS" = the ceiling's time / the arm's time (100% = as fast as cuBLAS on the case's
-GEMM, the same multiply-adds with no scatter and no bias). The ceilings are bench_conv arms of
-role "ceiling" (cublas-sgemm, cublas-tf32, cublas-bf16, cublas-dgemm) timed in the same
-interleaved rounds as the arms they judge, so the value is the paired estimate over those rounds
-with its interval (stats.paired_ratio), never a ratio across runs.
-
-Which ceiling judges which arm: by the arm's precision (the record's "precision" field; for
-records without it, read from the arm's name): f32 and f32x3 -> cublas-sgemm, tf32 ->
-cublas-tf32, bf16 -> cublas-bf16, f64 -> cublas-dgemm. Host arms, the reference and the
-ceilings themselves are not judged."""
+"""Each convolution arm against the ceilings timed on the same case of the same run: "% of
+ceiling" = the ceiling's time / the arm's time (100% = as fast as the ceiling). The ceilings are
+bench_conv arms of role "ceiling" timed in the same interleaved rounds as the arms they judge, so
+the value is the paired estimate over those rounds with its interval (stats.paired_ratio), never
+a ratio across runs:
+- cuBLAS (cublas-sgemm, cublas-tf32, cublas-bf16, cublas-dgemm): the case's GEMM, the same
+  multiply-adds with no scatter and no bias; it judges the arms of its precision (the record's
+  "precision" field; for records without it, read from the arm's name): f32 and f32x3 ->
+  cublas-sgemm, tf32 -> cublas-tf32, bf16 -> cublas-bf16, f64 -> cublas-dgemm.
+- cuda-copy: a device-to-device copy of the case's least bytes (half read, half written); its
+  % is the arm's share of the measured copy bandwidth (the memory-bound causal pair's target:
+  >= 90%). cuda-launch: an empty launch; 50% is an arm within 2x of it (a decode step's target).
+  Both judge every device arm, whatever its precision.
+Host arms, the reference and the ceilings themselves are not judged."""
 
 from __future__ import annotations
 
@@ -34,11 +37,17 @@ def role(case: dict) -> str:
     return record.arm_facts(case).role
 
 
-def ceiling_of(case: dict) -> str | None:
-    """The ceiling arm that judges this case's arm; None for what no ceiling judges."""
+# The ceilings of the hardware itself, no arithmetic: they judge every device arm.
+EVERY_ARM = ("cuda-copy", "cuda-launch")
+
+
+def ceilings_of(case: dict) -> list[str]:
+    """The ceiling arms that judge this case's arm, the GEMM of its precision first; [] for what
+    no ceiling judges."""
     if role(case) not in ("candidate", "peer") or not case.get("device"):
-        return None
-    return CEILING_OF.get(precision(case) or "")
+        return []
+    gemm = CEILING_OF.get(precision(case) or "")
+    return ([gemm] if gemm else []) + list(EVERY_ARM)
 
 
 def _timed(case: dict | None) -> bool:
@@ -72,7 +81,8 @@ def _row(a: Assessment, i: int, arm: dict, ceiling: dict) -> dict:
 
 
 def build(a: Assessment) -> list[dict]:
-    """One row per timed device arm whose ceiling was timed on the same case of the same run."""
+    """One row per timed device arm and each of its ceilings timed on the same case of the same
+    run."""
     rows = []
     for i, run in enumerate(a.runs):
         by_case: dict[tuple, dict[str, dict]] = {}
@@ -82,9 +92,10 @@ def build(a: Assessment) -> list[dict]:
             by_case.setdefault((c["stage"], c["frames"]), {})[c["arm"]] = c
         for cases in by_case.values():
             for c in sorted(cases.values(), key=lambda c: c["id"]):
-                ceiling = cases.get(ceiling_of(c) or "")
-                if _timed(c) and _timed(ceiling):
-                    rows.append(_row(a, i, c, ceiling))
+                for name in ceilings_of(c):
+                    ceiling = cases.get(name)
+                    if _timed(c) and _timed(ceiling):
+                        rows.append(_row(a, i, c, ceiling))
     return rows
 
 

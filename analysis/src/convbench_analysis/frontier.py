@@ -29,8 +29,9 @@ time. Values are compared as the gate compares them (<=).
 
 Candidates: the arms of one case on one staging (resident against resident, host against host;
 a per-call arm pays for its staging, a resident one does not), except the reference (role
-"reference"), the ceilings (role "ceiling": a GEMM, no convolution) and the A/A twins. Peers
-(cuDNN) are candidates: the arm a user would pick instead. Roles are the record's arm facts.
+"reference"), the ceilings (role "ceiling": a GEMM, a copy, a launch; no convolution) and the
+A/A twins. Peers (cuDNN) are candidates: the arm a user would pick instead. Roles are the
+record's arm facts.
 
 Time: each arm's median over its rounds with its 95% order-statistic interval, judged as
 `report` judges a case: ok; imprecise (the interval is wider than the case's target: it may be
@@ -65,7 +66,7 @@ from .stats import median_half_width, median_interval
 
 METRICS = ("rel-l2", "max-abs", "allclose", "unstated")
 YES, NO, UNKNOWN, GATE = "yes", "no", "?", "gate"
-_NOT_CANDIDATE = {"reference": "the reference", "ceiling": "a ceiling (GEMM, no convolution)"}
+_NOT_CANDIDATE = {"reference": "the reference", "ceiling": "a ceiling (no convolution)"}
 
 
 # ---- the consumers' tolerances ------------------------------------------------------------

@@ -76,6 +76,8 @@ class CorrectnessGate(_View):
         return self.get("mismatches")
 
     def summary(self) -> str:
+        if self.kind == "self":  # a copy's bytes or a launch's word against what it must write
+            return f"self gate: {self.mismatches} of {self.get('cells')} checked differ"
         return (
             f"{self.kind} gate: {self.mismatches} mismatching cells, max abs err "
             f"{self.get('max_abs_err')}, rel L2 {self.get('rel_l2_err')} "
@@ -341,7 +343,7 @@ _PRECISIONS = ("f64", "f32x3", "f32", "tf32", "bf16", "f16")
 class ArmFacts:
     precision: str | None  # f64, f32, f32x3, tf32, bf16; None: the arm does not say
     math: str | None  # simt, simt-fma, dmma, mma-tf32, wgmma-tf32, cudnn, cublas, host, ...
-    role: str  # reference, candidate, peer (the library to beat), ceiling (cuBLAS)
+    role: str  # reference, candidate, peer (the library to beat), ceiling (cuBLAS, copy, launch)
     stated: bool  # True: the record's own fields; False: read from the arm's name
 
     @property
@@ -368,6 +370,10 @@ def _precision_in_name(tokens: list[str]) -> str | None:
     return None
 
 
+# The ceilings with no arithmetic, by name, and what they run (their records' `math`).
+_HARDWARE_CEILINGS = {"cuda-copy": "memcpy", "cuda-launch": "launch"}
+
+
 def _facts_from_name(arm: str) -> ArmFacts:
     """An older record's arm, read from its name: <provider>-<precision>[-<variant>]."""
     base = twin_base(arm)
@@ -377,12 +383,14 @@ def _facts_from_name(arm: str) -> ArmFacts:
         role = "reference"
     elif base.startswith(("cudnn-", "torch-cudnn-")):
         role = "peer"
-    elif base.startswith("cublas-"):
+    elif base.startswith("cublas-") or base in _HARDWARE_CEILINGS:
         role = "ceiling"
     else:
         role = "candidate"
     math = next((m for m in ("cudnn", "cublas", "dmma") if m in tokens), None)
-    if math is None and tokens[0] == "cpu":
+    if base in _HARDWARE_CEILINGS:
+        math = _HARDWARE_CEILINGS[base]
+    elif math is None and tokens[0] == "cpu":
         math = "host"
     elif math is None and tokens[0] == "cuda":
         math = (

@@ -353,8 +353,10 @@ def _ceilings(doc: _Doc, rows: list[dict]) -> None:
     if not rows:  # the run timed no ceiling beside an arm
         return
     doc.heading(
-        "% of cuBLAS (the ceiling of each arm's precision on the case's GEMM, same rounds; "
-        "ceiling time / arm time, 95% interval of the paired rounds):"
+        "% of ceiling (cuBLAS: the case's GEMM in the arm's precision; cuda-copy: a device "
+        "copy of the case's bytes, target >= 90% for the memory-bound; cuda-launch: an empty "
+        "launch, 50% = within 2x; same rounds; ceiling time / arm time, 95% interval of the "
+        "paired rounds):"
     )
     cells = [
         [r["case"], r["ceiling"], ceilings.percent_text(r), r["paired_rounds"]]

@@ -63,8 +63,13 @@ struct RoundsOutcome {
 // How a case is checked against the reference before it may be timed.
 // gemm: a ceiling arm (cuBLAS) computes its case's GEMM, not the convolution; its product is
 // checked at sampled cells against the host's f64 product instead of the reference.
-enum class GateKind { reference, bitwise, tolerance, gemm };
+// self: a ceiling that computes nothing (cuda-copy, cuda-launch) checks its own product: a
+// poisoned destination it must overwrite exactly (the copy's bytes, the launch's word).
+enum class GateKind { reference, bitwise, tolerance, gemm, self };
 std::string to_string(GateKind g);
+// The kinds whose arm checks itself (PreparedArm::own_check) instead of being compared with the
+// reference: it writes no convolution output.
+inline bool checks_itself(GateKind g) { return g == GateKind::gemm || g == GateKind::self; }
 
 // The absolute floors A at which the gate records the least allclose rel R (every cell
 // |y - ref| <= A + R |ref|): 0, then 1e-9 to 1e-3 by half-decades (1, 3 per decade).
@@ -79,13 +84,13 @@ struct GateResult {
   double max_abs_err = 0;    // NaN/inf outputs make these non-finite and the gate fail
   double rel_l2_err = 0;     // ||y - ref|| / ||ref||
   double tolerance = 0;      // rel L2 bound (tolerance and gemm gates)
-  int64_t cells = 0;         // gemm gates: the product's cells compared with the host's
+  int64_t cells = 0;         // checked: a gemm gate's product cells, a self gate's bytes
   uint32_t output_crc32 = 0; // zlib CRC-32 of the output's bytes: ties a --dump file to the run
   // The worst cell's |y - ref| / |ref| (inf when a cell whose reference is 0 differs).
   double max_rel_err = 0;
   // Per kAllcloseFloors[k]: the least R with every |y - ref| <= floor + R |ref|, i.e. the max over
   // cells of max(0, |y - ref| - floor) / |ref| (inf when a cell whose reference is 0 differs by
-  // more than the floor). Empty when not computed (a non-finite output, a gemm gate).
+  // more than the floor). Empty when not computed (a non-finite output, a gemm or self gate).
   std::vector<double> allclose_rel_needed;
   // The bitwise comparison with the arm's sibling (Arm::bitwise_sibling), when it ran too.
   std::string sibling;            // "<arm>/<staging>" compared with; "" when none was

@@ -60,11 +60,15 @@ std::vector<float> gate_case(Case &c, const std::vector<float> &ref, ArmContext 
   std::vector<float> y(ref.size());
   if (c.arm == &reference_arm()) {
     y = ref;
-  } else if (c.arm->gate() == GateKind::gemm) {
+  } else if (checks_itself(c.arm->gate())) {
     c.gate = c.prepared->own_check();
-    say("gate " + c.id + ": " + (c.gate.pass ? "pass" : "FAIL") +
-            " (gemm: " + std::to_string(c.gate.cells) +
-            " cells against the host's f64 product, rel L2 " + number(c.gate.rel_l2_err) + ")",
+    const std::string what =
+        c.gate.kind == GateKind::self
+            ? "self: " + std::to_string(c.gate.mismatches) + " of " + std::to_string(c.gate.cells) +
+                  " checked differ from what the call must write"
+            : "gemm: " + std::to_string(c.gate.cells) +
+                  " cells against the host's f64 product, rel L2 " + number(c.gate.rel_l2_err);
+    say("gate " + c.id + ": " + (c.gate.pass ? "pass" : "FAIL") + " (" + what + ")",
         c.gate.pass ? Verbosity::normal : Verbosity::quiet);
     if (!c.gate.pass)
       c.prepared.reset();
@@ -136,7 +140,7 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
     if (!plan.opt.dump.empty()) {
       std::vector<DumpedCase> outputs;
       for (auto &c : plan.cases)
-        if (c.problem == p.get() && c.arm->gate() != GateKind::gemm)
+        if (c.problem == p.get() && !checks_itself(c.arm->gate()))
           outputs.push_back(
               {c.arm->name() + "/" + c.staging, to_string(c.arm->gate()), c.arm->tolerance()});
       try {
@@ -161,7 +165,7 @@ bool run_gate(Plan &plan, ArmContext &ctx, const std::string &run_id,
       std::vector<float> y = gate_case(*c, ref, ctx);
       if (gated)
         gated(*c); // at once: a fault in a later case's call keeps this gate
-      if (!dir.empty() && c->arm->gate() != GateKind::gemm)
+      if (!dir.empty() && !checks_itself(c->arm->gate()))
         try {
           dump_output(dir, *p, c->arm->name() + "/" + c->staging, y);
         } catch (const WriteError &e) {

@@ -17,6 +17,8 @@ std::string to_string(GateKind g) {
     return "tolerance";
   case GateKind::gemm:
     return "gemm";
+  case GateKind::self:
+    return "self";
   }
   return "?";
 }

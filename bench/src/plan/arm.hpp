@@ -49,9 +49,10 @@ public:
   // What the arm chose while it was prepared (cuDNN: the algorithm its Find picked and the
   // workspace), merged into the case's "kernel" block; null when it chose nothing.
   virtual nlohmann::json chosen() const { return nullptr; }
-  // An arm of GateKind::gemm (a ceiling) computes a GEMM, not the convolution: the gate calls this
-  // instead of comparing output() with the reference. It runs the call and checks the product
-  // against the host's.
+  // An arm of GateKind::gemm (a ceiling) computes a GEMM, not the convolution; one of
+  // GateKind::self (the copy, the launch) computes nothing: the gate calls this instead of
+  // comparing output() with the reference. It runs the call and checks its product (the GEMM
+  // against the host's; the copy's or launch's poisoned destination overwritten exactly).
   virtual GateResult own_check() { throw std::logic_error("this arm has no check of its own"); }
 };
 
@@ -62,7 +63,8 @@ enum class ArmRole {
   reference, // the arm every other is gated against (cpu-f64)
   candidate, // a kernel under test: ours, a plugin's
   peer,      // the library to beat (cuDNN)
-  ceiling,   // what the hardware reaches on the same arithmetic as a plain GEMM (cuBLAS)
+  ceiling,   // what the hardware reaches: a plain GEMM of the same arithmetic (cuBLAS), a copy of
+             // the case's bytes (cuda-copy), an empty launch (cuda-launch)
 };
 std::string to_string(ArmPrecision p);
 std::string to_string(ArmRole r);

@@ -123,12 +123,14 @@ void plan_cases(Plan &p) {
 // What one more sample of a case roughly costs, to choose the cheapest case of a kind as its
 // twin: the FLOPs at the arm's precision (f64 at half the rate); the run's own arms before a
 // peer or a plugin (cuDNN's Find may pick another algorithm for a second instance, which then
-// measures cuDNN's choice, not the instrument).
+// measures cuDNN's choice, not the instrument); a ceiling last (the arms it judges are what
+// the run is for).
 std::tuple<int, double, std::string> twin_cost(const Case &c) {
   const std::string n = c.arm->name();
   const bool own = n.rfind("cpu-", 0) == 0 || n.rfind("cuda-", 0) == 0;
   const bool f64 = n.find("f64") != std::string::npos;
-  return {own ? 0 : 1, c.problem->flops() * (f64 ? 2.0 : 1.0), c.id};
+  const int rank = c.arm->facts().role == ArmRole::ceiling ? 2 : own ? 0 : 1;
+  return {rank, c.problem->flops() * (f64 ? 2.0 : 1.0), c.id};
 }
 
 // --twins: the run's own A/A twins. "kinds": one for each kind of case timed (host, per-call,

@@ -206,9 +206,18 @@ json gate_json(const GateResult &g) {
     j["checks"] = "the GEMM's sampled cells against the host's f64 product of the same operands "
                   "(the arm computes no convolution)";
   }
-  if (!std::isfinite(g.max_abs_err) || !std::isfinite(g.rel_l2_err))
+  if (g.kind == GateKind::self) {
+    // Bytes (the copy) or words (the launch), equal or not: no value has an error.
+    j["cells"] = g.cells;
+    j["checks"] = "its own product, a poisoned destination the call must overwrite exactly: "
+                  "`mismatches` of `cells` differ (the arm computes no convolution)";
+    j["max_abs_err"] = j["rel_l2_err"] = nullptr;
+    j["unavailable"] = {{"max_abs_err", "a self check compares bytes, not values"},
+                        {"rel_l2_err", "a self check compares bytes, not values"}};
+  } else if (!std::isfinite(g.max_abs_err) || !std::isfinite(g.rel_l2_err)) {
     j["unavailable"] = {{"max_abs_err", "the output holds NaN or infinity"}};
-  if (g.kind != GateKind::gemm)
+  }
+  if (!checks_itself(g.kind))
     allclose_json(g, j);
   if (!g.sibling.empty())
     j["sibling"] = {{"arm", g.sibling},

@@ -96,6 +96,9 @@ std::string foreign_gpu(const Case &c) {
 } // namespace
 
 std::string case_verdict(const Case &c) {
+  if (!c.gate.pass && c.gate.kind == GateKind::self) // bytes or words, no values
+    return "refused: gate-failed (" + std::to_string(c.gate.mismatches) + " of " +
+           std::to_string(c.gate.cells) + " checked differ)";
   if (!c.gate.pass)
     return "refused: gate-failed (" + std::to_string(c.gate.mismatches) +
            " cells differ, max err " +
