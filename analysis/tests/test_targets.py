@@ -7,6 +7,7 @@ Planted faults seen failing (each then reverted):
   test_the_bound_on_the_boundary, test_the_higher_is_better_direction
 - `<=` read as `<` (OPS["<="] = operator.lt): test_the_bound_on_the_boundary
 - a refused arm timed anyway (the refusals not asked): test_a_refused_arm_is_no_data_with_its_cause
+  (the cut-short case's ratio stated; the gate-failed one's a TypeError)
 - the least candidate time ignored (_under_least always False):
   test_the_least_candidate_time_leaves_cases_out
 - reference / candidate read as candidate / reference: test_the_higher_is_better_direction
@@ -21,6 +22,7 @@ Planted faults seen failing (each then reverted):
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -127,6 +129,13 @@ def test_a_refused_arm_is_no_data_with_its_cause(tmp_path):
     assert r["status"] == "no data" and r["ratio"] is None
     assert r["why"] == "cudnn-f32: gate-failed"
     assert rep["targets"][0]["summary"]["no_data"] == 1
+    # a case cut short (timed, but stopped before its stopping rule decided): refused, its
+    # rounds not read
+    c = synth.case(run, "up0/96/cuda-f32/resident")
+    c["stop_reason"] = "interrupted"
+    rep = build(tmp_path, run, [target()])
+    r = rows(rep)[("up0", 96, "cuda-f32")]
+    assert r["status"] == "no data" and r["ratio"] is None and r["why"] == "cuda-f32: cut-short"
     # an arm this record never ran: no data, said so
     rep = build(tmp_path, run, [target(reference="cublas-sgemm")])
     r = rows(rep)[("up0", 96, "cuda-f32")]
@@ -159,10 +168,15 @@ def test_the_higher_is_better_direction(tmp_path):
 
 def test_twins_and_other_stagings_are_not_rows(tmp_path):
     run = known_run(arms=("cuda-f32", "cudnn-f32", "cuda-f32#2", "cuda-f32-percall"))
-    # a per-call cuda-f32 far slower than the resident one: only resident is compared
-    for c in run["cases"]:
+    # a per-call cuda-f32 far slower than the resident one, beside a per-call cudnn-f32 as fast
+    # as its resident case: only resident is compared where both arms have it
+    for c in list(run["cases"]):
         if c["staging"] == "per-call":
             synth.set_seconds(c, [10 * s["seconds"] for s in c["samples"]])
+        if c["arm"] == "cudnn-f32":
+            twin = copy.deepcopy(c) | {"staging": "per-call"}
+            twin["id"] = c["id"].replace("resident", "per-call")
+            run["cases"].append(twin)
     rep = build(tmp_path, run, [target(candidate=["cuda-f32", "cuda-f32#2"])])
     got = rows(rep)
     assert set(got) == {("up0", 96, "cuda-f32"), ("up0", 384, "cuda-f32")}
