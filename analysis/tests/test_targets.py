@@ -18,6 +18,9 @@ Planted faults seen failing (each then reverted):
 - a bad entry accepted (the op not checked): test_a_bad_targets_file_is_one_line[op]
 - a file's entry appended beside the built-in of its id: test_a_file_adds_and_replaces
 - md without its header (the records table not printed): test_the_formats
+- md rows padded (compact not passed to tables.render): test_the_formats
+- a folder's pattern for files that are not all of it (the comparison left out):
+  test_the_command_names_a_whole_folder_by_its_pattern
 """
 
 from __future__ import annotations
@@ -272,8 +275,19 @@ def test_the_formats(tmp_path):
     assert "--doc-file docs/perf.md > docs/perf.md`" in out
     assert any(ln.startswith("| run.json ") for ln in lines)  # the records table
     assert "## f32-vs-cudnn: cuda-f32 / cudnn-f32 <= 1" in lines
+    assert "| --- " * len(targets.HEADERS) + "|" in lines  # rows unpadded: a long table stays small
     assert "- f32-vs-cudnn: met on 1 of 2 cases (0 without data)" in lines
 
     rc, out, _ = cli(*args)
     assert rc == 0 and "f32-vs-cudnn: cuda-f32 / cudnn-f32 <= 1" in out
     assert "  f32-vs-cudnn: met on 1 of 2 cases (0 without data)" in out.splitlines()
+
+
+def test_the_command_names_a_whole_folder_by_its_pattern(tmp_path):
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text("{}")
+    both = [str(tmp_path / "b.json"), str(tmp_path / "a.json")]
+    assert targets._files(both) == f"{tmp_path}/*.json"
+    assert targets._files(both[:1]) == both[0]
+    (tmp_path / "c.json").write_text("{}")  # a record not given: the files are listed
+    assert targets._files(both) == " ".join(both)

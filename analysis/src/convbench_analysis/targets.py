@@ -139,7 +139,7 @@ def describe(t: dict) -> str:
 
 
 def _where(t: dict) -> str:
-    out = f"stages matching {t['stages']}"
+    out = f"stages matching `{t['stages']}`"
     out += "".join(f", {k} {op} {v:g}" for k, (op, v) in t["shape"].items())
     if t["min_candidate_s"]:
         out += f", the candidate's best time >= {tables.time_text(t['min_candidate_s'])}"
@@ -336,8 +336,19 @@ def summary_line(t: dict, s: dict) -> str:
     return line
 
 
+def _files(files: list[str]) -> str:
+    """The records as given, or DIR/*.json where they are every record of one folder."""
+    folders = {str(Path(f).parent) for f in files}
+    if len(files) > 1 and len(folders) == 1:
+        folder = folders.pop()
+        every = sorted(str(Path(folder) / p.name) for p in Path(folder).glob("*.json"))
+        if every == sorted(str(Path(f)) for f in files):
+            return str(Path(folder) / "*.json")
+    return " ".join(files)
+
+
 def _command(rep: dict, argv: dict) -> str:
-    cmd = f"convbench-analyze targets {' '.join(argv['files'])} --format md"
+    cmd = f"convbench-analyze targets {_files(argv['files'])} --format md"
     if argv.get("targets"):
         cmd += f" --targets {argv['targets']}"
     if argv.get("doc_file"):
@@ -356,7 +367,11 @@ def _doc_head(rep: dict, argv: dict) -> list[str]:
     rows = [
         [r["file"], r["device"], r["started_utc"], r["status"], r["cases"]] for r in rep["records"]
     ]
-    head += [tables.render(["record", "device", "started (UTC)", "status", "cases"], rows, "md")]
+    head += [
+        tables.render(
+            ["record", "device", "started (UTC)", "status", "cases"], rows, "md", compact=True
+        )
+    ]
     head += [
         "",
         "Per target, one row per case: the candidate's and the reference's best times, their "
@@ -389,7 +404,8 @@ def render(rep: dict, fmt: str = "text", argv: dict | None = None) -> str:
         lines += ["", f"## {title}" if fmt == "md" else title, ""]
         lines += [tables.sentence(f"{t['says']} On {_where(t)}.", fmt), ""]
         if x["rows"]:
-            lines += [tables.render(HEADERS, [_cells(t, r) for r in x["rows"]], fmt), ""]
+            cells = [_cells(t, r) for r in x["rows"]]
+            lines += [tables.render(HEADERS, cells, fmt, compact=True), ""]
         lines.append(tables.sentence(summary_line(t, s), fmt))
     said = [summary_line(x["target"], x["summary"]) for x in rep["targets"]]
     if fmt == "md":
