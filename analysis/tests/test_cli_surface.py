@@ -47,6 +47,7 @@ TABLE_COMMANDS = {
     "tile-table": ["tile-table", f"{EX}/f32x3-up3.json"],
     "checks": ["checks"],
     "frontier": ["frontier", f"{EX}/sweep.json", "--no-history"],
+    "targets": ["targets", f"{EX}/f32x3-up3.json"],
 }
 MD_RULE = re.compile(r"^\| ?:?---")
 

@@ -1,5 +1,5 @@
 """convbench-analyze: report | plot | compare | history | calibrate | index | fleet | gpus |
-perf-table | host-table | tile-table | frontier | checks | explain | html.
+perf-table | host-table | tile-table | frontier | targets | checks | explain | html.
 
 Exit codes: 0 nothing refused (or nothing to judge), 2 bad input (one line on stderr, no
 traceback), 3 at least one case, ratio or comparison REFUSED for a named cause, 4 (with
@@ -433,6 +433,44 @@ add_command(
     "per case, each arm's accuracy beside its time: the fastest arm within each tolerance",
     _frontier_args,
     _frontier,
+)
+
+
+def _targets_args(p) -> None:
+    p.add_argument("files", nargs="+", metavar="RUN.json", help="records bench_conv wrote")
+    p.add_argument(
+        "--targets",
+        default=None,
+        metavar="FILE",
+        help="more performance targets (JSON, as data/targets.json; an id given replaces)",
+    )
+    p.add_argument(
+        "--doc-file",
+        default=None,
+        metavar="FILE",
+        help="the file --format md is written to, named in the document's command",
+    )
+    tables.add_format(p, "every target's rows and summary, times in seconds")
+
+
+def _targets(args) -> int:
+    from . import targets
+    from .assess import assess
+
+    th = thresholds(args)
+    wanted = targets.load_targets(args.targets)
+    runs = load_runs(args, args.files)
+    rep = targets.build(assess(runs, th), wanted)
+    argv = {"files": args.files, "targets": args.targets, "doc_file": args.doc_file}
+    print(targets.render(rep, args.format, argv))
+    return EXIT_OK
+
+
+add_command(
+    "targets",
+    "the performance targets across records: per case met, MISSED (kernel, counters) or no data",
+    _targets_args,
+    _targets,
 )
 _CHECKS_HELP = "every finding code: what it means, its remedy, its thresholds and their defaults"
 add_command("checks", _CHECKS_HELP, _checks_args, _checks_table, common=False)

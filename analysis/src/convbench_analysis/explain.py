@@ -266,6 +266,16 @@ def _counters(case, gaps: list[str], arms: str) -> tuple[str | None, dict]:
     return text, figs
 
 
+def counters(case) -> tuple[str | None, dict, list[str]]:
+    """What one case's counters say, as the ratio lines say it: (text, figures, gaps), text
+    'ARM: PIPE x TFLOP/s = y% of its peak; DRAM z TB/s = w% of the copy: ...' or None where
+    the record holds none (gaps: the run that would count them)."""
+    case = record.Case.of(case)
+    gaps: list[str] = []
+    text, figs = _counters(case, gaps, record.twin_base(case.arm))
+    return text, figs, gaps
+
+
 def _floor(case) -> tuple[str | None, dict]:
     floor = case.get("floor_s") or {}
     if not floor.get("arm"):

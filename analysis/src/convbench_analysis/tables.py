@@ -61,8 +61,11 @@ def time_text(s: float | None, digits: int = 4) -> str:
     return f"{s / 1e-9:.{digits}g} ns"
 
 
-def render(headers, rows, fmt: str, align=None, width: int | None = None) -> str:
-    """The table in text, md or csv; cells are text already (None prints as empty)."""
+def render(
+    headers, rows, fmt: str, align=None, width: int | None = None, compact: bool = False
+) -> str:
+    """The table in text, md or csv; cells are text already (None prints as empty). compact: md
+    rows unpadded (a generated document of long tables, where padding would be most of it)."""
     rows = [["" if v is None else str(v) for v in r] for r in rows]
     headers = [str(h) for h in headers]
     if fmt == "csv":
@@ -73,6 +76,9 @@ def render(headers, rows, fmt: str, align=None, width: int | None = None) -> str
         return buf.getvalue().rstrip("\n")
     if fmt == "md":
         cells = [[_md_cell(v) for v in r] for r in rows]
+        if compact:
+            lines = [[_md_cell(h) for h in headers], ["---"] * len(headers), *cells]
+            return "\n".join("| " + " | ".join(r) + " |" for r in lines)
         return _tabulate([_md_cell(h) for h in headers], cells, "github", align)
     if fmt == "text":
         return _fit(headers, rows, align, terminal_width() if width is None else width)
