@@ -47,7 +47,7 @@ declare -A also=([main]=bench [sanitize]=sanitize-splits)
 first_wave=(build main tests gpu-tests tests-bench sanitize bench counters lease ncu ncu-f32 ncu-f64
   perf cpu compare aa-order sweep wgmma wgmma-san dmma dmma-san tiles ncu-tc gemm queued)
 second_wave=(queue main10 aa faults trust-cpu plugin algo amp forward-san causal-race f32x3 fwd-fma
-  ops causal tensor-counters limits tune frontier)
+  ops causal tensor-counters verify limits tune frontier)
 
 run_steps() {
   local step
