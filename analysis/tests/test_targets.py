@@ -21,6 +21,8 @@ Planted faults seen failing (each then reverted):
 - md rows padded (compact not passed to tables.render): test_the_formats
 - a folder's pattern for files that are not all of it (the comparison left out):
   test_the_command_names_a_whole_folder_by_its_pattern
+- the records judged together (targets.build(assess(runs))): test_records_are_judged_one_by_one
+  (the second record's rows no data, config-changed)
 """
 
 from __future__ import annotations
@@ -291,3 +293,27 @@ def test_the_command_names_a_whole_folder_by_its_pattern(tmp_path):
     assert targets._files(both[:1]) == both[0]
     (tmp_path / "c.json").write_text("{}")  # a record not given: the files are listed
     assert targets._files(both) == " ".join(both)
+
+
+def test_records_are_judged_one_by_one(tmp_path):
+    """Two records of the same cases, the candidate's kernel changed between them (a plan changed):
+    each record's rows are judged on their own, none refused as config-changed."""
+    files = []
+    for i, name in enumerate(("before", "after")):
+        run = known_run()
+        run["run_id"] = f"{i + 1:032x}"
+        for c in run["cases"]:
+            if c["arm"] == "cuda-f32":
+                c["kernel"] = {"name": f"cuda-f32 tile {64 * (i + 1)}x32"}
+                if i:  # the new plan 15% faster: up0/96 0.68 met, up0/384 1.02 still missed
+                    synth.set_seconds(c, [smp["seconds"] * 0.85 for smp in c["samples"]])
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(run))
+        files.append(p)
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps({"targets": [target()]}))
+    rc, out, err = cli("targets", *files, "--targets", mine, "--format", "json")
+    assert rc == 0, err
+    (x,) = [x for x in json.loads(out)["targets"] if x["target"]["id"] == "f32-vs-cudnn"]
+    assert [r["status"] for r in x["rows"]] == ["met", "MISSED"] * 2
+    assert x["summary"]["cases"] == 4 and x["summary"]["no_data"] == 0

@@ -460,7 +460,7 @@ def _targets(args) -> int:
     th = thresholds(args)
     wanted = targets.load_targets(args.targets)
     runs = load_runs(args, args.files)
-    rep = targets.build(assess(runs, th), wanted)
+    rep = targets.build_each([assess([run], th) for run in runs], wanted)
     argv = {"files": args.files, "targets": args.targets, "doc_file": args.doc_file}
     print(targets.render(rep, args.format, argv))
     return EXIT_OK

@@ -277,6 +277,20 @@ def build(a: Assessment, targets: list[dict] | None = None) -> dict:
     return out
 
 
+def build_each(assessments: list[Assessment], targets: list[dict] | None = None) -> dict:
+    """build() over records judged one by one: each record is its own measurement, so a kernel
+    that differs between two records (a plan changed between them) is no finding here."""
+    reports = [build(a, targets) for a in assessments]
+    out = {"records": [r for rep in reports for r in rep["records"]], "targets": []}
+    for i, first in enumerate(reports[0]["targets"] if reports else []):
+        rows = [row for rep in reports for row in rep["targets"][i]["rows"]]
+        left_out = sum(rep["targets"][i]["summary"]["under_min_time"] for rep in reports)
+        out["targets"].append(
+            {"target": first["target"], "rows": rows, "summary": _summary(rows, left_out)}
+        )
+    return out
+
+
 def _summary(rows: list[dict], left_out: int) -> dict:
     return {
         "cases": len(rows),

@@ -10,7 +10,7 @@ ceilings=${LIMITS_CEILINGS-cuda-copy,cuda-launch}
 arms=cuda-causal-register,cuda-causal-tiled${ceilings:+,$ceilings}
 if enough 60 limits; then
   timeout "$(cap 150)" "$B/bin/bench_conv" --stage "$cases" --arms "$arms" --staging resident \
-    --reps 5 --no-counters --out "$W/results/limits.json" >"$W/logs/limits.txt" 2>&1
+    --reps 6 --no-counters --out "$W/results/limits.json" >"$W/logs/limits.txt" 2>&1
   log "limits: rc=$? report rc=$(report "$W/results/limits.json")"
   cp "$W/results/limits.json" "$W/logs/limits.txt" "$OUT/" 2>/dev/null
 fi
