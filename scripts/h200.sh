@@ -25,7 +25,10 @@
 #   (tensor_probe's metrics and units, tensor_peak, the profiles' tests, ncu beside CUPTI on one
 #   DMMA and one wgmma call, the main job's counters column and the counters' cost on its wall);
 #   frontier: every arm of the 512x upsample stages (with the cuBLAS ceilings) and of the 54 AMP
-#   convs at 96, 384 and 1536 frames, for the speed-vs-accuracy frontier;
+#   convs at 96, 384 and 1536 frames, for the speed-vs-accuracy frontier; limits: the causal pair
+#   beside cuda-copy and cuda-launch (its largest shapes and decode steps); tune: the tensor-core
+#   plans against every forced variant where a target was missed (records for wg_cost_fit);
+#   verify: the ceilings' gates, the causal pair end to end, the plans' host tests;
 #   cpu, cpu-f32 (and each of its instruction sets), 3 runs; aa-order, the instrument's cases with
 #   cuDNN's A/A twins listed last, then first; queue: a holder and three --lease-wait contenders
 #   on the GPU plus one refused at once, nvidia-smi sampled, the four records judged)
