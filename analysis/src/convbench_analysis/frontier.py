@@ -52,14 +52,12 @@ words); `--tolerances FILE` adds entries of the same form, an entry of the same 
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
-from importlib import resources
 
 import numpy as np
 
-from . import checks, record, tables, verdicts
+from . import checks, entries, record, tables, verdicts
 from .errors import InputError
 from .findings import Assessment
 from .stats import median_half_width, median_interval
@@ -91,31 +89,13 @@ def _checked(t, where: str) -> dict:
     return dict(t) | {k: _number(t, k, where) for k in keys}
 
 
-def _entries(data, where: str) -> list[dict]:
-    items = data.get("tolerances") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise InputError(where, "tolerances", "a list of tolerances is needed")
-    return [_checked(t, where) for t in items]
-
-
 def builtin_tolerances() -> list[dict]:
-    text = resources.files(__package__).joinpath("data/tolerances.json").read_text()
-    return _entries(json.loads(text), "data/tolerances.json")
+    return entries.builtin("tolerances", _checked)
 
 
 def load_tolerances(path: str | None = None) -> list[dict]:
     """The built-in tolerances, with a file's entries added (the same id: the file's)."""
-    out = {t["id"]: t for t in builtin_tolerances()}
-    if path:
-        try:
-            with open(path) as f:
-                data = json.load(f)
-        except OSError as e:
-            raise InputError(path, "", f"unreadable: {e.strerror or e}") from None
-        except ValueError as e:
-            raise InputError(path, "", f"not JSON: {e}") from None
-        out |= {t["id"]: t for t in _entries(data, path)}
-    return list(out.values())
+    return entries.with_file(builtin_tolerances(), path, "tolerances", _checked)
 
 
 def describe(t: dict) -> str:

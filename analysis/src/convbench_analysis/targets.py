@@ -25,14 +25,12 @@ it, then a section per target; `--doc-file FILE` names the file in that command.
 
 from __future__ import annotations
 
-import json
 import operator
 import re
 from collections import defaultdict
-from importlib import resources
 from pathlib import Path
 
-from . import checks, explain, record, tables, verdicts
+from . import checks, entries, explain, record, tables, verdicts
 from .errors import InputError
 from .findings import Assessment
 
@@ -104,31 +102,13 @@ def _checked(t, where: str) -> dict:
     }
 
 
-def _entries(data, where: str) -> list[dict]:
-    items = data.get("targets") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise InputError(where, "targets", "a list of targets is needed")
-    return [_checked(t, where) for t in items]
-
-
 def builtin_targets() -> list[dict]:
-    text = resources.files(__package__).joinpath("data/targets.json").read_text()
-    return _entries(json.loads(text), "data/targets.json")
+    return entries.builtin("targets", _checked)
 
 
 def load_targets(path: str | None = None) -> list[dict]:
     """The built-in targets, with a file's entries added (the same id: the file's)."""
-    out = {t["id"]: t for t in builtin_targets()}
-    if path:
-        try:
-            with open(path) as f:
-                data = json.load(f)
-        except OSError as e:
-            raise InputError(path, "", f"unreadable: {e.strerror or e}") from None
-        except ValueError as e:
-            raise InputError(path, "", f"not JSON: {e}") from None
-        out |= {t["id"]: t for t in _entries(data, path)}
-    return list(out.values())
+    return entries.with_file(builtin_targets(), path, "targets", _checked)
 
 
 def describe(t: dict) -> str:
