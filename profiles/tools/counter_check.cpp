@@ -20,28 +20,12 @@
 
 #include "convbench/profiles/counters.hpp"
 #include "convbench/shape.hpp"
+#include "convbench/shape_json.hpp"
 
 namespace cp = convbench::profiles;
 using nlohmann::json;
 
 namespace {
-
-convbench::ConvShape shape_of(const json &j) {
-  convbench::ConvShape s;
-  s.op = j.at("op") == "forward" ? convbench::ConvOp::forward : convbench::ConvOp::transposed;
-  s.batch = j.at("batch");
-  s.cin = j.at("cin");
-  s.cout = j.at("cout");
-  s.k = j.at("k");
-  s.stride = j.at("stride");
-  s.dilation = j.value("dilation", 1);
-  s.padding = j.at("padding");
-  s.output_padding = j.value("output_padding", 0);
-  s.l_in = j.at("l_in");
-  s.bias = j.value("bias", true); // the record's shape has no bias field; vocoder stages have one
-  s.validate();
-  return s;
-}
 
 // kernels/src/cuda/conv_kernels.cu (AccumF64): one __dadd_rn per non-zero-input tap; a transposed
 // stage adds the bias last (one more per output cell), a forward one starts from it (no add).
@@ -145,7 +129,7 @@ int main(int argc, char **argv) {
                     counters.value("status", std::string("absent")).c_str());
         continue;
       }
-      const convbench::ConvShape s = shape_of(c.at("shape"));
+      const convbench::ConvShape s = convbench::shape_from_json(c.at("shape"));
       const json &m = counters.at("metrics");
       if (!tensor.empty()) {
         const json k = c.value("kernel", json());

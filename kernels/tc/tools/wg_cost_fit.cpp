@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "convbench/shape_json.hpp"
 #include "wg_plan.hpp"
 
 namespace {
@@ -46,23 +47,6 @@ struct Case {
 struct BadInput {
   std::string what;
 };
-
-ConvShape shape_of(const nlohmann::json &s) {
-  ConvShape c;
-  c.op = s.at("op").get<std::string>() == "transposed" ? convbench::ConvOp::transposed
-                                                       : convbench::ConvOp::forward;
-  c.batch = s.at("batch");
-  c.cin = s.at("cin");
-  c.cout = s.at("cout");
-  c.k = s.at("k");
-  c.stride = s.at("stride");
-  c.dilation = s.at("dilation");
-  c.padding = s.at("padding");
-  c.output_padding = s.value("output_padding", 0);
-  c.l_in = s.at("l_in");
-  c.bias = s.value("bias", true);
-  return c;
-}
 
 DeviceFacts device_of(const nlohmann::json &run, int bus_bits) {
   const auto &g = run.at("gpus").at(0);
@@ -97,7 +81,7 @@ void read_record(const std::string &path, int bus_bits, std::map<std::string, Ca
                               std::to_string(c.at("frames").get<int64_t>()) + " " +
                               std::string(m[1]);
       Case &k = cases[key];
-      k.shape = shape_of(c.at("shape"));
+      k.shape = convbench::shape_from_json(c.at("shape"));
       k.math = math;
       k.name = key;
       k.device = device;
@@ -112,6 +96,8 @@ void read_record(const std::string &path, int bus_bits, std::map<std::string, Ca
     }
   } catch (const nlohmann::json::exception &e) {
     throw BadInput{path + ": not a bench_conv record with tile arms (" + e.what() + ")"};
+  } catch (const convbench::ShapeError &e) {
+    throw BadInput{path + ": a case's shape is invalid (" + e.what() + ")"};
   }
 }
 
