@@ -19,6 +19,7 @@ frontier_run() { # name, seconds, bench_conv flags...
   log "frontier $name: rc=$? wall $(($(date +%s) - t0)) s report rc=$(report "$W/results/$name.json")"
   gzip -c "$W/results/$name.json" >"$OUT/$name.json.gz" 2>/dev/null
 }
+# shellcheck disable=SC2086 # FRONTIER_UP_FLAGS: flags, split into words
 [ -n "${FRONTIER_SKIP_UP:-}" ] || frontier_run up-sweep 200 --stage up0,up1,up2,up3 --frames "$frames" --staging resident \
   --arms "$up_arms" --reps 6 --max-time 90 ${FRONTIER_UP_FLAGS:-}
 # The AMP convs' gates take about a minute per length (162 f64 references on the host): one record

@@ -4,8 +4,8 @@
 # ceiling it is judged against, one record per group (TUNE_GROUPS narrows: names below); the
 # tile table of each to the summary, the records to $OUT. What it finds goes into the plans' cost
 # models (kernels/tc/src/cost_model.hpp).
-declare -A tune_arms=([f32x3]=cuda-f32x3,cudnn-f32 [tf32]=cuda-tf32,cublas-tf32
-  [dmma]=cuda-f64-dmma,cublas-dgemm)
+declare -A tune_arms=([f32x3]="cuda-f32x3,cudnn-f32" [tf32]="cuda-tf32,cublas-tf32"
+  [dmma]="cuda-f64-dmma,cublas-dgemm")
 declare -A tune_cases=([f32x3]="up0,up1 96" [tf32]="up1,up2 384,1536" [dmma]="up1,up2,up3 96")
 for g in ${TUNE_GROUPS:-f32x3 tf32 dmma}; do
   enough 60 "tune $g" || break
