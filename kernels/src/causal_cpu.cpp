@@ -141,8 +141,10 @@ std::string causal_kernel_name(const CausalConvShape &s, CausalKernel k, CausalO
   const std::string o = out == CausalOut::bf16 ? "bf16 out" : "f32 out";
   if (k == CausalKernel::reg)
     return "causal register k" + std::to_string(s.k) + " seg" + std::to_string(kRegSeg) + " " + o;
-  return "causal tiled k" + std::to_string(s.k) + " c" + std::to_string(kTileC) + " chunk" +
-         std::to_string(kChunk) + " " + o;
+  int tile_c = 0, chunk = 0;
+  tile_dims(tile_shape(s.length), tile_c, chunk);
+  return "causal tiled k" + std::to_string(s.k) + " c" + std::to_string(tile_c) + " chunk" +
+         std::to_string(chunk) + " " + o;
 }
 
 } // namespace cuda

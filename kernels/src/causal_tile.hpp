@@ -461,37 +461,64 @@ CONVBENCH_HD void register_thread(const CausalParams &p, const RegisterPlan &g, 
   }
 }
 
-// ---- the tiled kernel: a block = kTileC channels x one chunk of kChunk positions ----
+// ---- the tiled kernel: a block = G::kTileC channels x one chunk of G::kChunk positions ----
 // Phase 1 stages the tile -- each row's x in 16-byte vectors plus its K - 1 halo values -- in
 // shared memory; phase 2 (after the barrier) computes every group from the tile alone. Thread
 // tid's groups are column j = 4 (tid % kRowGroups) of rows tid / kRowGroups + kRowStep i: each
-// warp's accesses are 512 contiguous bytes of one row, in global and in shared memory alike.
-constexpr int kTileC = 8;
-constexpr int kChunk = 512;
+// warp's accesses are contiguous runs of one or more rows, in global and in shared memory alike.
+// Every tile holds 4096 positions, so a thread has four groups whatever the shape; the shape
+// follows the rows' length (tile_shape): 8 x 512 for long rows (each warp 512 contiguous bytes of
+// a row), 64 x 64 and 256 x 16 for short ones, so that a decode step (L = 1) does not launch a
+// block per 8 channels of which 511/512 of the positions are padding.
 constexpr int kTiledThreads = 256;
 constexpr int kHalo = 4; // slots before each tile row's x, so that x sits 16-byte aligned
-constexpr int kRowGroups = kChunk / kGroup;
-constexpr int kRowStep = kTiledThreads / kRowGroups; // rows between a thread's groups
-constexpr int kTiledGroups = kTileC / kRowStep;      // groups per thread
-static_assert(kTiledThreads % kRowGroups == 0 && kTileC % kRowStep == 0, "whole rows per pass");
+constexpr int kTileCells = 4096;
 
-template <int K> struct TiledSmem {
+template <int C, int Chunk> struct TileShape {
+  static constexpr int kTileC = C;
+  static constexpr int kChunk = Chunk;
+  static constexpr int kRowGroups = kChunk / kGroup;
+  static constexpr int kRowStep = kTiledThreads / kRowGroups; // rows between a thread's groups
+  static constexpr int kGroups = kTileC / kRowStep;           // groups per thread
+  static_assert(kTileC * kChunk == kTileCells, "a tile is kTileCells positions");
+  static_assert(kTiledThreads % kRowGroups == 0 && kTileC % kRowStep == 0, "whole rows per pass");
+};
+using LongTile = TileShape<8, 512>;
+using MidTile = TileShape<64, 64>;
+using ShortTile = TileShape<256, 16>;
+enum class TileKind { long_rows, mid_rows, short_rows };
+
+// The narrowest chunk that holds a whole row; rows longer than 64 take 512-position chunks.
+inline TileKind tile_shape(int64_t length) {
+  return length <= ShortTile::kChunk ? TileKind::short_rows
+         : length <= MidTile::kChunk ? TileKind::mid_rows
+                                     : TileKind::long_rows;
+}
+// kTileC and kChunk of a kind, for the kernel's name.
+inline void tile_dims(TileKind k, int &tile_c, int &chunk) {
+  tile_c = k == TileKind::short_rows ? ShortTile::kTileC
+           : k == TileKind::mid_rows ? MidTile::kTileC
+                                     : LongTile::kTileC;
+  chunk = kTileCells / tile_c;
+}
+
+template <int K, class G> struct TiledSmem {
   static_assert(K - 1 <= kHalo, "the halo fits before the row");
   // x[r][kHalo - (K - 1) + u] = xpad[t0 + u] of tile row r (u < K - 1: the halo).
-  alignas(16) float x[kTileC][kHalo + kChunk];
-  float w[kTileC][K];
-  float b[kTileC];
+  alignas(16) float x[G::kTileC][kHalo + G::kChunk];
+  float w[G::kTileC][K];
+  float b[G::kTileC];
 };
 
 struct TiledBlock {
   int64_t chunk, tile, batch; // blockIdx.x, .y, .z
 };
 
-CONVBENCH_HD int64_t tiled_chunks(const CausalParams &p) {
-  return (p.length + kChunk - 1) / kChunk;
+template <class G> CONVBENCH_HD int64_t tiled_chunks(const CausalParams &p) {
+  return (p.length + G::kChunk - 1) / G::kChunk;
 }
-CONVBENCH_HD int64_t tiled_tiles(const CausalParams &p) {
-  return (p.channels + kTileC - 1) / kTileC;
+template <class G> CONVBENCH_HD int64_t tiled_tiles(const CausalParams &p) {
+  return (p.channels + G::kTileC - 1) / G::kTileC;
 }
 
 // Where thread tid's groups lie: first tile row r0, column j, channel c0 of row r0, position t,
@@ -500,62 +527,65 @@ struct TiledLane {
   int r0, j;
   int64_t c0, t, at, step;
 };
+template <class G>
 CONVBENCH_HD TiledLane tiled_lane(const CausalParams &p, const TiledBlock &blk, int tid) {
   TiledLane l;
-  l.r0 = int(unsigned(tid) / kRowGroups);
-  l.j = int(unsigned(tid) % kRowGroups) * kGroup;
-  l.c0 = blk.tile * kTileC + l.r0;
-  l.t = blk.chunk * kChunk + l.j;
+  l.r0 = int(unsigned(tid) / G::kRowGroups);
+  l.j = int(unsigned(tid) % G::kRowGroups) * kGroup;
+  l.c0 = blk.tile * G::kTileC + l.r0;
+  l.t = blk.chunk * G::kChunk + l.j;
   l.at = (blk.batch * p.channels + l.c0) * p.length + l.t;
-  l.step = kRowStep * p.length;
+  l.step = G::kRowStep * p.length;
   return l;
 }
 
 // Phase 1 (before the barrier): thread `tid` stages its share of the tile, coalesced along t
 // (positions past the row's end staged as zeros, so every slot the compute reads is written).
-// All of a thread's loads are issued before it waits for any (cp.async on the vector path).
-template <int K, bool kVec>
+// All of a thread's loads are issued before it waits for any (cp.async on the vector path). The
+// halo, taps and bias take one pass of the block on the long tile, several on the short ones.
+template <int K, bool kVec, class G>
 CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int tid,
-                              TiledSmem<K> &sm) {
-  static_assert(kTileC * K <= kTiledThreads, "halo, taps and bias: one pass");
-  const int64_t t0 = blk.chunk * kChunk;
-  const TiledLane l = tiled_lane(p, blk, tid);
+                              TiledSmem<K, G> &sm) {
+  constexpr int kG = G::kGroups, kStep = G::kRowStep;
+  const int64_t t0 = blk.chunk * G::kChunk;
+  const TiledLane l = tiled_lane<G>(p, blk, tid);
   if constexpr (kVec) {
     CONVBENCH_CAUSAL_UNROLL
-    for (int i = 0; i < kTiledGroups; ++i) {
-      const bool in = l.c0 + kRowStep * i < p.channels && l.t < p.length;
-      copy16_async(&sm.x[l.r0 + kRowStep * i][kHalo + l.j], in ? p.x + l.at + i * l.step : p.x, in);
+    for (int i = 0; i < kG; ++i) {
+      const bool in = l.c0 + kStep * i < p.channels && l.t < p.length;
+      copy16_async(&sm.x[l.r0 + kStep * i][kHalo + l.j], in ? p.x + l.at + i * l.step : p.x, in);
     }
   } else {
     // The same rows element by element: thread tid takes columns j + e, e < 4, of each.
-    float v[kTiledGroups][kGroup];
+    float v[kG][kGroup];
     CONVBENCH_CAUSAL_UNROLL
-    for (int i = 0; i < kTiledGroups; ++i)
+    for (int i = 0; i < kG; ++i)
       for (int e = 0; e < kGroup; ++e) {
-        const bool in = l.c0 + kRowStep * i < p.channels && l.t + e < p.length;
+        const bool in = l.c0 + kStep * i < p.channels && l.t + e < p.length;
         v[i][e] = in ? p.x[l.at + i * l.step + e] : 0.0f;
       }
     CONVBENCH_CAUSAL_UNROLL
-    for (int i = 0; i < kTiledGroups; ++i)
+    for (int i = 0; i < kG; ++i)
       for (int e = 0; e < kGroup; ++e)
-        sm.x[l.r0 + kRowStep * i][kHalo + l.j + e] = v[i][e];
+        sm.x[l.r0 + kStep * i][kHalo + l.j + e] = v[i][e];
   }
-  if (tid < kTileC * (K - 1)) { // xpad[t0 .. t0 + K - 2] of each row: the state at t0 = 0
-    const int r = tid / (K - 1), m = tid % (K - 1);
-    const int64_t c = blk.tile * kTileC + r;
-    const bool state = t0 == 0 && seq_has_state(p, blk.batch);
+  // xpad[t0 .. t0 + K - 2] of each row: the state at t0 = 0.
+  const bool state = t0 == 0 && seq_has_state(p, blk.batch);
+  for (int u = tid; u < G::kTileC * (K - 1); u += kTiledThreads) {
+    const int r = u / (K - 1), m = u % (K - 1);
+    const int64_t c = blk.tile * G::kTileC + r;
     if (c < p.channels)
       sm.x[r][kHalo - (K - 1) + m] = xpad<K>(p, blk.batch * p.channels + c, state, t0 + m);
   }
-  if (tid < kTileC * K) {
-    const int64_t c = blk.tile * kTileC + tid / K;
+  for (int u = tid; u < G::kTileC * K; u += kTiledThreads) {
+    const int64_t c = blk.tile * G::kTileC + u / K;
     if (c < p.channels)
-      sm.w[tid / K][tid % K] = p.w[c * K + tid % K];
+      sm.w[u / K][u % K] = p.w[c * K + u % K];
   }
-  if (tid < kTileC) {
-    const int64_t c = blk.tile * kTileC + tid;
+  for (int u = tid; u < G::kTileC; u += kTiledThreads) {
+    const int64_t c = blk.tile * G::kTileC + u;
     if (c < p.channels)
-      sm.b[tid] = p.bias ? p.bias[c] : 0.0f;
+      sm.b[u] = p.bias ? p.bias[c] : 0.0f;
   }
   copy_wait();
 }
@@ -563,19 +593,19 @@ CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int 
 // Phase 2 (after the barrier): thread `tid` computes its groups, each window from two 16-byte
 // reads of its tile row; the block of the last chunk also writes the final state, from the tile
 // it staged (never from the state buffer another block reads).
-template <int K, bool kBf16, bool kVec, Fault F = Fault::none>
+template <int K, bool kBf16, bool kVec, Fault F, class G>
 CONVBENCH_HD void tiled_compute(const CausalParams &p, const TiledBlock &blk, int tid,
-                                const TiledSmem<K> &sm) {
-  const int64_t t0 = blk.chunk * kChunk;
-  const TiledLane l = tiled_lane(p, blk, tid);
+                                const TiledSmem<K, G> &sm) {
+  const int64_t t0 = blk.chunk * G::kChunk;
+  const TiledLane l = tiled_lane<G>(p, blk, tid);
   // The thread's rows r0, r0 + kRowStep, ... that are channels (none past the row's end), walked
   // by running offsets.
   int n = 0;
-  for (int i = 0; i < kTiledGroups; ++i)
-    if (l.t < p.length && l.c0 + kRowStep * i < p.channels)
+  for (int i = 0; i < G::kGroups; ++i)
+    if (l.t < p.length && l.c0 + G::kRowStep * i < p.channels)
       n = i + 1;
   int64_t at = l.at;
-  for (int i = 0, r = l.r0; i < n; ++i, r += kRowStep, at += l.step) {
+  for (int i = 0, r = l.r0; i < n; ++i, r += G::kRowStep, at += l.step) {
     // Slots j + 4 - (K - 1) .. j + 7 of the row are xpad[t .. t + K + 2].
     float lo[kGroup], hi[kGroup], win[kWin<K>], w[K];
     load4(&sm.x[r][l.j], lo);
@@ -590,11 +620,11 @@ CONVBENCH_HD void tiled_compute(const CausalParams &p, const TiledBlock &blk, in
     group_cells<K, F>(w, win, sm.b[r], p.silu, out);
     store_group<kBf16, kVec>(p, at, p.length - l.t, out);
   }
-  if (t0 + kChunk < p.length)
+  if (t0 + G::kChunk < p.length)
     return;
-  if (tid < kTileC * (K - 1)) {
-    const int r = tid / (K - 1), j = tid % (K - 1);
-    const int64_t c = blk.tile * kTileC + r;
+  for (int u = tid; u < G::kTileC * (K - 1); u += kTiledThreads) {
+    const int r = u / (K - 1), j = u % (K - 1);
+    const int64_t c = blk.tile * G::kTileC + r;
     if (c < p.channels)
       final_state_row<F>(p, blk.batch * p.channels + c, K - 1)[j] =
           sm.x[r][kHalo - (K - 1) + (p.length - t0) + j];

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -127,22 +128,34 @@ template <int K, bool kBf16, bool kVec, Fault F> void emulate_register_k(const C
         register_thread<K, kBf16, kVec, F>(q, g, seq, blk * kRegThreads + t);
 }
 
-// The tiled kernel's grid, block by block, each block's threads phase by phase around the
-// barrier.
-template <int K, bool kBf16, bool kVec, Fault F> void emulate_tiled_k(const CausalParams &q) {
+// The tiled kernel's grid in the tile shape the launch picks (tile_shape), block by block, each
+// block's threads phase by phase around the barrier.
+template <int K, bool kBf16, bool kVec, Fault F, class G>
+void emulate_tiled_g(const CausalParams &q) {
   using namespace causal_detail;
-  TiledSmem<K> sm;
+  auto sm = std::make_unique<TiledSmem<K, G>>();
   for (int64_t z = 0; z < q.batch; ++z)
-    for (int64_t y = 0; y < tiled_tiles(q); ++y)
-      for (int64_t x = 0; x < tiled_chunks(q); ++x) {
+    for (int64_t y = 0; y < tiled_tiles<G>(q); ++y)
+      for (int64_t x = 0; x < tiled_chunks<G>(q); ++x) {
         const TiledBlock blk{x, y, z};
-        std::memset(&sm, 0xff, sizeof sm); // NaN: a cell read before it was staged shows
+        std::memset(sm.get(), 0xff, sizeof *sm); // NaN: a cell read before it was staged shows
         for (int t = 0; t < kTiledThreads; ++t)
-          tiled_stage<K, kVec>(q, blk, t, sm);
+          tiled_stage<K, kVec, G>(q, blk, t, *sm);
         // __syncthreads()
         for (int t = 0; t < kTiledThreads; ++t)
-          tiled_compute<K, kBf16, kVec, F>(q, blk, t, sm);
+          tiled_compute<K, kBf16, kVec, F, G>(q, blk, t, *sm);
       }
+}
+template <int K, bool kBf16, bool kVec, Fault F> void emulate_tiled_k(const CausalParams &q) {
+  using namespace causal_detail;
+  switch (tile_shape(q.length)) {
+  case TileKind::short_rows:
+    return emulate_tiled_g<K, kBf16, kVec, F, ShortTile>(q);
+  case TileKind::mid_rows:
+    return emulate_tiled_g<K, kBf16, kVec, F, MidTile>(q);
+  case TileKind::long_rows:
+    return emulate_tiled_g<K, kBf16, kVec, F, LongTile>(q);
+  }
 }
 
 enum class Kernel { reg, tiled };

@@ -20,6 +20,9 @@
 //    kernel's window read from the wrong 16-byte slot: the pair and cpu-f32 gates failed.
 //  - the tiled kernel staging a thread's groups into the wrong tile rows, or stepping its y
 //    offset by one row instead of kRowStep: the pair gate failed.
+//  - the short tiles' halo staged in one pass as the long tile's (rows past the 256th thread's
+//    share left unstaged), or their final state written by one pass: the pair and final-state
+//    gates failed on the 256 x 16 shapes (NaN cells).
 //  - the register kernel's groups 31 instead of 32 apart (cells skipped, others written twice):
 //    the cpu-f32 gate failed (y starts as NaN in the emulation).
 //  - the register kernel's final state one column early: the final-state gates failed.
@@ -54,6 +57,12 @@ std::vector<CausalConvShape> shapes() {
     v.push_back(shape(2, 9, 2, st, 4, Activation::none));
     v.push_back(shape(2, 17, 513, st, 3));
     v.push_back(shape(5, 8, 1, st, 2));
+    // Each tile shape at its edges (tile_shape): rows of 16 (256 x 16), 17 and 64 (64 x 64), 65
+    // (8 x 512), channels past a whole tile of each.
+    v.push_back(shape(2, 300, 16, st));
+    v.push_back(shape(2, 70, 17, st, 3));
+    v.push_back(shape(1, 70, 64, st, 2, Activation::none));
+    v.push_back(shape(1, 9, 65, st));
   }
   return v;
 }
@@ -74,7 +83,7 @@ TEST(CausalEmulation, RegisterAndTiledSameBitsWithinTolerance) {
     EXPECT_LE(rel_l2(rb.y, ref.y), kBf16Tolerance) << name(s);
     gates += 7;
   }
-  EXPECT_EQ(gates, 7 * 20);
+  EXPECT_EQ(gates, 7 * 28);
 }
 
 // One kernel mutated, the other not: how many cells the f32 gate and the bf16 gate see move.
@@ -166,7 +175,8 @@ TEST(CausalEmulation, VectorAndElementPathsSameBits) {
   int shapes = 0;
   for (bool st : {false, true})
     for (const auto &s : {shape(2, 24, 1024, st), shape(3, 13, 300, st, 3),
-                          shape(1, 9, 1540, st, 2, Activation::none), shape(2, 40, 4, st)}) {
+                          shape(1, 9, 1540, st, 2, Activation::none), shape(2, 40, 4, st),
+                          shape(2, 300, 16, st), shape(3, 70, 60, st, 3)}) {
       const auto p = random_problem(s, uint64_t(s.length + s.k));
       for (Kernel k : {Kernel::reg, Kernel::tiled})
         for (bool bf16 : {false, true}) {
@@ -178,7 +188,26 @@ TEST(CausalEmulation, VectorAndElementPathsSameBits) {
       EXPECT_EQ(cells_differ(emulate(p, Kernel::reg, false).y, run_host(p, false).y), 0);
       ++shapes;
     }
-  EXPECT_EQ(shapes, 8);
+  EXPECT_EQ(shapes, 12);
+}
+
+// The tiled kernel's tile follows the rows' length: the narrowest chunk that holds a row, 512
+// beyond 64; every shape holds 4096 positions (four groups a thread).
+TEST(CausalEmulation, TileShapeFollowsLength) {
+  using causal_detail::tile_shape;
+  using causal_detail::TileKind;
+  EXPECT_EQ(tile_shape(1), TileKind::short_rows);
+  EXPECT_EQ(tile_shape(16), TileKind::short_rows);
+  EXPECT_EQ(tile_shape(17), TileKind::mid_rows);
+  EXPECT_EQ(tile_shape(64), TileKind::mid_rows);
+  EXPECT_EQ(tile_shape(65), TileKind::long_rows);
+  EXPECT_EQ(tile_shape(8192), TileKind::long_rows);
+  EXPECT_EQ(cuda::causal_kernel_name(shape(1, 2048, 1, false), cuda::CausalKernel::tiled,
+                                     cuda::CausalOut::f32),
+            "causal tiled k4 c256 chunk16 f32 out");
+  EXPECT_EQ(cuda::causal_kernel_name(shape(1, 2048, 8192, false), cuda::CausalKernel::tiled,
+                                     cuda::CausalOut::f32),
+            "causal tiled k4 c8 chunk512 f32 out");
 }
 
 // The register kernel's group -> channel division: exact for every dividend below 2^31, at the

@@ -27,13 +27,19 @@ __global__ void __launch_bounds__(kRegThreads, kVec ? 12 : 1)
                                      blockIdx.x * kRegThreads + threadIdx.x);
 }
 
-template <int K, bool kBf16, bool kVec, Fault F>
+template <int K, bool kBf16, bool kVec, Fault F, class G>
 __global__ void __launch_bounds__(kTiledThreads) causal_tiled_kernel(CausalParams p) {
-  __shared__ TiledSmem<K> sm;
+  __shared__ TiledSmem<K, G> sm;
   const TiledBlock blk{int64_t(blockIdx.x), int64_t(blockIdx.y), int64_t(blockIdx.z)};
-  tiled_stage<K, kVec>(p, blk, int(threadIdx.x), sm);
+  tiled_stage<K, kVec, G>(p, blk, int(threadIdx.x), sm);
   __syncthreads();
-  tiled_compute<K, kBf16, kVec, F>(p, blk, int(threadIdx.x), sm);
+  tiled_compute<K, kBf16, kVec, F, G>(p, blk, int(threadIdx.x), sm);
+}
+
+template <int K, bool kBf16, bool kVec, Fault F, class G>
+void launch_tiled(const CausalParams &p, cudaStream_t stream) {
+  const dim3 grid(unsigned(tiled_chunks<G>(p)), unsigned(tiled_tiles<G>(p)), unsigned(p.batch));
+  causal_tiled_kernel<K, kBf16, kVec, F, G><<<grid, kTiledThreads, 0, stream>>>(p);
 }
 
 template <int K, bool kBf16, bool kVec, Fault F>
@@ -45,8 +51,17 @@ void launch_kv(const CausalParams &p, CausalKernel k, cudaStream_t stream) {
     const dim3 grid(g.blocks, unsigned(p.batch));
     causal_register_kernel<K, kBf16, kVec, F><<<grid, kRegThreads, 0, stream>>>(p, g);
   } else {
-    const dim3 grid(unsigned(tiled_chunks(p)), unsigned(tiled_tiles(p)), unsigned(p.batch));
-    causal_tiled_kernel<K, kBf16, kVec, F><<<grid, kTiledThreads, 0, stream>>>(p);
+    switch (tile_shape(p.length)) {
+    case TileKind::short_rows:
+      launch_tiled<K, kBf16, kVec, F, ShortTile>(p, stream);
+      break;
+    case TileKind::mid_rows:
+      launch_tiled<K, kBf16, kVec, F, MidTile>(p, stream);
+      break;
+    case TileKind::long_rows:
+      launch_tiled<K, kBf16, kVec, F, LongTile>(p, stream);
+      break;
+    }
   }
   CONVBENCH_CUDA_CHECK(cudaGetLastError());
 }
