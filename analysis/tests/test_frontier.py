@@ -373,3 +373,30 @@ def test_every_example_pick_is_the_fastest_that_meets(path):
                 if frontier.accepted(p) and p["time"]["median_s"] < me["time"]["median_s"]:
                     assert p["meets"][pk["tolerance"]] != "yes"
     frontier.render(copy.deepcopy(rep), "text")  # renders without a crash
+
+
+def test_the_summary_is_the_picks_in_one_table(tmp_path):
+    """--summary: a row per case and staging, per tolerance the same pick as the full frontier,
+    the fastest timed arm of all and what it meets, refused times counted, never picked.
+    Planted, seen failing: the fastest of all taken from every point (refused ones too)."""
+    run = known_run()
+    synth.case(run, RES.format("cuda-f32"))["samples"][3]["measured_sm_clock_mhz"] = 900.0
+    rep = build(tmp_path, run)
+    (row,) = [r for r in frontier.summary_rows(rep) if r["staging"] == "resident"]
+    g = group(rep)
+    for pk in g["picks"]:
+        assert row["picks"][pk["tolerance"]]["arm"] == pk["arm"]
+    # cuda-f32 is the fastest but its time is refused: the fastest of all is cudnn-f32
+    assert row["fastest"]["arm"] == "cudnn-f32/resident"
+    assert row["fastest"]["meets"] == ["tight", "loose", "unstated"]
+    assert row["refused"] == ["cuda-f32/resident"]
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(run))
+    md = cli(str(p), "--summary", "--format", "md").stdout
+    assert "| stage " in md and "fastest within 5e-6" in md
+    assert "| up0 " in md and "cudnn-f32 " in md and "cudnn-f32/resident" not in md
+    csv = cli(str(p), "--summary", "--format", "csv").stdout.splitlines()
+    assert csv[0].startswith("stage,frames,staging,fastest within 5e-6")
+    assert len(csv) == 1 + 2  # per-call and resident
+    js = json.loads(cli(str(p), "--summary", "--format", "json").stdout)
+    assert [r["stage"] for r in js["rows"]] == ["up0", "up0"]

@@ -411,6 +411,11 @@ def _frontier_args(p) -> None:
         metavar="FILE",
         help="more consumers' tolerances (JSON, as data/tolerances.json; an id given replaces)",
     )
+    p.add_argument(
+        "--summary",
+        action="store_true",
+        help="one table: a row per case, per tolerance its fastest arm, the fastest of all",
+    )
     tables.add_format(p, "every point, pick and tolerance, times in seconds")
     _history_args(p)
 
@@ -424,7 +429,7 @@ def _frontier(args) -> int:
     runs = load_runs(args, args.files)
     earlier, held = _history_runs(args, runs, th)
     rep = frontier.build(assess(runs, th, earlier, held=held), tols)
-    print(frontier.render(rep, args.format))
+    print((frontier.render_summary if args.summary else frontier.render)(rep, args.format))
     return EXIT_OK
 
 

@@ -435,6 +435,83 @@ def render(rep: dict, fmt: str = "text") -> str:
     return "\n".join(lines).lstrip("\n")
 
 
+def summary_rows(rep: dict) -> list[dict]:
+    """A row per case and staging: per tolerance the fastest arm within it (None: none with a time
+    not refused) and its median; the fastest timed arm of all and the tolerances it meets."""
+    rows = []
+    for g in rep["groups"]:
+        by = {p["arm"]: p for p in g["points"]}
+        timed = [p for p in g["points"] if accepted(p)]
+        fastest = min(timed, key=lambda p: p["time"]["median_s"]) if timed else None
+        picks = {}
+        for pk in g["picks"]:
+            arm = pk["arm"]
+            picks[pk["tolerance"]] = {
+                "arm": arm,
+                "median_s": by[arm]["time"]["median_s"] if arm else None,
+            }
+        rows.append(
+            {
+                "file": g["file"],
+                "stage": g["stage"],
+                "frames": g["frames"],
+                "staging": g["staging"],
+                "picks": picks,
+                "fastest": None
+                if fastest is None
+                else {
+                    "arm": fastest["arm"],
+                    "median_s": fastest["time"]["median_s"],
+                    "meets": [k for k, v in fastest["meets"].items() if v == YES],
+                },
+                "refused": [p["arm"] for p in g["points"] if not accepted(p)],
+            }
+        )
+    return rows
+
+
+def _arm_time(x: dict | None) -> str:
+    if not x or not x["arm"]:
+        return "none timed"
+    arm = x["arm"].removesuffix("/resident")
+    return f"{arm} {tables.time_text(x['median_s'])}"
+
+
+def render_summary(rep: dict, fmt: str = "text") -> str:
+    """The frontier in one table: a row per case, per tolerance its fastest arm (the answer a
+    consumer asks for), then the fastest arm of all and what it meets; json: the rows."""
+    tols = rep["tolerances"]
+    rows = summary_rows(rep)
+    if fmt == "json":
+        return tables.dumps({"tolerances": tols, "rows": rows})
+    head = ["stage", "frames", "staging", *(f"fastest within {t['id']}" for t in tols)]
+    head += ["fastest of all", "it meets", "time refused"]
+    cells = []
+    for r in rows:
+        f = r["fastest"]
+        cells.append(
+            [r["stage"], r["frames"], r["staging"]]
+            + [_arm_time(r["picks"][t["id"]]) for t in tols]
+            + [
+                _arm_time(f),
+                ", ".join(f["meets"]) if f and f["meets"] else "none",
+                len(r["refused"]),
+            ]
+        )
+    out = tables.render(head, cells, fmt)
+    if fmt == "csv":
+        return out
+    notes = ["", *(_say(x, fmt) for x in _tolerance_lines(tols))]
+    notes.append(
+        _say(
+            "time refused: how many arms of the case had their time refused (cut short, gate "
+            "failed, ...): `convbench-analyze frontier` without --summary names them and why",
+            fmt,
+        )
+    )
+    return out + "\n" + "\n".join(notes)
+
+
 def frontier_section(source, tols: list[dict] | None = None, fmt: str = "text") -> str:
     """The frontier as a section of another document: from an Assessment, a loaded Run (assessed
     alone) or what build() returned."""
