@@ -23,8 +23,8 @@ frontier_run() { # name, seconds, bench_conv flags...
 [ -n "${FRONTIER_SKIP_UP:-}" ] || frontier_run up-sweep 200 --stage up0,up1,up2,up3 --frames "$frames" --staging resident \
   --arms "$up_arms" --reps 6 --max-time 90 ${FRONTIER_UP_FLAGS:-}
 # The AMP convs' gates take about a minute per length (162 f64 references on the host): one record
-# per length, FRONTIER_AMP_FRAMES of them, short samples.
+# per length, FRONTIER_AMP_FRAMES of them, short samples, each capped at FRONTIER_AMP_SECS (280 s).
 for f in ${FRONTIER_AMP_FRAMES:-${frames//,/ }}; do
-  frontier_run "amp-sweep-$f" 280 --stage amp --frames "$f" --staging resident --arms "$amp_arms" \
+  frontier_run "amp-sweep-$f" "${FRONTIER_AMP_SECS:-280}" --stage amp --frames "$f" --staging resident --arms "$amp_arms" \
     --reps 6 --min-time 0.01 --max-time 120 --no-counters
 done
