@@ -45,7 +45,7 @@ public:
   void *stream() const; // a cudaStream_t
   void sync();          // waits for stream()
   void poison();        // fills the destination with 0xFF bytes (synchronises)
-  // The destination against the source, byte for byte (both downloaded). Synchronises.
+  // The destination against the source, byte for byte, on the device. Synchronises.
   SelfCheck check() const;
 
   size_t bytes() const { return bytes_; }
