@@ -71,7 +71,6 @@ struct Block {
   Block(std::nullopt_t) {}
   Block(const fast::FastConfig &c) : fast(c) {}
   Block(const ForwardTile &t) : forward(t) {}
-  bool forced() const { return fast || forward; }
 };
 
 // The kernel launch_conv would run, in words (recorded in results), and the multiply-adds it
