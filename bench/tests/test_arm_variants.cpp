@@ -76,8 +76,13 @@ TEST(ArmVariants, PatternsExpandToEveryMatchingArm) {
   // A plain name passes unchanged, known or not.
   EXPECT_EQ(expand_arm_patterns({"cpu-f32", "no-such-arm"}), (V{"cpu-f32", "no-such-arm"}));
 #if CONVBENCH_HAVE_CUDA
-  // Every compiled block shape of the fast kernel is an arm of each accumulator.
-  EXPECT_EQ(expand_arm_patterns({"cuda-f32@*"}).size(), fast::fast_f32_configs().size());
+  // Every compiled block shape of the fast kernel is an arm of each accumulator; cuda-f32's
+  // forward tile plans are arms too, named apart (fwd-) so either sweep names only its own.
+  const size_t forward_tiles = cuda::forward_tile_variants().size();
+  EXPECT_EQ(expand_arm_patterns({"cuda-f32@*"}).size(),
+            fast::fast_f32_configs().size() + forward_tiles);
+  EXPECT_EQ(expand_arm_patterns({"cuda-f32@t*"}).size(), fast::fast_f32_configs().size());
+  EXPECT_EQ(expand_arm_patterns({"cuda-f32@fwd-*"}).size(), forward_tiles);
   size_t f64_blocks = 0;
   for (const auto &c : fast::fast_configs())
     f64_blocks += !c.f32_only();
@@ -162,6 +167,73 @@ TEST(ArmVariants, ABlockArmNamesItsBlockAndRefusesWhatItCannotRun) {
 #endif
 
 #if CONVBENCH_HAVE_CUDA
+// A forward tile arm is cuda-f32 with the tile kernel's plan forced: every compiled tile shape
+// with every split is one, hidden, with cuda-f32's gate, tolerance, facts and floor; its record
+// names exactly its plan; it refuses, saying why, what that plan cannot run (a ConvTranspose1d
+// stage, a chain, a split leaving a rank without steps, cout below 16) instead of running another
+// plan in its name. No GPU needed: nothing here prepares them. Planted faults seen failing (then
+// reverted): block() returning nullopt (the record named the automatic plan, "split 3" missing);
+// supports() without the per-stage check (the chain accepted).
+TEST(ArmVariants, AForwardTileArmRunsExactlyItsPlanOrSaysWhyNot) {
+  const Arm *f32 = find_arm("cuda-f32");
+  ASSERT_NE(f32, nullptr);
+  const auto tiles = cuda::forward_tile_variants();
+  ASSERT_EQ(tiles.size(), 16u); // 128x128 and 32x256, splits 1..8
+  std::set<std::string> names;
+  for (const cuda::ForwardTile &t : tiles) {
+    const std::string name = "cuda-f32@fwd-" + std::to_string(t.bm) + "x" + std::to_string(t.bn) +
+                             "-s" + std::to_string(t.split);
+    const Arm *a = find_arm(name);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_TRUE(a->hidden()) << name;
+    EXPECT_EQ(a->gate(), f32->gate()) << name;
+    EXPECT_EQ(a->tolerance(), f32->tolerance()) << name;
+    EXPECT_EQ(a->floor_kind(), f32->floor_kind()) << name;
+    EXPECT_EQ(a->facts().precision, f32->facts().precision) << name;
+    EXPECT_EQ(a->facts().math, f32->facts().math) << name;
+    EXPECT_EQ(a->facts().role, f32->facts().role) << name;
+    EXPECT_EQ(a->stagings(), f32->stagings()) << name;
+    names.insert(name);
+  }
+  const auto expanded = expand_arm_patterns({"cuda-f32@fwd-*"});
+  EXPECT_EQ(std::set<std::string>(expanded.begin(), expanded.end()), names);
+
+  // An AMP block's Conv1d: 96 channels, K 7, 6144 positions.
+  Problem p;
+  p.stage = "amp3.k7.d1";
+  p.frames = 384;
+  p.shapes = {ConvShape{ConvOp::forward, 1, 96, 96, 7, 1, 1, 3, 0, 6144, true}};
+  const Arm *a = find_arm("cuda-f32@fwd-32x256-s3");
+  ASSERT_NE(a, nullptr);
+  std::string why;
+  EXPECT_TRUE(a->supports(p, &why)) << why;
+  const auto kernel = a->describe(p);
+  EXPECT_EQ(kernel["name"].get<std::string>(), "implicit-gemm f32 fma 32x256x8 split 3") << kernel;
+  // 3 x 24 tiles of 32 x 256 cells, 84 steps of 8 (96 x 7 = 672 taps).
+  EXPECT_EQ(kernel["issued_macs"].get<int64_t>(), int64_t(3 * 32) * (24 * 256) * (84 * 8));
+
+  Problem chain = p;
+  chain.stage = "chain";
+  chain.shapes = {p.shapes[0], p.shapes[0]};
+  EXPECT_FALSE(a->supports(chain, &why));
+  EXPECT_NE(why.find("per stage"), std::string::npos) << why;
+  Problem up0 = p; // the default model's up0: a ConvTranspose1d stage
+  up0.stage = "up0";
+  up0.shapes = {ConvShape{ConvOp::transposed, 1, 1536, 768, 16, 8, 1, 4, 0, 96, true}};
+  EXPECT_FALSE(a->supports(up0, &why));
+  EXPECT_NE(why.find("ConvTranspose1d"), std::string::npos) << why;
+  EXPECT_NE(why.find("32x256-s3"), std::string::npos) << why;
+  Problem narrow = p; // 2 x 3 taps: one step, so no split beyond 1 has work for every rank
+  narrow.shapes = {ConvShape{ConvOp::forward, 1, 2, 96, 3, 1, 1, 1, 0, 6144, true}};
+  EXPECT_FALSE(a->supports(narrow, &why));
+  EXPECT_NE(why.find("leaves a rank without steps"), std::string::npos) << why;
+  EXPECT_TRUE(find_arm("cuda-f32@fwd-128x128-s1")->supports(narrow, &why)) << why;
+  Problem post = p; // cout below 16: the simple kernel's shapes
+  post.shapes = {ConvShape{ConvOp::forward, 1, 96, 1, 7, 1, 1, 3, 0, 6144, true}};
+  EXPECT_FALSE(a->supports(post, &why));
+  EXPECT_NE(why.find("cout 1 is below"), std::string::npos) << why;
+}
+
 // The copy and launch ceilings: never in the default set, named by --arms, self-checked, resident
 // only; they stand beside any single stage (Conv1d, ConvTranspose1d, the causal op) and refuse a
 // sequence, saying why. No GPU needed: nothing here prepares them. Planted (seen failing):

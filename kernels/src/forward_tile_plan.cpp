@@ -2,7 +2,9 @@
 // tile shape, grid and split). Plain C++, so the host tests check the plan without a GPU.
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "forward_tile_plan.hpp"
 
@@ -35,20 +37,30 @@ bool forward_tile_ranks_nonempty(int64_t steps, int split) {
   return (split - 1) * cdiv(steps, split) < steps;
 }
 
-bool forward_tile_supported(const ConvShape &s) {
-  if (s.op != ConvOp::forward || s.cout < kForwardTileMinCout)
-    return false;
+std::string forward_tile_shape_unsupported_reason(const ConvShape &s) {
+  if (s.op != ConvOp::forward)
+    return "a ConvTranspose1d stage: the forward tile kernel runs Conv1d stages only";
+  if (s.cout < kForwardTileMinCout)
+    return "cout " + std::to_string(s.cout) + " is below the tile kernel's " +
+           std::to_string(kForwardTileMinCout);
   constexpr int64_t kInt = 2147483647LL - 256 * 8; // 32-bit indices, with a tile's overhang
   const int64_t l_out = s.l_out();
   if (s.weight_elems() > kInt || s.cin * s.l_in > kInt || s.cout * l_out > kInt ||
       l_out * s.stride + s.k * s.dilation > kInt)
-    return false;
+    return "tensors past the tile kernel's 32-bit indices";
   // Grid limits with the largest split (8 along z).
-  return cdiv(s.cout, 32) <= 65535 && s.batch * 8 <= 65535;
+  if (cdiv(s.cout, 32) > 65535 || s.batch * 8 > 65535)
+    return "cout or batch past the tile kernel's grid limits";
+  return "";
 }
 
-ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override,
-                                  int shape_override) {
+bool forward_tile_supported(const ConvShape &s) {
+  return forward_tile_shape_unsupported_reason(s).empty();
+}
+
+namespace {
+// The plan of `s` in tile shape `sh` with `split`, before any check of the split.
+ForwardTilePlan plan_in(const ConvShape &s, const ForwardTileShape &sh, int split) {
   ForwardTilePlan p{};
   p.batch = s.batch;
   p.cin = s.cin;
@@ -61,18 +73,25 @@ ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_overrid
   p.l_out = s.l_out();
   p.reduction = s.cin * s.k;
   p.steps = cdiv(p.reduction, kBk);
+  p.bm = sh.bm;
+  p.bn = sh.bn;
+  p.threads = sh.threads;
+  p.m_tiles = cdiv(p.cout, sh.bm);
+  p.n_tiles = cdiv(p.l_out, sh.bn);
+  p.split = split;
+  return p;
+}
+} // namespace
+
+ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override,
+                                  int shape_override) {
+  ForwardTilePlan p{};
   int64_t best = -1;
   for (int i = 0; i < int(std::size(kForwardTileShapes)); ++i) {
-    const ForwardTileShape &sh = kForwardTileShapes[i];
     if (shape_override >= 0 && shape_override != i)
       continue;
-    ForwardTilePlan c = p;
-    c.bm = sh.bm;
-    c.bn = sh.bn;
-    c.threads = sh.threads;
-    c.m_tiles = cdiv(p.cout, sh.bm);
-    c.n_tiles = cdiv(p.l_out, sh.bn);
-    for (c.split = 1; c.split <= 8; ++c.split) {
+    for (int split = 1; split <= 8; ++split) {
+      const ForwardTilePlan c = plan_in(s, kForwardTileShapes[i], split);
       if (!forward_tile_ranks_nonempty(c.steps, c.split) ||
           (split_override > 0 && c.split != split_override))
         continue;
@@ -88,6 +107,17 @@ ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_overrid
   return p;
 }
 
+ForwardTilePlan forward_tile_forced_plan(const ConvShape &s, const ForwardTile &t) {
+  const std::string why = cuda::forward_tile_unsupported_reason(s, t);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  for (const ForwardTileShape &sh : kForwardTileShapes)
+    if (sh.bm == t.bm && sh.bn == t.bn)
+      return plan_in(s, sh, t.split);
+  throw std::logic_error("forward tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) +
+                         " passed its check but is not in the table");
+}
+
 int64_t forward_tile_issued_macs(const ForwardTilePlan &p) {
   return p.batch * p.m_tiles * p.bm * p.n_tiles * p.bn * p.steps * kBk;
 }
@@ -101,3 +131,35 @@ std::string forward_tile_name(const ForwardTilePlan &p) {
 }
 
 } // namespace convbench::cuda::detail
+
+namespace convbench::cuda {
+
+std::vector<ForwardTile> forward_tile_variants() {
+  std::vector<ForwardTile> out;
+  for (const detail::ForwardTileShape &sh : detail::kForwardTileShapes)
+    for (int split = 1; split <= 8; ++split)
+      out.push_back({sh.bm, sh.bn, split});
+  return out;
+}
+
+std::string forward_tile_unsupported_reason(const ConvShape &s, const ForwardTile &t) {
+  const std::string tile = std::to_string(t.bm) + "x" + std::to_string(t.bn);
+  bool compiled = false;
+  for (const detail::ForwardTileShape &sh : detail::kForwardTileShapes)
+    compiled = compiled || (sh.bm == t.bm && sh.bn == t.bn);
+  if (!compiled)
+    return "tile " + tile + " is not compiled (see forward_tile_variants())";
+  if (t.split < 1 || t.split > 8)
+    return "split " + std::to_string(t.split) + " is outside 1..8";
+  if (std::string why = detail::forward_tile_shape_unsupported_reason(s); !why.empty())
+    return why;
+  constexpr int kBk = detail::kForwardTileBk;
+  const int64_t steps = (s.cin * s.k + kBk - 1) / kBk;
+  if (!detail::forward_tile_ranks_nonempty(steps, t.split))
+    return "split " + std::to_string(t.split) +
+           " leaves a rank without steps (cin x k = " + std::to_string(s.cin * s.k) + ": " +
+           std::to_string(steps) + " steps of " + std::to_string(kBk) + ")";
+  return "";
+}
+
+} // namespace convbench::cuda

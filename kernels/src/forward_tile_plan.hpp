@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "convbench/cuda_conv.hpp"
 #include "convbench/shape.hpp"
 
 namespace convbench::cuda::detail {
@@ -31,8 +32,10 @@ constexpr ForwardTileShape kForwardTileShapes[] = {{128, 128, 256, 2}, {32, 256,
 constexpr int64_t kForwardTileMinCout = 16;
 
 // Whether the tile kernel computes cuda-f32 for `s` (forward, cout >= 16: below that most of a
-// 32-row tile would be padding and the one-thread-per-cell kernel is the better choice).
+// 32-row tile would be padding and the one-thread-per-cell kernel is the better choice); the
+// reason why not, empty when it does.
 bool forward_tile_supported(const ConvShape &s);
+std::string forward_tile_shape_unsupported_reason(const ConvShape &s);
 
 // The plan for `s` on a device with `sms` multiprocessors: the tile shape and split with the
 // fewest modelled steps (whole waves of blocks times a rank's steps, plus the reduction's cost
@@ -40,6 +43,10 @@ bool forward_tile_supported(const ConvShape &s);
 // where the steps cannot give it, the automatic choice) or a shape (0: 128 x 128, 1: 32 x 256).
 ForwardTilePlan forward_tile_plan(const ConvShape &s, int sms, int split_override = 0,
                                   int shape_override = -1);
+
+// Exactly the plan `t` forces for `s`, whatever the cost model would choose; throws
+// std::invalid_argument with forward_tile_unsupported_reason() where the kernel cannot run it.
+ForwardTilePlan forward_tile_forced_plan(const ConvShape &s, const ForwardTile &t);
 
 // Multiply-adds the kernel issues for the plan: every tile cell, padding and remainders
 // included (staged as 0), times every step: what the FFMA counter shows.

@@ -16,6 +16,7 @@
 #include <limits>
 #include <ostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -405,6 +406,44 @@ TEST(CudaForwardTile, ChosenForTheAmpConvolutions) {
   EXPECT_EQ(cuda::issued_macs(amp, Accum::f32, cuda::Kernel::best),
             int64_t(6 * 128) * (96 * 128) * (768 * 7));
   EXPECT_GE(cuda::detail::forward_tile_issued_macs(plan), amp.valid_macs());
+}
+
+// A forced tile (cuda::Block{ForwardTile}: the sweep's arms) is exactly the plan it names in the
+// record and in the counters' multiply-adds, never the cost model's choice; where it cannot run
+// the shape, or with another accumulator or kernel, it throws with the reason instead of falling
+// back. No GPU needed: nothing is launched. Planted faults seen failing (then reverted):
+// forward_tile_for() ignoring block.forward (the automatic plan named; the f64 and refused forces
+// did not throw).
+TEST(CudaForwardTile, AForcedTileIsExactlyItsPlanOrThrows) {
+  const ConvShape amp = testing::amp_shape(96, 7, 1, 6144);
+  for (const cuda::ForwardTile &t : cuda::forward_tile_variants()) {
+    const std::string what =
+        std::to_string(t.bm) + "x" + std::to_string(t.bn) + " split " + std::to_string(t.split);
+    const auto plan = cuda::detail::forward_tile_forced_plan(amp, t);
+    EXPECT_EQ(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::best, t),
+              cuda::detail::forward_tile_name(plan))
+        << what;
+    EXPECT_EQ(cuda::issued_macs(amp, Accum::f32, cuda::Kernel::best, t),
+              cuda::detail::forward_tile_issued_macs(plan))
+        << what;
+    EXPECT_THROW(cuda::kernel_name(amp, Accum::f64, cuda::Kernel::best, t), std::invalid_argument)
+        << what;
+    EXPECT_THROW(cuda::issued_macs(amp, Accum::f32, cuda::Kernel::simple, t), std::invalid_argument)
+        << what;
+  }
+  EXPECT_EQ(cuda::kernel_name(amp, Accum::f32, cuda::Kernel::best, cuda::ForwardTile{32, 256, 3}),
+            "implicit-gemm f32 fma 32x256x8 split 3");
+  ConvShape one_step = amp; // 2 x 3 taps: one step, no rank for a second
+  one_step.cin = 2;
+  one_step.k = 3;
+  one_step.padding = 1;
+  try {
+    cuda::kernel_name(one_step, Accum::f32, cuda::Kernel::best, cuda::ForwardTile{128, 128, 2});
+    ADD_FAILURE() << "a split with an empty rank was named";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("leaves a rank without steps"), std::string::npos)
+        << e.what();
+  }
 }
 
 // The tile kernel accumulates in f32 too: the width probe along input channels, widened to 32

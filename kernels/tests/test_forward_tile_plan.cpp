@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,86 @@ TEST(ForwardTilePlan, OverridesAndTheAmpExamples) {
   EXPECT_GT(at96.split, 1);
   EXPECT_LE(at96.m_tiles * at96.n_tiles * at96.split, 2 * kSms) << "one wave";
   EXPECT_EQ(forward_tile_plan(testing::amp_shape(24, 7, 3, 96 * 512), kSms).bm, 32); // amp5
+}
+
+// A forced tile (the sweep's arms, cuda-f32@fwd-<bm>x<bn>-s<split>) gives exactly its plan, or
+// refuses with the reason: never the cost model's choice in its name. Every compiled tile shape
+// with every split 1..8 is a variant. Planted faults seen failing (then reverted): the forced
+// plan built with split 1 (ExactlyTheForcedPlanOrItsReason fails on every split > 1); the reason
+// not checking for an empty rank (the 2-step shape's split 3 accepted).
+TEST(ForwardTileForce, ExactlyTheForcedPlanOrItsReason) {
+  const auto variants = cuda::forward_tile_variants();
+  ASSERT_EQ(variants.size(), std::size(kForwardTileShapes) * 8);
+  int forced = 0, refused = 0, unlike_the_choice = 0;
+  for (const ConvShape &s : shapes()) {
+    const ForwardTilePlan chosen = forward_tile_plan(s, kSms);
+    for (const cuda::ForwardTile &t : variants) {
+      const std::string why = cuda::forward_tile_unsupported_reason(s, t);
+      const int64_t bk = cuda::detail::kForwardTileBk, steps = (s.cin * s.k + bk - 1) / bk;
+      EXPECT_EQ(why.empty(), brute_force_nonempty(steps, t.split))
+          << describe(s) << " split " << t.split << ": " << why;
+      if (!why.empty()) {
+        try {
+          cuda::detail::forward_tile_forced_plan(s, t);
+          ADD_FAILURE() << describe(s) << " split " << t.split << " ran despite: " << why;
+        } catch (const std::invalid_argument &e) {
+          EXPECT_EQ(e.what(), why);
+        }
+        ++refused;
+        continue;
+      }
+      const ForwardTilePlan p = cuda::detail::forward_tile_forced_plan(s, t);
+      EXPECT_EQ(p.bm, t.bm) << describe(s);
+      EXPECT_EQ(p.bn, t.bn) << describe(s);
+      EXPECT_EQ(p.split, t.split) << describe(s);
+      EXPECT_EQ(p.threads * 64, p.bm * p.bn) << describe(s);
+      EXPECT_GE(p.m_tiles * p.bm, s.cout) << describe(s);
+      EXPECT_GE(p.n_tiles * p.bn, s.l_out()) << describe(s);
+      EXPECT_GE(forward_tile_cost(p, kSms), forward_tile_cost(chosen, kSms)) << describe(s);
+      unlike_the_choice += p.bm != chosen.bm || p.split != chosen.split;
+      ++forced;
+    }
+  }
+  EXPECT_GT(forced, 0);
+  EXPECT_GT(unlike_the_choice, 0) << "every forced plan was the automatic one";
+  ConvShape two_steps; // 12 taps: 2 steps of 8, so splits 3..8 leave a rank empty
+  two_steps.op = ConvOp::forward;
+  two_steps.cin = 4;
+  two_steps.cout = 64;
+  two_steps.k = 3;
+  two_steps.l_in = 100;
+  EXPECT_TRUE(cuda::forward_tile_unsupported_reason(two_steps, {128, 128, 2}).empty());
+  EXPECT_NE(cuda::forward_tile_unsupported_reason(two_steps, {128, 128, 3})
+                .find("split 3 leaves a rank without steps"),
+            std::string::npos);
+  EXPECT_GT(refused, 0);
+}
+
+// Each refusal names its cause, in the order a reader would check it.
+TEST(ForwardTileForce, RefusalsNameTheirReason) {
+  ConvShape s;
+  s.op = ConvOp::forward;
+  s.cin = 64;
+  s.cout = 64;
+  s.k = 7;
+  s.padding = 3;
+  s.l_in = 384;
+  const auto reason = [&](const cuda::ForwardTile &t) {
+    return cuda::forward_tile_unsupported_reason(s, t);
+  };
+  EXPECT_EQ(reason({32, 256, 8}), "");
+  EXPECT_NE(reason({64, 64, 1}).find("tile 64x64 is not compiled"), std::string::npos);
+  EXPECT_NE(reason({128, 128, 9}).find("split 9 is outside 1..8"), std::string::npos);
+  EXPECT_NE(reason({128, 128, 0}).find("split 0 is outside 1..8"), std::string::npos);
+  s.cout = 15;
+  EXPECT_NE(reason({128, 128, 1}).find("cout 15 is below"), std::string::npos);
+  s.cout = 64;
+  s.op = ConvOp::transposed;
+  s.stride = 4;
+  s.k = 8;
+  s.padding = 2;
+  EXPECT_NE(reason({128, 128, 1}).find("ConvTranspose1d"), std::string::npos);
+  EXPECT_THROW(cuda::detail::forward_tile_forced_plan(s, {128, 128, 1}), std::invalid_argument);
 }
 
 TEST(ForwardTilePlan, SupportedShapes) {

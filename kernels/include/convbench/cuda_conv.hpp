@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "convbench/shape.hpp"
 #if CONVBENCH_HAVE_CUDA
@@ -23,6 +24,22 @@ public:
 // True when this build has CUDA and a device can be used; otherwise *why_not says why.
 bool device_available(std::string *why_not);
 
+// A forced plan of cuda-f32's forward tile kernel: its tile of bm x bn output cells per block
+// and the split of the reduction over a cluster (1..8), instead of the plan's choice for the
+// shape (the tile sweep times each as an arm of its own, e.g. cuda-f32@fwd-32x256-s3). Plain
+// C++, in every build: the arms' refusals are host code.
+struct ForwardTile {
+  int bm, bn, split;
+};
+
+// Every tile shape the kernel is compiled for, with every split: the sweep's variants.
+std::vector<ForwardTile> forward_tile_variants();
+
+// Why the forward tile kernel cannot run `s` with `t` forced (a ConvTranspose1d stage, cout
+// below 16, a tile shape not compiled, a split outside 1..8 or leaving a rank without steps);
+// empty when it can.
+std::string forward_tile_unsupported_reason(const ConvShape &s, const ForwardTile &t);
+
 #if CONVBENCH_HAVE_CUDA
 
 enum class Accum { f64, f32 }; // cuda-f64 (byte-identical to cpu-f64), cuda-f32
@@ -38,11 +55,23 @@ enum class Accum { f64, f32 }; // cuda-f64 (byte-identical to cpu-f64), cuda-f32
 //          the simple kernel with one __fma_rn per tap (the forward Conv1d stages).
 enum class Kernel { best, simple, fused };
 
-// A fixed block shape of the fast polyphase kernel instead of its tuned choice for the shape (the
-// block-shape sweep times each compiled one as an arm of its own, e.g. cuda-f32@t128-c8-k16-u16).
-// With a block, `best` and `fused` run the fast kernel in it or throw std::invalid_argument
-// (fast_config_unsupported_reason) where it cannot run the shape; nullopt: launch_conv's choice.
-using Block = std::optional<fast::FastConfig>;
+// What a thread block computes, fixed instead of launch_conv's choice for the shape; the sweeps
+// time each as an arm of its own. Default (or std::nullopt): launch_conv's choice.
+//  fast:    a block shape of the fast polyphase kernel (cuda-f32@t128-c8-k16-u16). `best` and
+//           `fused` run the fast kernel in it or throw std::invalid_argument
+//           (fast_config_unsupported_reason) where it cannot run the shape.
+//  forward: a tile and split of cuda-f32's forward tile kernel (cuda-f32@fwd-128x128-s2). Where
+//           set it decides: Accum::f32 with `best` runs the tile kernel in exactly that plan, or
+//           throws std::invalid_argument (forward_tile_unsupported_reason); never another plan.
+struct Block {
+  std::optional<fast::FastConfig> fast;
+  std::optional<ForwardTile> forward;
+
+  Block() = default;
+  Block(std::nullopt_t) {}
+  Block(const fast::FastConfig &c) : fast(c) {}
+  Block(const ForwardTile &t) : forward(t) {}
+};
 
 // The kernel launch_conv would run, in words (recorded in results), and the multiply-adds it
 // issues per call (what the instruction counters must show: taps cut off by padding or tile

@@ -2,6 +2,7 @@
 // The f64 variant performs exactly the additions of cpu-f64, in the same order, with __dmul_rn /
 // __dadd_rn (never contracted into FMA), so its f32 output is byte-identical to the reference.
 #include <cstdint>
+#include <stdexcept>
 
 #include "convbench/cuda_check.hpp"
 #include "convbench/device_facts.hpp"
@@ -128,7 +129,12 @@ void launch_typed(const ConvShape &s, const float *d_x, const float *d_w, const 
 
 std::optional<ForwardTilePlan> forward_tile_for(const ConvShape &s, Accum acc, Kernel k,
                                                 const Block &block) {
-  if (acc != Accum::f32 || k == Kernel::simple || block || !forward_tile_supported(s))
+  if (block.forward) { // exactly the forced plan, or a refusal: never another kernel or plan
+    if (acc != Accum::f32 || k != Kernel::best)
+      throw std::invalid_argument("a forced forward tile runs cuda-f32's tile kernel only");
+    return forward_tile_forced_plan(s, *block.forward);
+  }
+  if (acc != Accum::f32 || k == Kernel::simple || block.fast || !forward_tile_supported(s))
     return std::nullopt;
   // The tile plan's split aims at two blocks on each of the device's multiprocessors.
   return forward_tile_plan(s, device_facts().sms);
@@ -139,8 +145,8 @@ ConvLaunch::ConvLaunch(const ConvShape &s, Accum acc, Kernel k, const Block &blo
   const bool f64 = acc == Accum::f64;
   if (tile_)
     prepare_forward_tile(*tile_);
-  else if (k != Kernel::simple && block)
-    fast_.emplace(s, f64, k == Kernel::fused, *block); // throws where the block cannot run s
+  else if (k != Kernel::simple && block.fast)
+    fast_.emplace(s, f64, k == Kernel::fused, *block.fast); // throws where it cannot run s
   else if (k != Kernel::simple && fast::fast_supported(s, f64))
     fast_.emplace(s, f64, k == Kernel::fused);
 }
@@ -179,12 +185,13 @@ namespace convbench::cuda {
 
 namespace {
 // The block the fast kernel runs for (s, acc, k, block), or nullopt for the simple kernel.
-Block fast_block(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
+std::optional<fast::FastConfig> fast_block(const ConvShape &s, Accum acc, Kernel k,
+                                           const Block &block) {
   const bool f64 = acc == Accum::f64;
   if (k == Kernel::simple)
     return std::nullopt;
-  if (block)
-    return block;
+  if (block.fast)
+    return block.fast;
   if (fast::fast_supported(s, f64))
     return fast::choose_fast_config(s, f64, k == Kernel::fused);
   return std::nullopt;
@@ -195,7 +202,7 @@ std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &bl
   const bool f64 = acc == Accum::f64;
   if (const auto tile = detail::forward_tile_for(s, acc, k, block))
     return detail::forward_tile_name(*tile);
-  if (const Block b = fast_block(s, acc, k, block))
+  if (const auto b = fast_block(s, acc, k, block))
     return std::string("polyphase-tile ") +
            (f64 ? (k == Kernel::fused ? "f64 fma" : "f64 dmul+dadd") : "f32 fma") + " " + b->name();
   return std::string("simple one-thread-per-cell ") +
@@ -205,7 +212,7 @@ std::string kernel_name(const ConvShape &s, Accum acc, Kernel k, const Block &bl
 int64_t issued_macs(const ConvShape &s, Accum acc, Kernel k, const Block &block) {
   if (const auto tile = detail::forward_tile_for(s, acc, k, block))
     return detail::forward_tile_issued_macs(*tile);
-  if (const Block b = fast_block(s, acc, k, block))
+  if (const auto b = fast_block(s, acc, k, block))
     return fast::fast_issued_macs(s, *b);
   return s.valid_macs();
 }

@@ -36,7 +36,8 @@ private:
 };
 
 // The forward tile plan cuda-f32 runs for (s, acc, k, block) on the current device, or nullopt
-// when it runs another kernel (f64, transposed, Kernel::simple, a block shape, cout < 32).
+// when it runs another kernel (f64, transposed, Kernel::simple, a fast block shape, cout < 16).
+// A forced tile (block.forward) gives exactly its plan or throws std::invalid_argument.
 std::optional<ForwardTilePlan> forward_tile_for(const ConvShape &s, Accum acc, Kernel k,
                                                 const Block &block);
 
