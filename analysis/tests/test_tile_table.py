@@ -2,7 +2,7 @@
 (cuda-tf32, its kernel named in the record) against hidden variants of both orientations timed at
 known fractions of it; likewise cuda-f64-dmma against its DMMA tiles. Planted (seen failing): the
 best variant taken as the slowest (max instead of min); the DMMA variants' pattern left out (no
-variant); the rank counting the variants slower than the plan. Each format parses as itself."""
+variant), likewise the forward tile's; the rank counting the variants slower than the plan. Each format parses as itself."""
 
 import csv
 import io
@@ -60,6 +60,14 @@ def sweep(source, arm, known, kernel):
             "dmma f64 m16n8k16 tile 128x32x16",
             "t64x64-s2",
             "1.111",
+        ),
+        (
+            "cuda-f64",
+            "cuda-f32",
+            {"fwd-128x128-s1": 1.2, "fwd-32x256-s3": 0.95, "fwd-32x256-s6": 1.02},
+            "implicit-gemm f32 fma 32x256x8 split 6",
+            "fwd-32x256-s3",
+            "1.053",
         ),
     ],
 )

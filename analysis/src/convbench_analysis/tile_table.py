@@ -5,7 +5,8 @@ Reads records of `bench_conv --arms 'cuda-tf32,cuda-tf32@*'` (scripts/h200.sh ti
 (stage, frames) and arm family (cuda-tf32, cuda-f32x3, cuda-f64-dmma), the arm's own case (the
 plan's choice, named by its kernel block) and each hidden variant (the wgmma kernels'
 `<arm>@rows-n<N>-s<split>`, rows on M, `<arm>@pos-n<N>-g<groups>`, positions on M; the DMMA
-kernels' `cuda-f64-dmma@t<rows>x<cols>-s<split>`), by best round time (recomputed from the
+kernels' `cuda-f64-dmma@t<rows>x<cols>-s<split>`; cuda-f32's forward tile kernel's
+`cuda-f32@fwd-<bm>x<bn>-s<split>`; its block shapes `cuda-f32@t...` are another sweep's), by best round time (recomputed from the
 samples; a case that failed its gate has none). One row per case: the plan's time, the best
 variant and its time, their ratio, and the plan's rank among the variants; then how many cases
 the plan got within 5% of the best. Exit 2 on a bad record."""
@@ -18,9 +19,11 @@ from pathlib import Path
 from . import tables
 from .load import load_run
 
-FAMILIES = ("cuda-tf32", "cuda-f32x3", "cuda-f64-dmma")
+FAMILIES = ("cuda-tf32", "cuda-f32x3", "cuda-f64-dmma", "cuda-f32")
 VARIANT = re.compile(
-    r"^(?:(cuda-tf32|cuda-f32x3)@((?:rows|pos)-n\d+-[sg]\d+)|(cuda-f64-dmma)@(t\d+x\d+-s\d+))$"
+    r"^(?:(?P<wg>cuda-tf32|cuda-f32x3)@(?P<wv>(?:rows|pos)-n\d+-[sg]\d+)"
+    r"|(?P<dm>cuda-f64-dmma)@(?P<dv>t\d+x\d+-s\d+)"
+    r"|(?P<fw>cuda-f32)@(?P<fv>fwd-\d+x\d+-s\d+))$"
 )
 NEAR = 1.05  # the plan "within 5%" of the best variant
 HEADERS = ("record", "case", "arm", "plan us", "best us", "best", "plan/best", "rank", "kernel")
@@ -40,14 +43,14 @@ def rows(run):
         if c["staging"] != "resident":
             continue
         m = VARIANT.match(c["arm"])
-        family = (m.group(1) or m.group(3)) if m else c["arm"]
+        family = (m["wg"] or m["dm"] or m["fw"]) if m else c["arm"]
         if family not in FAMILIES:
             continue
         r = out.setdefault((c["stage"], c["frames"], family), {"plan": None, "variants": {}})
         t = best(c)
         if m:
             if t is not None:
-                r["variants"][m.group(2) or m.group(4)] = t
+                r["variants"][m["wv"] or m["dv"] or m["fv"]] = t
         else:
             r["plan"] = (t, (c.get("kernel") or {}).get("name", "?"))
     return out

@@ -16,7 +16,7 @@ fi
 for m in ${SWEEP_MODELS:-bigvgan_v2_44khz_128band_512x bigvgan_v2_44khz_128band_256x bigvgan_base_22khz_80band}; do
   for f in ${SWEEP_FRAMES:-96 384 1536}; do
     for acc in ${SWEEP_ACC:-f32 f64}; do
-      arms='cuda-f32@*'
+      arms='cuda-f32@t*' # the block shapes (cuda-f32@fwd-*: the forward tile's plans, tune fwd)
       [ $acc = f64 ] && arms=${SWEEP_F64_ARMS:-'cuda-f64@*,cuda-f64-fma@*'}
       enough 40 "sweep $m $f $acc" || continue
       timeout $(cap "${SWEEP_TIMEOUT:-300}") $B/bin/bench_conv --model $m --stage all --frames $f \
