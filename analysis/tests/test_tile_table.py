@@ -2,7 +2,8 @@
 (cuda-tf32, its kernel named in the record) against hidden variants of both orientations timed at
 known fractions of it; likewise cuda-f64-dmma against its DMMA tiles. Planted (seen failing): the
 best variant taken as the slowest (max instead of min); the DMMA variants' pattern left out (no
-variant), likewise the forward tile's; the rank counting the variants slower than the plan. Each format parses as itself."""
+variant), likewise the forward tile's; the rank counting the variants slower than the plan. Each
+format parses as itself."""
 
 import csv
 import io
