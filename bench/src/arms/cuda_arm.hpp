@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arms/causal_arm.hpp"
@@ -162,6 +164,55 @@ public:
   virtual cuda::Kernel kernel() const { return cuda::Kernel::best; }
   // The fast kernel's block shape; nullopt: its tuned choice per shape.
   virtual cuda::Block block() const { return std::nullopt; }
+};
+
+// A hidden variant of a registered CUDA arm, "<base>@<variant>", its kernel choice forced by
+// block(): the base arm's gate (a variant that computes a wrong answer is refused, never timed),
+// tolerance, facts, floor, accumulator and kernel; single stages only (a kernel choice is made
+// per stage shape), and what variant_unsupported() names refused with the reason, never another
+// choice run in the variant's name.
+class CudaVariantArm : public CudaArm {
+public:
+  CudaVariantArm(std::string base, const std::string &variant)
+      : base_(std::move(base)), name_(base_ + "@" + variant) {}
+  std::string name() const override { return name_; }
+  bool hidden() const override { return true; }
+  GateKind gate() const override { return base().gate(); }
+  double tolerance() const override { return base().tolerance(); }
+  ArmFacts facts() const override { return base().facts(); }
+  std::string floor_kind() const override { return base().floor_kind(); }
+  cuda::Accum accum() const override { return base().accum(); }
+  cuda::Kernel kernel() const override { return base().kernel(); }
+  bool supports(const Problem &p, std::string *why_not) const override {
+    if (!CudaArm::supports(p, why_not)) // what every CUDA arm refuses
+      return false;
+    if (p.shapes.size() != 1) {
+      if (why_not)
+        *why_not = per_stage_reason();
+      return false;
+    }
+    const std::string why = variant_unsupported(p.shapes[0]);
+    if (!why.empty() && why_not)
+      *why_not = why;
+    return why.empty();
+  }
+
+protected:
+  // Why the forced choice cannot run `s` ("" where it can), and why a chain is refused.
+  virtual std::string variant_unsupported(const ConvShape &s) const = 0;
+  virtual std::string per_stage_reason() const = 0;
+
+private:
+  // The arm this one is a variant of (registered by its own file; looked up once every static
+  // registration has run).
+  const CudaArm &base() const {
+    const auto *a = dynamic_cast<const CudaArm *>(find_arm(base_));
+    if (!a)
+      throw std::logic_error(name_ + ": its arm " + base_ + " is not registered");
+    return *a;
+  }
+  std::string base_;
+  std::string name_;
 };
 
 } // namespace convbench::bench

@@ -14,51 +14,24 @@
 namespace convbench::bench {
 namespace {
 
-class CudaBlockArm final : public CudaArm {
+class CudaBlockArm final : public CudaVariantArm {
 public:
   CudaBlockArm(std::string base, const fast::FastConfig &block)
-      : base_(std::move(base)), block_(block), name_(base_ + "@" + block.name()) {}
-  std::string name() const override { return name_; }
-  bool hidden() const override { return true; }
-  GateKind gate() const override { return base().gate(); }
-  double tolerance() const override { return base().tolerance(); }
-  ArmFacts facts() const override { return base().facts(); }
-  std::string floor_kind() const override { return base().floor_kind(); }
-  cuda::Accum accum() const override { return base().accum(); }
-  cuda::Kernel kernel() const override { return base().kernel(); }
+      : CudaVariantArm(std::move(base), block.name()), block_(block) {}
   cuda::Block block() const override { return block_; }
-  bool supports(const Problem &p, std::string *why_not) const override {
-    if (!CudaArm::supports(p, why_not)) // what every CUDA arm refuses
-      return false;
-    if (p.shapes.size() != 1) { // a block is chosen per stage shape; the chain runs each stage's
-      if (why_not)
-        *why_not = "a block shape is timed per stage, not over the chain";
-      return false;
-    }
-    for (const auto &s : p.shapes) {
-      const std::string why =
-          fast::fast_config_unsupported_reason(s, block_, accum() == cuda::Accum::f64);
-      if (!why.empty()) {
-        if (why_not)
-          *why_not = "block " + block_.name() + ": " + why;
-        return false;
-      }
-    }
-    return true;
+
+protected:
+  std::string per_stage_reason() const override {
+    return "a block shape is timed per stage, not over the chain";
+  }
+  std::string variant_unsupported(const ConvShape &s) const override {
+    const std::string why =
+        fast::fast_config_unsupported_reason(s, block_, accum() == cuda::Accum::f64);
+    return why.empty() ? why : "block " + block_.name() + ": " + why;
   }
 
 private:
-  // The arm this one is a block of (registered by its own file; looked up once every static
-  // registration has run).
-  const CudaArm &base() const {
-    const auto *a = dynamic_cast<const CudaArm *>(find_arm(base_));
-    if (!a)
-      throw std::logic_error(name_ + ": its arm " + base_ + " is not registered");
-    return *a;
-  }
-  std::string base_;
   fast::FastConfig block_;
-  std::string name_;
 };
 
 bool register_block_arms() {
