@@ -569,23 +569,49 @@ CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int 
       for (int e = 0; e < kGroup; ++e)
         sm.x[l.r0 + kStep * i][kHalo + l.j + e] = v[i][e];
   }
-  // xpad[t0 .. t0 + K - 2] of each row: the state at t0 = 0.
+  // xpad[t0 .. t0 + K - 2] of each row (the state at t0 = 0), the taps and the bias: every load
+  // of the thread issued before its first store, as for x (on the short tiles a thread has
+  // several of each, and loads one after another would each wait their full latency).
+  constexpr int kHaloN = G::kTileC * (K - 1), kTapN = G::kTileC * K;
+  constexpr int kHaloIt = (kHaloN + kTiledThreads - 1) / kTiledThreads;
+  constexpr int kTapIt = (kTapN + kTiledThreads - 1) / kTiledThreads;
+  constexpr int kBiasIt = (G::kTileC + kTiledThreads - 1) / kTiledThreads;
   const bool state = t0 == 0 && seq_has_state(p, blk.batch);
-  for (int u = tid; u < G::kTileC * (K - 1); u += kTiledThreads) {
-    const int r = u / (K - 1), m = u % (K - 1);
-    const int64_t c = blk.tile * G::kTileC + r;
-    if (c < p.channels)
-      sm.x[r][kHalo - (K - 1) + m] = xpad<K>(p, blk.batch * p.channels + c, state, t0 + m);
+  const int64_t c0 = blk.tile * G::kTileC;
+  float halo[kHaloIt], taps[kTapIt], bias[kBiasIt];
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kHaloIt; ++i) {
+    const int u = tid + i * kTiledThreads, r = u / (K - 1), m = u % (K - 1);
+    const bool in = u < kHaloN && c0 + r < p.channels;
+    halo[i] = in ? xpad<K>(p, blk.batch * p.channels + c0 + r, state, t0 + m) : 0.0f;
   }
-  for (int u = tid; u < G::kTileC * K; u += kTiledThreads) {
-    const int64_t c = blk.tile * G::kTileC + u / K;
-    if (c < p.channels)
-      sm.w[u / K][u % K] = p.w[c * K + u % K];
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kTapIt; ++i) {
+    const int u = tid + i * kTiledThreads;
+    taps[i] = u < kTapN && c0 + u / K < p.channels ? p.w[(c0 + u / K) * K + u % K] : 0.0f;
   }
-  for (int u = tid; u < G::kTileC; u += kTiledThreads) {
-    const int64_t c = blk.tile * G::kTileC + u;
-    if (c < p.channels)
-      sm.b[u] = p.bias ? p.bias[c] : 0.0f;
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kBiasIt; ++i) {
+    const int u = tid + i * kTiledThreads;
+    bias[i] = p.bias && u < G::kTileC && c0 + u < p.channels ? p.bias[c0 + u] : 0.0f;
+  }
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kHaloIt; ++i) {
+    const int u = tid + i * kTiledThreads;
+    if (u < kHaloN && c0 + u / (K - 1) < p.channels)
+      sm.x[u / (K - 1)][kHalo - (K - 1) + u % (K - 1)] = halo[i];
+  }
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kTapIt; ++i) {
+    const int u = tid + i * kTiledThreads;
+    if (u < kTapN && c0 + u / K < p.channels)
+      sm.w[u / K][u % K] = taps[i];
+  }
+  CONVBENCH_CAUSAL_UNROLL
+  for (int i = 0; i < kBiasIt; ++i) {
+    const int u = tid + i * kTiledThreads;
+    if (u < G::kTileC && c0 + u < p.channels)
+      sm.b[u] = bias[i];
   }
   copy_wait();
 }
