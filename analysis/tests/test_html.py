@@ -591,3 +591,23 @@ def test_a_foreign_process_is_marked_on_the_rounds_the_check_counted(name):
     else:
         assert named <= {r for r, _ in marked}, f.detail
     assert all(re.search(r"pid \d+ \(\w+\)", said) for _, said in marked)
+
+
+def test_the_frontier_section_is_the_summary(site):
+    """The run page's frontier section: a row per case with two candidates or more, per
+    tolerance the same pick as `frontier --summary`. Planted, seen failing: the section left out
+    of the template (no table), the picks taken from the fastest of all."""
+    from convbench_analysis import assess, frontier, load
+
+    run = load.load_run(str(site["records"] / "sweep.json"))
+    a = assess.assess([run])
+    page = pages.run_page(a, 0, None)
+    want = [r for r in frontier.summary_rows(frontier.build(a)) if r["arms"] > 1]
+    assert want and len(page["frontier"]["rows"]) == len(want)
+    for got, r in zip(page["frontier"]["rows"], want, strict=True):
+        tols = page["frontier"]["tolerances"]
+        assert got["picks"] == [frontier.arm_time(r["picks"][t]) for t in tols]
+    (table,) = tree(render(page)).find("table", class_="frontier")
+    rows = table.find("tr", class_="pick")
+    assert len(rows) == len(want)
+    assert page["frontier"]["rows"][0]["picks"][0] in rows[0].all_text()

@@ -465,12 +465,14 @@ def summary_rows(rep: dict) -> list[dict]:
                     "meets": [k for k, v in fastest["meets"].items() if v == YES],
                 },
                 "refused": [p["arm"] for p in g["points"] if not accepted(p)],
+                "arms": len(g["points"]),
             }
         )
     return rows
 
 
-def _arm_time(x: dict | None) -> str:
+def arm_time(x: dict | None) -> str:
+    """'cuda-f32x3 45.1 us' (the staging left out), or 'none timed'."""
     if not x or not x["arm"]:
         return "none timed"
     arm = x["arm"].removesuffix("/resident")
@@ -491,9 +493,9 @@ def render_summary(rep: dict, fmt: str = "text") -> str:
         f = r["fastest"]
         cells.append(
             [r["stage"], r["frames"], r["staging"]]
-            + [_arm_time(r["picks"][t["id"]]) for t in tols]
+            + [arm_time(r["picks"][t["id"]]) for t in tols]
             + [
-                _arm_time(f),
+                arm_time(f),
                 ", ".join(f["meets"]) if f and f["meets"] else "none",
                 len(r["refused"]),
             ]

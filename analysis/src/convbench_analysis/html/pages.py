@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .. import compare, fleet, history_view, record, report, report_view
+from .. import compare, fleet, frontier, history_view, record, report, report_view
 from ..findings import Assessment
 from . import figures
 from .rounds import lanes, marked_rounds
@@ -158,6 +158,27 @@ def verdict_counts(rep: dict) -> dict:
     }
 
 
+def _frontier(fr: dict | None) -> dict | None:
+    """The frontier's summary (`convbench-analyze frontier --summary`): per case with two
+    candidate arms or more, the fastest arm within each consumer tolerance, the fastest of all."""
+    rows = [r for r in frontier.summary_rows(fr) if r["arms"] > 1] if fr else []
+    if not rows:
+        return None
+    tols = [t["id"] for t in fr["tolerances"]]
+    return {
+        "tolerances": tols,
+        "rows": [
+            {
+                "case": f"{r['stage']}/{r['frames']} {r['staging']}",
+                "picks": [frontier.arm_time(r["picks"][t]) for t in tols],
+                "fastest": frontier.arm_time(r["fastest"]),
+                "meets": ", ".join(r["fastest"]["meets"]) if r["fastest"] else "",
+            }
+            for r in rows
+        ],
+    }
+
+
 def run_page(a: Assessment, i: int, baseline: str | None, pairs=None) -> dict:
     sub = one_run(a, i)
     run, th = sub.runs[0], sub.thresholds
@@ -180,6 +201,7 @@ def run_page(a: Assessment, i: int, baseline: str | None, pairs=None) -> dict:
         "signatures": rep["signatures"],
         "aa": rep["aa"],
         "ceilings": rep["ceilings"],
+        "frontier": _frontier(rep.get("frontier")),
         "counters": _counters(run),
         "refused": rep["refused"] + rep["refused_cases"],
     }
