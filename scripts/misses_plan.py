@@ -18,26 +18,23 @@ from collections import defaultdict
 
 
 def plan(judged: dict) -> list[list[str]]:
-    """One argument list per length and pair of arms: the missed stages, candidates, reference."""
-    groups: dict[tuple, set] = defaultdict(set)
+    """One argument list per length and reference arm: the missed stages, with every candidate
+    that missed there (candidates of one reference share a run where they missed the same
+    stages)."""
+    stages: dict[tuple, set] = defaultdict(set)  # (frames, reference, candidate) -> stages
     for t in judged["targets"]:
         for r in t["rows"]:
-            if r["status"] != "MISSED":
-                continue
-            frames = None if r["stage"].startswith("causal.") else r["frames"]
-            groups[(str(frames), frames, r["candidate"], t["target"]["reference"])].add(r["stage"])
-    # One run per length and arm set: the candidates of one reference share a run.
-    merged: dict[tuple, tuple[set, set]] = {}
-    for (_, frames, cand, ref), stages in sorted(groups.items()):
-        key = (str(frames), frames, ref, ",".join(sorted(stages)))
-        merged.setdefault(key, (set(stages), {ref}))[1].add(cand)
-    runs = []
-    for (_, frames, _ref, _), (stages, arms) in sorted(merged.items(), key=lambda g: g[0][::3]):
-        args = ["--stage", ",".join(sorted(stages)), "--arms", ",".join(sorted(arms))]
-        if frames is not None:
-            args += ["--frames", str(frames)]
-        runs.append(args)
-    return runs
+            if r["status"] == "MISSED":
+                frames = -1 if r["stage"].startswith("causal.") else r["frames"]
+                stages[(frames, t["target"]["reference"], r["candidate"])].add(r["stage"])
+    runs: dict[tuple, set] = defaultdict(set)  # (frames, reference, stages) -> arms
+    for (frames, ref, cand), st in stages.items():
+        runs[(frames, ref, tuple(sorted(st)))].update((ref, cand))
+    out = []
+    for (frames, _ref, st), arms in sorted(runs.items()):
+        args = ["--stage", ",".join(st), "--arms", ",".join(sorted(arms))]
+        out.append(args + ([] if frames < 0 else ["--frames", str(frames)]))
+    return out
 
 
 def main(argv: list[str]) -> int:

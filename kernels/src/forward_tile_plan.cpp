@@ -19,13 +19,21 @@ constexpr int kBk = kForwardTileBk;
 // two cluster barriers, the remote reads): what a split must save to be chosen.
 constexpr int64_t kSplitCostSteps = 8;
 
+// The compiled tile shape of bm x bn, or nullptr.
+const ForwardTileShape *compiled_shape(int bm, int bn) {
+  for (const ForwardTileShape &c : kForwardTileShapes)
+    if (c.bm == bm && c.bn == bn)
+      return &c;
+  return nullptr;
+}
+
+// The reduction's steps of kBk (cin x k taps) for a shape.
+int64_t reduction_steps(const ConvShape &s) { return cdiv(s.cin * s.k, kBk); }
+
 } // namespace
 
 int64_t forward_tile_cost(const ForwardTilePlan &p, int sms) {
-  const ForwardTileShape *sh = nullptr;
-  for (const ForwardTileShape &c : kForwardTileShapes)
-    if (c.bm == p.bm && c.bn == p.bn)
-      sh = &c;
+  const ForwardTileShape *sh = compiled_shape(p.bm, p.bn);
   if (sh == nullptr)
     return -1;
   const int64_t blocks = p.m_tiles * p.n_tiles * p.batch * p.split;
@@ -72,7 +80,7 @@ ForwardTilePlan plan_in(const ConvShape &s, const ForwardTileShape &sh, int spli
   p.l_in = s.l_in;
   p.l_out = s.l_out();
   p.reduction = s.cin * s.k;
-  p.steps = cdiv(p.reduction, kBk);
+  p.steps = reduction_steps(s);
   p.bm = sh.bm;
   p.bn = sh.bn;
   p.threads = sh.threads;
@@ -111,9 +119,8 @@ ForwardTilePlan forward_tile_forced_plan(const ConvShape &s, const ForwardTile &
   const std::string why = cuda::forward_tile_unsupported_reason(s, t);
   if (!why.empty())
     throw std::invalid_argument(why);
-  for (const ForwardTileShape &sh : kForwardTileShapes)
-    if (sh.bm == t.bm && sh.bn == t.bn)
-      return plan_in(s, sh, t.split);
+  if (const ForwardTileShape *sh = compiled_shape(t.bm, t.bn))
+    return plan_in(s, *sh, t.split);
   throw std::logic_error("forward tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) +
                          " passed its check but is not in the table");
 }
@@ -144,17 +151,14 @@ std::vector<ForwardTile> forward_tile_variants() {
 
 std::string forward_tile_unsupported_reason(const ConvShape &s, const ForwardTile &t) {
   const std::string tile = std::to_string(t.bm) + "x" + std::to_string(t.bn);
-  bool compiled = false;
-  for (const detail::ForwardTileShape &sh : detail::kForwardTileShapes)
-    compiled = compiled || (sh.bm == t.bm && sh.bn == t.bn);
-  if (!compiled)
+  if (detail::compiled_shape(t.bm, t.bn) == nullptr)
     return "tile " + tile + " is not compiled (see forward_tile_variants())";
   if (t.split < 1 || t.split > 8)
     return "split " + std::to_string(t.split) + " is outside 1..8";
   if (std::string why = detail::forward_tile_shape_unsupported_reason(s); !why.empty())
     return why;
   constexpr int kBk = detail::kForwardTileBk;
-  const int64_t steps = (s.cin * s.k + kBk - 1) / kBk;
+  const int64_t steps = detail::reduction_steps(s);
   if (!detail::forward_tile_ranks_nonempty(steps, t.split))
     return "split " + std::to_string(t.split) +
            " leaves a rank without steps (cin x k = " + std::to_string(s.cin * s.k) + ": " +

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# h200.sh step `verify` (sourced after ../common.sh: log, cap, enough, B, W, OUT).
+# h200.sh step `verify` (sourced after ../common.sh: log, cap, enough, B, W, OUT; D from h200.sh).
 # The quick GPU checks of the ceiling arms, the causal pair and the tensor-core plans, before
 # their measurements: the ceilings' own gates (each seen failing on its planted fault), then under
 # memcheck; the causal pair's GPU tests (every tile shape; the device equal to the host emulation
@@ -19,9 +19,9 @@ filter='CausalGpu.DeviceEqualsHostEmulation:CausalGpu.StateShapesRepeatable:Caus
 timeout "$(cap 150)" "$B/bin/kernels_causal_gpu_tests" --gtest_filter="$filter" >"$W/logs/causal-gpu.txt" 2>&1
 log "causal GPU tests rc=$? $(grep -E 'gates on|^\[  (PASSED|FAILED) ' "$W/logs/causal-gpu.txt" | tr '\n' ' ')"
 grep -E "Failure|differ" "$W/logs/causal-gpu.txt" | head -5 | tee -a "$W/logs/summary.txt" >&2
-timeout "$(cap 150)" compute-sanitizer --tool racecheck --error-exitcode 1 "$B/bin/kernels_causal_gpu_tests" \
-  --gtest_filter='*StateShapes*' >"$W/logs/san-racecheck-causal.txt" 2>&1
-log "racecheck causal state shapes (every tile shape): rc=$? $(grep -E 'RACECHECK SUMMARY|^\[  (PASSED|FAILED) ' "$W/logs/san-racecheck-causal.txt" | tr '\n' ' ')"
+# racecheck of the state shapes (every tile shape) and the planted race: the step causal-race
+# shellcheck source=/dev/null
+source "$D/steps/causal-race.sh"
 if [ -n "${VERIFY_CTEST:-}" ]; then
   (cd "$B" && timeout "$(cap 120)" ctest -R 'bench.list|bench.arm_variants|wg_cost_fit|tc.emulation.Plan' \
     --output-on-failure >"$W/logs/verify-ctest.txt" 2>&1)
