@@ -15,11 +15,13 @@
 //     as a K-major wgmma descriptor with 128-byte swizzle reads them (stride 1024 bytes per 8
 //     rows; a k8 step is 32 bytes further along the row).
 //   Positions on M (wg_positions_kernel): 128 positions x NG rows of each of G groups (1, or 2:
-//     both deltas of a ConvTranspose1d). The buffer holds each group's weights' box (32 channels x
-//     NG packed rows, as above: B) and one input window x[b][c..c+31][n0 + shift(g, j) ..] of 136
-//     positions (A; the box starts at the 16-byte boundary at or below that position, as TMA
-//     requires), read by each thread into the A fragment registers (the second group's window
-//     one position further), rounded to tf32 there (and split into hi and lo for f32x3).
+//     both deltas of a ConvTranspose1d). Two rings: the buffer holds each group's weights' box
+//     (32 channels x NG packed rows of tap j, as above: B); the windows, the input
+//     x[b][c..c+31][from window_pos ..] (A; the box starts at the 16-byte boundary at or below,
+//     as TMA requires), one per chunk serving all its taps (each tap reads it from its own
+//     offset), or one per iteration where the taps' span does not fit a box (plan's wtaps). Each
+//     thread reads its A fragments from the window into registers (the second group's one
+//     position further), rounded to tf32 there (and split into hi and lo for f32x3).
 // Arithmetic:
 //   tf32: 4 wgmma k8 steps per buffer and group into one accumulator.
 //   f32x3: each buffer is two halves of 16 channels, each half's 2 k-steps x 3 products (lo*hi,
@@ -140,9 +142,12 @@ struct Pipeline {
   unsigned char *smem;
   uint64_t *full, *empty;
 };
+__device__ __forceinline__ unsigned char *aligned_1024(unsigned char *raw) {
+  return reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(raw) + 1023) &
+                                           ~uintptr_t(1023));
+}
 __device__ __forceinline__ Pipeline pipeline(unsigned char *raw, int buffers, int buffer_bytes) {
-  unsigned char *smem = reinterpret_cast<unsigned char *>(
-      (reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  unsigned char *smem = aligned_1024(raw);
   uint64_t *full = reinterpret_cast<uint64_t *>(smem + buffers * buffer_bytes);
   return {smem, full, full + buffers};
 }
@@ -348,28 +353,41 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-template <int NG, int G, bool X3>
+template <int NG, int G, bool X3, int kWin>
 __global__ void __launch_bounds__(kThreads, 1)
     wg_positions_kernel(const __grid_constant__ Maps maps, const Plan P,
                         const float *__restrict__ bias, float *__restrict__ y, int planted) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   constexpr int kW = NG * kBk * 4; // bytes of one group's weights box (one plane)
   constexpr int kPlanes = X3 ? 2 : 1;
-  constexpr int kXOff = kPlanes * G * kW;                      // the input window's offset
-  constexpr int kX = (kBoxPos * kBk * 4 + 1023) / 1024 * 1024; // its bytes, 1024-aligned
-  constexpr int kBufferBytes = kXOff + kX;
-  constexpr int kRegs = NG / 2; // accumulators per thread and group
+  constexpr int kBufferBytes = kPlanes * G * kW; // the weights' boxes of one iteration
+  constexpr int kRegs = NG / 2;                  // accumulators per thread and group
+  constexpr int win = kWin; // the window's positions (the plan's win): its pitch in floats
+  constexpr int kX = (win * kBk * 4 + 1023) / 1024 * 1024; // a window's bytes, 1024-aligned
 
   extern __shared__ unsigned char smem_raw[];
-  const int buffers = P.buffers;
-  const Pipeline pl = pipeline(smem_raw, buffers, kBufferBytes);
+  const int buffers = P.buffers, windows = P.windows, wtaps = P.wtaps;
+  // The weights' ring, then the windows' ring, then both rings' full and empty barriers.
+  unsigned char *smem = aligned_1024(smem_raw);
+  unsigned char *xring = smem + buffers * kBufferBytes;
+  uint64_t *xfull = reinterpret_cast<uint64_t *>(xring + windows * kX);
+  uint64_t *xempty = xfull + windows;
+  uint64_t *wfull = xempty + windows, *wempty = wfull + buffers;
   const int tid = threadIdx.x;
   const int wg = tid / 128;
   const Tile t = tile_of(P, blockIdx.x);
   const int count = P.iters;
 
   if (tid == 0) {
-    init_barriers(pl, buffers);
+    for (int s = 0; s < buffers; ++s) {
+      dev::mbar_init(&wfull[s], 1);
+      dev::mbar_init(&wempty[s], 8); // every consumer warp releases a buffer
+    }
+    for (int s = 0; s < windows; ++s) {
+      dev::mbar_init(&xfull[s], 1);
+      dev::mbar_init(&xempty[s], 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     dev::prefetch_map(&maps.a);
     dev::prefetch_map(&maps.b);
   }
@@ -377,27 +395,39 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   float acc[G][kRegs];
   if (wg == 2) {
-    // Each group's weights' box, then the input window [channel][position] (x_pos is the first
-    // group's; the second group's window starts one position further inside it). The barrier
-    // expects the window's box, not its padding to 1024 bytes.
-    constexpr int kBytes = kXOff + kBoxPos * kBk * 4;
-    produce(
-        pl, buffers, kBufferBytes, count, tid == 256,
-        [&](unsigned char *st, uint64_t *bar, int k) {
-          const Coords c = coords(P, t, k);
-          const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
-#pragma unroll
-          for (int gi = 0; gi < G; ++gi) {
-            const int w_row = skip ? P.rows + NG : P.row_off[t.g + gi] + t.r0;
-            dev::tma_load(st + gi * kW, &maps.a, bar, c.ch, w_row, c.tap);
-            if constexpr (X3)
-              dev::tma_load(st + (G + gi) * kW, &maps.a_lo, bar, c.ch, w_row, c.tap);
-          }
+    // Iteration k: a new window where it is the first of the taps one window serves, then each
+    // group's weights' box. Every lane waits (the warp stays converged), lane 0 arms the
+    // barriers and issues the loads. A window's barrier expects its box, not its padding.
+    const bool issuer = tid == 256;
+    for (int k = 0; k < count; ++k) {
+      const Coords c = coords(P, t, k);
+      if (k % wtaps == 0) {
+        const int wi = window_of(P, k), xs = wi % windows;
+        dev::mbar_wait(&xempty[xs], ((wi / windows) & 1) ^ 1);
+        if (issuer) {
+          dev::mbar_expect_tx(&xfull[xs], win * kBk * 4);
           // A box starts 16-byte aligned (its innermost coordinate a multiple of 4 floats): the
           // window starts up to 3 positions early, and the consumers skip them.
-          dev::tma_load(st + kXOff, &maps.b, bar, c.x_pos & ~3, c.ch, t.b);
-        },
-        kBytes);
+          dev::tma_load(xring + xs * kX, &maps.b, &xfull[xs], window_pos(P, t, k) & ~3, c.ch,
+                        t.b);
+        }
+      }
+      const int s = k % buffers;
+      dev::mbar_wait(&wempty[s], ((k / buffers) & 1) ^ 1);
+      if (issuer) {
+        dev::mbar_expect_tx(&wfull[s], kBufferBytes);
+        unsigned char *st = smem + s * kBufferBytes;
+        const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
+#pragma unroll
+        for (int gi = 0; gi < G; ++gi) {
+          const int w_row = skip ? P.rows + NG : P.row_off[t.g + gi] + t.r0;
+          dev::tma_load(st + gi * kW, &maps.a, &wfull[s], c.ch, w_row, c.tap);
+          if constexpr (X3)
+            dev::tma_load(st + (G + gi) * kW, &maps.a_lo, &wfull[s], c.ch, w_row, c.tap);
+        }
+      }
+      __syncwarp();
+    }
   } else {
     const int lane = tid % 32, warp = (tid / 32) % 4;
     const bool warp_lane0 = lane == 0;
@@ -411,12 +441,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int i = 0; i < kRegs; ++i)
         acc[gi][i] = 0.0f;
     float part[G][kRegs];
+    // Running counters, not divisions: the buffer and window slots and their phases, the tap
+    // within the chunk. Tap j reads from position x0 + j x tap_step; its window starts at
+    // window_pos rounded down to a multiple of 4 (the chunk's, or the tap's own).
+    const int x0 = coords(P, t, 0).x_pos, chunk_win = window_pos(P, t, 0) & ~3;
+    int s = 0, s_phase = 0, xs = 0, x_phase = 0, tap = 0, in_window = 0;
     for (int k = 0; k < count; ++k) {
-      const int s = k % buffers;
-      dev::mbar_wait(&pl.full[s], (k / buffers) & 1);
-      const unsigned char *st = pl.smem + s * kBufferBytes;
-      // The window's first position is the iteration's x_pos rounded down to a multiple of 4.
-      const float *xs = reinterpret_cast<const float *>(st + kXOff) + (coords(P, t, k).x_pos & 3);
+      if (in_window == 0)
+        dev::mbar_wait(&xfull[xs], x_phase);
+      dev::mbar_wait(&wfull[s], s_phase);
+      const unsigned char *st = smem + s * kBufferBytes;
+      const int pos = x0 + tap * P.tap_step;
+      const float *xw = reinterpret_cast<const float *>(xring + xs * kX) +
+                        (pos - (wtaps > 1 ? chunk_win : pos & ~3));
 #pragma unroll
       for (int half = 0; half < (X3 ? 2 : 1); ++half) {
         constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group
@@ -428,8 +465,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int ks = 0; ks < kSteps; ++ks) {
             const int kk = half * kSteps + ks;
-            const float *f = xs + (kk * 8 + pch) * kBoxPos + prow + gi; // + gi: the shift
-            const float v[4] = {f[0], f[8], f[4 * kBoxPos], f[4 * kBoxPos + 8]};
+            const float *f = xw + (kk * 8 + pch) * win + prow + gi; // + gi: the shift
+            const float v[4] = {f[0], f[8], f[4 * win], f[4 * win + 8]};
 #pragma unroll
             for (int r = 0; r < 4; ++r) {
               if constexpr (X3)
@@ -480,14 +517,25 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       if (warp_lane0)
-        dev::mbar_arrive(&pl.empty[s]);
+        dev::mbar_arrive(&wempty[s]);
+      if (++s == buffers)
+        s = 0, s_phase ^= 1;
+      if (++tap == P.taps)
+        tap = 0;
+      if (++in_window == wtaps) { // the window's last tap: release it
+        if (warp_lane0)
+          dev::mbar_arrive(&xempty[xs]);
+        in_window = 0;
+        if (++xs == windows)
+          xs = 0, x_phase ^= 1;
+      }
     }
   }
 
   // Epilogue: the tile in output order, tile[o][position * phases + phase] (pitch 128 x phases +
   // kRowPad) for the block's channels o, then stored channel by channel.
   __syncthreads();
-  float *tile = reinterpret_cast<float *>(pl.smem);
+  float *tile = reinterpret_cast<float *>(smem);
   const int lg = P.lg[t.g];
   const int lq = block_phases_log2(P, t);
   const int pitch = (kPm << lq) + kRowPad;
@@ -525,16 +573,33 @@ void launch_rows(const Plan &p, const Maps &m, const float *bias, float *y, cuda
       size_t(smem_bytes(p)), st, unsigned(p.split), m, p, bias, y, planted));
 }
 
-template <int NG, int G, bool X3>
-void launch_positions(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
-                      int planted) {
-  auto kernel = wg_positions_kernel<NG, G, X3>;
+template <int NG, int G, bool X3, int W>
+void launch_window(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
+                   int planted) {
+  auto kernel = wg_positions_kernel<NG, G, X3, W>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_positions_kernel)
   kernel<<<unsigned(blocks_per_rank(p)), kThreads, size_t(smem_bytes(p)), st>>>(m, p, bias, y,
                                                                                 planted);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // wg_positions_kernel launch
+}
+
+// The kernel of the plan's window width (kWindows).
+template <int NG, int G, bool X3>
+void launch_positions(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
+                      int planted) {
+  static_assert(sizeof(kWindows) / sizeof(kWindows[0]) == 3, "a kernel per window width");
+  switch (p.win) {
+  case kWindows[0]:
+    return launch_window<NG, G, X3, kWindows[0]>(p, m, bias, y, st, planted);
+  case kWindows[1]:
+    return launch_window<NG, G, X3, kWindows[1]>(p, m, bias, y, st, planted);
+  case kWindows[2]:
+    return launch_window<NG, G, X3, kWindows[2]>(p, m, bias, y, st, planted);
+  }
+  throw std::invalid_argument("wgmma: no positions-on-M kernel for a window of " +
+                              std::to_string(p.win));
 }
 
 // One precision's launch: the plan's orientation and widths.

@@ -20,7 +20,8 @@ std::string device_reason();
 // rows x taps; boxes of 32 x 128 rows on M, 32 x ng positions on M; 128-byte swizzle), hi and
 // lo planes (a_lo for f32x3); b over the input: rows on M, xT (cin x l_in x batch, boxes of 32 x
 // bn, 128-byte swizzle; b_lo its lo plane for f32x3), positions on M, x itself (l_in x cin x
-// batch, boxes of 136 x 32, no swizzle; no lo plane: the kernel splits the input itself).
+// batch, boxes of the plan's window x 32, no swizzle; no lo plane: the kernel splits the input
+// itself).
 struct Maps {
   CUtensorMap a, b, a_lo, b_lo;
 };

@@ -78,7 +78,7 @@ Maps make_maps(const Plan &p, const float *w_hi, const float *w_lo, const float 
     if (x_lo)
       m.b_lo = map3d(x_lo, p.cin, p.l_in, p.batch, p.cin_pad, kBk, p.n, sw);
   } else {
-    m.b = map3d(x, p.l_in, p.cin, p.batch, p.l_in, kBoxPos, kBk, CU_TENSOR_MAP_SWIZZLE_NONE);
+    m.b = map3d(x, p.l_in, p.cin, p.batch, p.l_in, p.win, kBk, CU_TENSOR_MAP_SWIZZLE_NONE);
   }
   return m;
 }

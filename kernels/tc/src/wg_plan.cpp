@@ -47,12 +47,34 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
 // Pipeline buffers for a rank of `iters` iterations: as many as shared memory holds (at most 8),
 // but no more than the iterations (a smaller block leaves room for a second one on the
 // multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
+// Positions on M: each buffer with its own window (window_per_chunk may share them later).
 int buffers_for(const Plan &p, int iters) {
-  const int sb = buffer_bytes(p);
+  const int sb = buffer_bytes(p) + window_bytes(p);
   const int most = std::min(8, (kSmemBytes - 2048) / sb);
   const int tile = int(cdiv(tile_floats(p) * 4, sb));
   const int want = std::max({2, tile, std::min(most, iters)});
   return want <= most ? want : 0;
+}
+
+// Positions on M: one input window for every tap of a chunk, where their span fits the widest,
+// in place of one per iteration. The buffers stay; the windows become as many as keep the loads
+// as far ahead (at least two, so that the next chunk's loads while this one's taps compute), or
+// more where the epilogue's tile needs their room; unchanged where shared memory would not hold
+// that. The cost model prices the plan it picked with a window per iteration, as its terms were
+// fitted (a tile sweep of this kernel, through wg_cost_fit, would price the saving).
+void window_per_chunk(Plan &p) {
+  const int need = kWindowBase - (2 - p.gpb), span = (p.taps - 1) * std::abs(p.tap_step);
+  if (p.taps == 1 || need + span > std::end(kWindows)[-1])
+    return;
+  Plan q = p;
+  q.wtaps = p.taps;
+  q.win = *std::find_if(std::begin(kWindows), std::end(kWindows),
+                        [&](int w) { return need + span <= w; });
+  q.windows = std::min(q.chunks, std::max(2, int(cdiv(p.buffers, p.taps))));
+  while (tile_floats(q) * 4 > pipeline_bytes(q) && q.windows < q.buffers)
+    ++q.windows;
+  if (tile_floats(q) * 4 <= pipeline_bytes(q) && smem_bytes(q) <= kSmemBytes)
+    p = q;
 }
 
 // Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
@@ -102,12 +124,18 @@ int buffer_bytes(const Plan &p) {
   const int planes = p.math == Math::f32x3 ? 2 : 1;
   if (p.along == Along::rows)
     return planes * (kBm + p.n) * kBk * 4;
-  // The weights' boxes (1024-byte aligned for their swizzle), then the input window.
-  const int x = int(cdiv(int64_t(kBoxPos) * kBk * 4, 1024) * 1024);
-  return planes * p.gpb * p.n * kBk * 4 + x;
+  return planes * p.gpb * p.n * kBk * 4; // 1024-byte multiples (n % 8 == 0): their swizzle
 }
 
-int smem_bytes(const Plan &p) { return p.buffers * buffer_bytes(p) + 2048; }
+int window_bytes(const Plan &p) {
+  return p.along == Along::rows ? 0 : int(cdiv(int64_t(p.win) * kBk * 4, 1024) * 1024);
+}
+
+int64_t pipeline_bytes(const Plan &p) {
+  return int64_t(p.buffers) * buffer_bytes(p) + int64_t(p.windows) * window_bytes(p);
+}
+
+int smem_bytes(const Plan &p) { return int(pipeline_bytes(p)) + 2048; }
 
 int64_t tile_floats(const Plan &p) {
   if (p.along == Along::rows)
@@ -124,10 +152,18 @@ bool ranks_nonempty(int iters, int split) {
   return int64_t(split - 1) * cdiv(iters, split) < iters;
 }
 
-double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit) {
+double cost(const Plan &chosen, const DeviceFacts &d, const cost_model::WgFit &fit) {
+  // Positions on M: priced with a window per iteration, as the terms were fitted
+  // (window_per_chunk).
+  Plan p = chosen;
+  if (p.along == Along::positions) {
+    p.wtaps = 1;
+    p.win = kWindows[0];
+    p.windows = p.buffers;
+  }
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kTf32MacsPerCycle;
-  const double fill = double(buffer_bytes(p)) / kFillBytesPerCycle;
+  const double fill = double(buffer_bytes(p) + window_bytes(p)) / kFillBytesPerCycle;
   const double frags = p.along == Along::positions
                            ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? fit.x3_fragments : 1.0)
                            : 0.0;
@@ -219,6 +255,7 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
       c.buffers = buffers_for(c, c.iters_per_rank);
       if (c.buffers == 0)
         continue;
+      c.windows = c.along == Along::positions ? c.buffers : 0;
       const double k = cost(c, d, fit);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
@@ -265,6 +302,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
         c.gpb = gpb;
         c.row_tile = c.n = ng;
         c.col_tile = kPm;
+        c.wtaps = 1; // a window per iteration (window_per_chunk below)
+        c.win = kWindows[0];
         tile_sets(c);
         consider(c);
       }
@@ -272,6 +311,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
   }
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
     return plan(s, m, d, {}, fit);
+  if (best.along == Along::positions && f.window != 1)
+    window_per_chunk(best);
   return best;
 }
 
@@ -297,6 +338,8 @@ std::string kernel_name(const Plan &p) {
     n += " positions-on-M m64n" + std::to_string(p.n) + "k8 tile " + std::to_string(kPm) + "x" +
          (p.gpb == 2 ? "2x" : "") + std::to_string(p.n) + "x" + std::to_string(kBk);
   n += " stages " + std::to_string(p.buffers);
+  if (p.along == Along::positions && p.wtaps > 1)
+    n += " window " + std::to_string(p.win) + " per chunk";
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
   return n + " (weights packed)";

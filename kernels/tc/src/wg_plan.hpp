@@ -40,9 +40,14 @@ namespace convbench::tc::wg {
 constexpr int kBm = 128; // rows on M: tile rows, two consumer warpgroups of 64
 constexpr int kPm = 128; // positions on M: tile positions, two consumer warpgroups of 64
 constexpr int kBk = 32;  // input channels per pipeline buffer: one 128-byte swizzle row
-// Positions on M: the input window, 128 positions, + 1 for the second group, + 3 for the box's
-// 16-byte aligned start, to a pitch of 8 mod 32 words (conflict-free fragment loads).
-constexpr int kBoxPos = 136;
+// Positions on M: the input window of one tap is 128 positions, + 1 for the second group, + 3
+// for the box's 16-byte aligned start; one window serves every tap of a channel chunk where the
+// taps' span, (taps - 1) x |tap step| more, fits the widest window (else a window per tap). The
+// widths are the shared-memory pitch, 8 mod 32 words (conflict-free fragment loads), and
+// constants of the kernels (a pitch the compiler knows keeps the fragments' addresses in one
+// register): the narrowest that holds the span (a TMA box takes at most 256 positions).
+constexpr int kWindowBase = 128 + 1 + 3;
+constexpr int kWindows[] = {136, 168, 232};
 constexpr int kMaxGroups = 12;         // two deltas, each cut into at most 6 power-of-two runs
 constexpr int kMaxSplit = 8;           // a thread-block cluster of at most 8 (portable size)
 constexpr int kThreads = 288;          // two consumer warpgroups, one producer warp
@@ -99,7 +104,11 @@ struct Plan {
   int iters;                    // chunks * taps: the pipeline iterations of one unsplit tile
   int split;                    // cluster size: the iterations cut into this many ranks
   int iters_per_rank;           // ceil(iters / split)
-  int buffers;                  // pipeline depth
+  int buffers;                  // pipeline depth (positions on M: of the weights' boxes)
+  // Positions on M: the taps one input window serves (every tap of a chunk, or 1: a window per
+  // iteration), its width in positions (the box's and the shared-memory pitch), and the windows
+  // the pipeline holds (as many as the weights' boxes when each iteration has its own).
+  int wtaps, win, windows;
 };
 
 // A variant forced by the tests and the tile arms (0: the plan's choice).
@@ -108,6 +117,7 @@ struct Forced {
   int n = 0;     // wgmma N
   int split = 0; // rows on M
   int gpb = 0;   // positions on M: groups per block
+  int window = 0; // positions on M: 1, an input window per tap even where one per chunk fits
 };
 
 // Why the wgmma kernels do not compute `s` ("" when they do): forward with stride 1, or
@@ -128,10 +138,14 @@ void tile_sets(Plan &c);
 Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f = {},
           const cost_model::WgFit &fit = cost_model::kWgFit);
 
-// Bytes of one pipeline buffer (both operands' boxes, both planes of the weights for f32x3, the
-// lo plane of xT too with rows on M) and the shared memory the kernel asks for (buffers, the
-// barriers, 1 KiB of alignment slack).
+// Bytes of one pipeline buffer: rows on M, both operands' boxes (both planes of each for f32x3);
+// positions on M, the weights' boxes of the block's groups (both planes for f32x3), the input
+// windows apart (window_bytes: one box, 1024-aligned; 0 with rows on M). The pipeline's bytes
+// (every buffer and window) and the shared memory the kernel asks for (those, the barriers, 1 KiB
+// of alignment slack).
 int buffer_bytes(const Plan &p);
+int window_bytes(const Plan &p);
+int64_t pipeline_bytes(const Plan &p);
 int smem_bytes(const Plan &p);
 // Floats of the epilogue's tile in shared memory (it reuses the buffers).
 int64_t tile_floats(const Plan &p);
@@ -185,6 +199,16 @@ CONVBENCH_HD Coords coords(const Plan &p, const Tile &t, int it) {
   const int c = it / p.taps, j = it - c * p.taps;
   return {c * kBk, p.row_off[t.g] + t.r0, j, t.n0 + p.shift[t.g] + j * p.tap_step};
 }
+
+// Positions on M: the first input position of the window iteration `it` reads (its chunk's,
+// where one window serves every tap: the lowest tap's), and the window's index among the tile's
+// (TMA loads it from the 16-byte boundary at or below that position).
+CONVBENCH_HD int window_pos(const Plan &p, const Tile &t, int it) {
+  if (p.wtaps == 1)
+    return coords(p, t, it).x_pos;
+  return t.n0 + p.shift[t.g] + (p.tap_step < 0 ? (p.taps - 1) * p.tap_step : 0);
+}
+CONVBENCH_HD int window_of(const Plan &p, int it) { return it / p.wtaps; }
 
 // The packed weight A[j][row][ic] (0 for a tap beyond K), read from torch's layout.
 CONVBENCH_HD float packed_weight(const Plan &p, const float *w, int j, int row, int ic) {

@@ -301,7 +301,8 @@ std::string kernel_of(const Problem &pr, Precision p, const TcOptions &o) {
 }
 
 // The wgmma variants a test runs for precision p: rows on M at every column tile with the given
-// splits, positions on M at every row width with one group per block (and two where `pairs`).
+// splits, positions on M at every row width with one group per block (and two where `pairs`),
+// each with one input window per chunk (where the taps' span fits) and with one per tap.
 std::vector<TcOptions> wgmma_variants(Precision p, std::initializer_list<int> splits, bool pairs) {
   std::vector<TcOptions> v;
   for (int n : {64, 96, 128, 192, 256})
@@ -318,17 +319,21 @@ std::vector<TcOptions> wgmma_variants(Precision p, std::initializer_list<int> sp
       const int acc = gpb * n / 2 * (p == Precision::f32x3 ? 2 : 1);
       if ((gpb == 2 && !pairs) || acc > 96)
         continue;
-      TcOptions o;
-      o.along = 2;
-      o.n = n;
-      o.gpb = gpb;
-      v.push_back(o);
+      for (int window : {0, 1}) {
+        TcOptions o;
+        o.along = 2;
+        o.n = n;
+        o.gpb = gpb;
+        o.window = window;
+        v.push_back(o);
+      }
     }
   return v;
 }
 std::string variant_name(const TcOptions &o) {
   return o.along == 1 ? "rows n" + std::to_string(o.n) + " split " + std::to_string(o.split)
-                      : "positions n" + std::to_string(o.n) + " groups " + std::to_string(o.gpb);
+                      : "positions n" + std::to_string(o.n) + " groups " + std::to_string(o.gpb) +
+                            (o.window == 1 ? " window per tap" : "");
 }
 
 // A Conv1d of K = 1 (a plain GEMM) whose weight picks one input channel per output channel,
@@ -451,6 +456,34 @@ TEST(Wgmma, EveryVariantWithinToleranceAndDeterministic) {
   EXPECT_EQ(runs, expected);
   EXPECT_GE(runs, 2 * 2 * (5 * 4 + 9));
   std::printf("every variant: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
+}
+
+// Positions on M at each window width: AMP convolutions whose taps span 2, 18 and 50 positions
+// (one window of 136, 168 and 232 per chunk), and the same with one window per tap; 40 channels:
+// two chunks, the second partly past the input's channels.
+TEST(Wgmma, EveryWindowWidth) {
+  SKIP_WITHOUT_WGMMA();
+  int checks = 0;
+  double worst = 0.0, worst_x3 = 0.0;
+  const int widths[][3] = {{3, 1, 136}, {7, 3, 168}, {11, 5, 232}};
+  for (const auto &[k, d, width] : widths) {
+    const ConvShape s = convbench::testing::amp_shape(40, k, d, 300);
+    const Problem pr = peer_testing::random_problem(s, uint64_t(k * 10 + d));
+    const auto ref = reference_f64(pr);
+    for (int window : {0, 1}) {
+      TcOptions o;
+      o.along = 2;
+      o.n = 48;
+      o.gpb = 1;
+      o.window = window;
+      const std::string name = kernel_of(pr, Precision::tf32, o);
+      const std::string per_chunk = "window " + std::to_string(width) + " per chunk";
+      EXPECT_EQ(name.find(per_chunk) != std::string::npos, window == 0) << name;
+      checks += check_wgmma(pr, ref, o, name + " [" + variant_name(o) + "]", &worst, &worst_x3);
+    }
+  }
+  EXPECT_EQ(checks, 2 * 3 * 2);
+  std::printf("window widths: worst rel-L2 tf32 %.3g, f32x3 %.3g\n", worst, worst_x3);
 }
 
 // Random shapes of both ops the wgmma kernels take (random_hopper_shape).

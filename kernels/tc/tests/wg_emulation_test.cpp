@@ -34,7 +34,7 @@ using peer_testing::Problem;
 
 constexpr DeviceFacts kDevice = kPlanningDevice; // the H200 the plans were tuned on
 
-enum class Fault { none, shift, r_lo, last_iter, last_rank, column, pair_window };
+enum class Fault { none, shift, r_lo, last_iter, last_rank, column, pair_window, narrow_window };
 
 // The packed weights, as launch_pack writes them, and the input by position (no tf32
 // rounding here: the maps are what is under test). They depend on the row groups, not on the
@@ -77,6 +77,8 @@ std::vector<float> emulate(const Plan &p, const Problem &pr, const Operands &o,
   Plan q = p;
   if (fault == Fault::shift)
     q.shift[0] += 1;
+  if (fault == Fault::narrow_window)
+    q.win = kWindows[0];
   if (fault == Fault::r_lo)
     q.r_lo[q.groups - 1] += 1;
   std::vector<float> y(size_t(pr.shape.output_elems()), std::nanf(""));
@@ -106,9 +108,17 @@ std::vector<float> emulate(const Plan &p, const Problem &pr, const Operands &o,
             const int x_off = fault == Fault::pair_window ? 0 : q.shift[c.group] - q.shift[t.g];
             for (int it = it0; it < it1; ++it) {
               const Coords k = coords(q, t, it);
+              const int x = k.x_pos + x_off + c.col;
+              // Positions on M: the input comes from the window staged for the iteration, win
+              // positions from window_pos rounded down to a multiple of 4; a read outside it
+              // would be another tap's or another chunk's data.
+              if (q.along == Along::positions) {
+                const int at = x - (window_pos(q, t, it) & ~3);
+                if (at < 0 || at >= q.win)
+                  v = std::nan("");
+              }
               for (int ic = 0; ic < kBk; ++ic)
-                v += A(k.ch + ic, k.w_row + w_off + c.row, k.tap) *
-                     B(k.ch + ic, k.x_pos + x_off + c.col, t.b);
+                v += A(k.ch + ic, k.w_row + w_off + c.row, k.tap) * B(k.ch + ic, x, t.b);
             }
           }
           if (q.bias)
@@ -133,11 +143,13 @@ void check_shape(const ConvShape &s, uint64_t seed, const std::string &what, boo
       plans.push_back(plan(s, Math::tf32, kDevice, {1, bn, 1, 0}));
     plans.push_back(plan(s, Math::f32x3, kDevice, {1, 64, 3, 0}));
     for (int ng : kRowNs)
-      for (int gpb : {1, 2}) {
-        const Plan q = plan(s, Math::tf32, kDevice, {2, ng, 0, gpb});
-        if (q.along == Along::positions && q.n == ng && q.gpb == gpb)
-          plans.push_back(q);
-      }
+      for (int gpb : {1, 2})
+        for (int window : {0, 1}) { // one window per chunk where it fits; one per tap
+          const Plan q = plan(s, Math::tf32, kDevice, {2, ng, 0, gpb, window});
+          if (q.along == Along::positions && q.n == ng && q.gpb == gpb &&
+              (window == 0 || q.wtaps == 1))
+            plans.push_back(q);
+        }
   }
   const Operands o = pack(plans[0], pr);
   for (const Plan &p : plans) {
@@ -219,6 +231,17 @@ TEST(Emulation, PlantedFaultsAreCaught) {
     EXPECT_TRUE(!once || !(e <= 1e-6))
         << "planted fault " << int(f) << " not caught (rel-L2 " << e << ")";
   }
+  // Positions on M with one window per chunk: a window too narrow for the taps' span (k 11,
+  // dilation 5: 50 positions past the first tap's).
+  const ConvShape amp = convbench::testing::amp_shape(40, 11, 5, 300);
+  const Problem pa = peer_testing::random_problem(amp, 4);
+  const Plan w = plan(amp, Math::tf32, kDevice, {2, 48, 0, 1});
+  ASSERT_EQ(w.along, Along::positions);
+  ASSERT_EQ(w.wtaps, w.taps);
+  ASSERT_GT(w.win, kWindows[0]);
+  std::vector<int> writes;
+  EXPECT_FALSE(peer_testing::relative_l2(emulate(w, pa, pack(w, pa), writes, Fault::narrow_window),
+                                         reference_f64(pa)) <= 1e-6);
 }
 
 TEST(Plan, GroupsArePowerOfTwoRunsCoveringEveryPhaseOnce) {
@@ -259,7 +282,12 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
         EXPECT_TRUE(ranks_nonempty(p.iters, p.split));
         EXPECT_LE(smem_bytes(p), kSmemBytes);
         EXPECT_GE(p.buffers, 2);
-        EXPECT_LE(tile_floats(p) * 4, int64_t(p.buffers) * buffer_bytes(p));
+        EXPECT_LE(tile_floats(p) * 4, pipeline_bytes(p));
+        if (p.along == Along::positions) { // one window per chunk wherever the span fits
+          EXPECT_EQ(p.wtaps, p.taps) << st.name << " " << kernel_name(p);
+          EXPECT_GE(p.windows, p.taps > 1 ? std::min(2, p.chunks) : p.buffers) << st.name;
+          EXPECT_LE(p.windows, p.buffers) << st.name;
+        }
         positions += p.along == Along::positions;
         const double best = cost(p, kDevice);
         for (int along : {1, 2})

@@ -51,9 +51,11 @@ struct TcOptions {
   // N, the cluster split (rows on M), the groups per block (positions on M).
   // DMMA (f64): the tile's rows bm and columns n, the split of the iterations.
   int along = 0, n = 0, split = 0, gpb = 0, bm = 0;
+  // wgmma, positions on M: 1, an input window per tap even where one per chunk would serve.
+  int window = 0;
   // wgmma / DMMA: a planted fault (tests only; wg_kernel.cuh's Planted, dm_launch.hpp's Planted)
   int planted = 0;
-  bool forced() const { return along || n || split || gpb || bm; }
+  bool forced() const { return along || n || split || gpb || bm || window; }
 };
 
 // The DMMA kernels' tiles (rows x columns) and the most splits their plan tries: the variants the
