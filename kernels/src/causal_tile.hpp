@@ -466,13 +466,13 @@ CONVBENCH_HD void register_thread(const CausalParams &p, const RegisterPlan &g, 
 // shared memory; phase 2 (after the barrier) computes every group from the tile alone. Thread
 // tid's groups are column j = 4 (tid % kRowGroups) of rows tid / kRowGroups + kRowStep i: each
 // warp's accesses are contiguous runs of one or more rows, in global and in shared memory alike.
-// Every tile holds 4096 positions, so a thread has four groups whatever the shape; the shape
-// follows the rows' length (tile_shape): 8 x 512 for long rows (each warp 512 contiguous bytes of
-// a row), 64 x 64 and 256 x 16 for short ones, so that a decode step (L = 1) does not launch a
-// block per 8 channels of which 511/512 of the positions are padding.
+// The shape follows the rows' length (tile_shape): 8 x 512 for long rows (each warp 512
+// contiguous bytes of a row) and 64 x 64 for rows of 17 to 64, four groups a thread; 64 x 16 for
+// shorter ones, one group a thread, so that a decode step (L = 1) neither launches a block per 8
+// channels of which 511/512 of the positions are padding nor leaves each working thread four
+// groups in a row (the step is latency: every instruction a thread adds is on the critical path).
 constexpr int kTiledThreads = 256;
 constexpr int kHalo = 4; // slots before each tile row's x, so that x sits 16-byte aligned
-constexpr int kTileCells = 4096;
 
 template <int C, int Chunk> struct TileShape {
   static constexpr int kTileC = C;
@@ -480,12 +480,11 @@ template <int C, int Chunk> struct TileShape {
   static constexpr int kRowGroups = kChunk / kGroup;
   static constexpr int kRowStep = kTiledThreads / kRowGroups; // rows between a thread's groups
   static constexpr int kGroups = kTileC / kRowStep;           // groups per thread
-  static_assert(kTileC * kChunk == kTileCells, "a tile is kTileCells positions");
   static_assert(kTiledThreads % kRowGroups == 0 && kTileC % kRowStep == 0, "whole rows per pass");
 };
 using LongTile = TileShape<8, 512>;
 using MidTile = TileShape<64, 64>;
-using ShortTile = TileShape<256, 16>;
+using ShortTile = TileShape<64, 16>;
 enum class TileKind { long_rows, mid_rows, short_rows };
 
 // The narrowest chunk that holds a whole row; rows longer than 64 take 512-position chunks.
@@ -499,7 +498,9 @@ inline void tile_dims(TileKind k, int &tile_c, int &chunk) {
   tile_c = k == TileKind::short_rows ? ShortTile::kTileC
            : k == TileKind::mid_rows ? MidTile::kTileC
                                      : LongTile::kTileC;
-  chunk = kTileCells / tile_c;
+  chunk = k == TileKind::short_rows ? ShortTile::kChunk
+          : k == TileKind::mid_rows ? MidTile::kChunk
+                                    : LongTile::kChunk;
 }
 
 template <int K, class G> struct TiledSmem {

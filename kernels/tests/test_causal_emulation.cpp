@@ -20,9 +20,10 @@
 //    kernel's window read from the wrong 16-byte slot: the pair and cpu-f32 gates failed.
 //  - the tiled kernel staging a thread's groups into the wrong tile rows, or stepping its y
 //    offset by one row instead of kRowStep: the pair gate failed.
-//  - the short tiles' halo staged in one pass as the long tile's (rows past the 256th thread's
-//    share left unstaged), or their final state written by one pass: the pair and final-state
-//    gates failed on the 256 x 16 shapes (NaN cells).
+//  - a tile of 256 x 16 (more halo cells than threads) with its halo staged in one pass (rows
+//    past the 256th thread's share left unstaged), or its final state written by one pass: the
+//    pair and final-state gates failed (NaN cells). Every tile shape now stages its halo, taps
+//    and bias in one pass of the block; the passes stay for a wider tile.
 //  - the register kernel's groups 31 instead of 32 apart (cells skipped, others written twice):
 //    the cpu-f32 gate failed (y starts as NaN in the emulation).
 //  - the register kernel's final state one column early: the final-state gates failed.
@@ -57,7 +58,7 @@ std::vector<CausalConvShape> shapes() {
     v.push_back(shape(2, 9, 2, st, 4, Activation::none));
     v.push_back(shape(2, 17, 513, st, 3));
     v.push_back(shape(5, 8, 1, st, 2));
-    // Each tile shape at its edges (tile_shape): rows of 16 (256 x 16), 17 and 64 (64 x 64), 65
+    // Each tile shape at its edges (tile_shape): rows of 16 (64 x 16), 17 and 64 (64 x 64), 65
     // (8 x 512), channels past a whole tile of each.
     v.push_back(shape(2, 300, 16, st));
     v.push_back(shape(2, 70, 17, st, 3));
@@ -204,7 +205,7 @@ TEST(CausalEmulation, TileShapeFollowsLength) {
   EXPECT_EQ(tile_shape(8192), TileKind::long_rows);
   EXPECT_EQ(cuda::causal_kernel_name(shape(1, 2048, 1, false), cuda::CausalKernel::tiled,
                                      cuda::CausalOut::f32),
-            "causal tiled k4 c256 chunk16 f32 out");
+            "causal tiled k4 c64 chunk16 f32 out");
   EXPECT_EQ(cuda::causal_kernel_name(shape(1, 2048, 8192, false), cuda::CausalKernel::tiled,
                                      cuda::CausalOut::f32),
             "causal tiled k4 c8 chunk512 f32 out");
