@@ -468,9 +468,10 @@ CONVBENCH_HD void register_thread(const CausalParams &p, const RegisterPlan &g, 
 // warp's accesses are contiguous runs of one or more rows, in global and in shared memory alike.
 // The shape follows the rows' length (tile_shape): 8 x 512 for long rows (each warp 512
 // contiguous bytes of a row) and 64 x 64 for rows of 17 to 64, four groups a thread; 64 x 16 for
-// shorter ones, one group a thread, so that a decode step (L = 1) neither launches a block per 8
-// channels of which 511/512 of the positions are padding nor leaves each working thread four
-// groups in a row (the step is latency: every instruction a thread adds is on the critical path).
+// rows of 5 to 16 and 256 x 4 up to 4 (a decode step, L = 1), one group a thread, so that a
+// decode step neither launches a block per 8 channels of which 511/512 of the positions are
+// padding, nor leaves each working thread four groups in a row (the step is latency: every
+// instruction a thread adds is on the critical path), nor launches three idle threads per row.
 constexpr int kTiledThreads = 256;
 constexpr int kHalo = 4; // slots before each tile row's x, so that x sits 16-byte aligned
 
@@ -485,22 +486,32 @@ template <int C, int Chunk> struct TileShape {
 using LongTile = TileShape<8, 512>;
 using MidTile = TileShape<64, 64>;
 using ShortTile = TileShape<64, 16>;
-enum class TileKind { long_rows, mid_rows, short_rows };
+using DecodeTile = TileShape<256, 4>;
+enum class TileKind { long_rows, mid_rows, short_rows, decode };
 
 // The narrowest chunk that holds a whole row; rows longer than 64 take 512-position chunks.
 inline TileKind tile_shape(int64_t length) {
-  return length <= ShortTile::kChunk ? TileKind::short_rows
-         : length <= MidTile::kChunk ? TileKind::mid_rows
-                                     : TileKind::long_rows;
+  return length <= DecodeTile::kChunk  ? TileKind::decode
+         : length <= ShortTile::kChunk ? TileKind::short_rows
+         : length <= MidTile::kChunk   ? TileKind::mid_rows
+                                       : TileKind::long_rows;
 }
 // kTileC and kChunk of a kind, for the kernel's name.
 inline void tile_dims(TileKind k, int &tile_c, int &chunk) {
-  tile_c = k == TileKind::short_rows ? ShortTile::kTileC
-           : k == TileKind::mid_rows ? MidTile::kTileC
-                                     : LongTile::kTileC;
-  chunk = k == TileKind::short_rows ? ShortTile::kChunk
-          : k == TileKind::mid_rows ? MidTile::kChunk
-                                    : LongTile::kChunk;
+  switch (k) {
+  case TileKind::decode:
+    tile_c = DecodeTile::kTileC, chunk = DecodeTile::kChunk;
+    return;
+  case TileKind::short_rows:
+    tile_c = ShortTile::kTileC, chunk = ShortTile::kChunk;
+    return;
+  case TileKind::mid_rows:
+    tile_c = MidTile::kTileC, chunk = MidTile::kChunk;
+    return;
+  case TileKind::long_rows:
+    tile_c = LongTile::kTileC, chunk = LongTile::kChunk;
+    return;
+  }
 }
 
 template <int K, class G> struct TiledSmem {

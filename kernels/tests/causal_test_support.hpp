@@ -149,6 +149,8 @@ void emulate_tiled_g(const CausalParams &q) {
 template <int K, bool kBf16, bool kVec, Fault F> void emulate_tiled_k(const CausalParams &q) {
   using namespace causal_detail;
   switch (tile_shape(q.length)) {
+  case TileKind::decode:
+    return emulate_tiled_g<K, kBf16, kVec, F, DecodeTile>(q);
   case TileKind::short_rows:
     return emulate_tiled_g<K, kBf16, kVec, F, ShortTile>(q);
   case TileKind::mid_rows:

@@ -20,10 +20,9 @@
 //    kernel's window read from the wrong 16-byte slot: the pair and cpu-f32 gates failed.
 //  - the tiled kernel staging a thread's groups into the wrong tile rows, or stepping its y
 //    offset by one row instead of kRowStep: the pair gate failed.
-//  - a tile of 256 x 16 (more halo cells than threads) with its halo staged in one pass (rows
-//    past the 256th thread's share left unstaged), or its final state written by one pass: the
-//    pair and final-state gates failed (NaN cells). Every tile shape now stages its halo, taps
-//    and bias in one pass of the block; the passes stay for a wider tile.
+//  - the decode tile's halo staged in one pass as the long tile's (256 rows: rows past the 256th
+//    thread's share left unstaged), or its final state written by one pass: the pair and
+//    final-state gates failed (NaN cells).
 //  - the register kernel's groups 31 instead of 32 apart (cells skipped, others written twice):
 //    the cpu-f32 gate failed (y starts as NaN in the emulation).
 //  - the register kernel's final state one column early: the final-state gates failed.
@@ -58,8 +57,10 @@ std::vector<CausalConvShape> shapes() {
     v.push_back(shape(2, 9, 2, st, 4, Activation::none));
     v.push_back(shape(2, 17, 513, st, 3));
     v.push_back(shape(5, 8, 1, st, 2));
-    // Each tile shape at its edges (tile_shape): rows of 16 (64 x 16), 17 and 64 (64 x 64), 65
-    // (8 x 512), channels past a whole tile of each.
+    // Each tile shape at its edges (tile_shape): rows of 4 (256 x 4), 5 and 16 (64 x 16), 17 and
+    // 64 (64 x 64), 65 (8 x 512), channels past a whole tile of each.
+    v.push_back(shape(2, 300, 4, st, 4, Activation::none));
+    v.push_back(shape(2, 300, 5, st));
     v.push_back(shape(2, 300, 16, st));
     v.push_back(shape(2, 70, 17, st, 3));
     v.push_back(shape(1, 70, 64, st, 2, Activation::none));
@@ -84,7 +85,7 @@ TEST(CausalEmulation, RegisterAndTiledSameBitsWithinTolerance) {
     EXPECT_LE(rel_l2(rb.y, ref.y), kBf16Tolerance) << name(s);
     gates += 7;
   }
-  EXPECT_EQ(gates, 7 * 28);
+  EXPECT_EQ(gates, 7 * 32);
 }
 
 // One kernel mutated, the other not: how many cells the f32 gate and the bf16 gate see move.
@@ -197,7 +198,9 @@ TEST(CausalEmulation, VectorAndElementPathsSameBits) {
 TEST(CausalEmulation, TileShapeFollowsLength) {
   using causal_detail::tile_shape;
   using causal_detail::TileKind;
-  EXPECT_EQ(tile_shape(1), TileKind::short_rows);
+  EXPECT_EQ(tile_shape(1), TileKind::decode);
+  EXPECT_EQ(tile_shape(4), TileKind::decode);
+  EXPECT_EQ(tile_shape(5), TileKind::short_rows);
   EXPECT_EQ(tile_shape(16), TileKind::short_rows);
   EXPECT_EQ(tile_shape(17), TileKind::mid_rows);
   EXPECT_EQ(tile_shape(64), TileKind::mid_rows);
@@ -205,7 +208,7 @@ TEST(CausalEmulation, TileShapeFollowsLength) {
   EXPECT_EQ(tile_shape(8192), TileKind::long_rows);
   EXPECT_EQ(cuda::causal_kernel_name(shape(1, 2048, 1, false), cuda::CausalKernel::tiled,
                                      cuda::CausalOut::f32),
-            "causal tiled k4 c64 chunk16 f32 out");
+            "causal tiled k4 c256 chunk4 f32 out");
   EXPECT_EQ(cuda::causal_kernel_name(shape(1, 2048, 8192, false), cuda::CausalKernel::tiled,
                                      cuda::CausalOut::f32),
             "causal tiled k4 c8 chunk512 f32 out");

@@ -36,7 +36,7 @@ using cuda::CausalOut;
 
 // The family's table: C in {1024..8192}, K 4, L in {1, 64, 1024, 8192}, batch 1 and 8, with and
 // without initial state (64 shapes); under the sanitizers the state shapes at C 1024 (every tile
-// shape: 64 x 16 at L 1, 64 x 64 at L 64, 8 x 512 beyond).
+// shape but 64 x 16: 256 x 4 at L 1, 64 x 64 at L 64, 8 x 512 beyond).
 std::vector<CausalConvShape> family(bool state_shapes_only) {
   std::vector<CausalConvShape> v;
   const bool small = testing::sanitizer_small() || state_shapes_only;
@@ -86,9 +86,9 @@ TEST(CausalGpu, PairBitwiseOnTheFamily) {
 TEST(CausalGpu, DeviceEqualsHostEmulation) {
   REQUIRE_GPU();
   for (bool st : {false, true})
-    for (int64_t l : {1, 12, 16, 17, 60, 257, 300, 1024, 1030})
+    for (int64_t l : {1, 4, 5, 12, 16, 17, 60, 257, 300, 1024, 1030})
       for (int64_t k : {2, 3, 4}) {
-        // Past a whole tile of channels for the short rows' tiles (64 x 16, 64 x 64).
+        // Past a whole tile of channels for the short rows' tiles (256 x 4, 64 x 16, 64 x 64).
         auto s = shape(3, l <= 64 ? 300 : 40, l, st, k);
         const auto p = random_problem(s, uint64_t(l + k));
         const Output host = run_host(p, false);

@@ -52,6 +52,9 @@ void launch_kv(const CausalParams &p, CausalKernel k, cudaStream_t stream) {
     causal_register_kernel<K, kBf16, kVec, F><<<grid, kRegThreads, 0, stream>>>(p, g);
   } else {
     switch (tile_shape(p.length)) {
+    case TileKind::decode:
+      launch_tiled<K, kBf16, kVec, F, DecodeTile>(p, stream);
+      break;
     case TileKind::short_rows:
       launch_tiled<K, kBf16, kVec, F, ShortTile>(p, stream);
       break;
