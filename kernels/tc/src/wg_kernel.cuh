@@ -363,14 +363,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kBufferBytes = kPlanes * G * kW; // the weights' boxes of one iteration
   constexpr int kRegs = NG / 2;                  // accumulators per thread and group
   constexpr int win = kWin; // the window's positions (the plan's win): its pitch in floats
-  constexpr int kX = (win * kBk * 4 + 1023) / 1024 * 1024; // a window's bytes, 1024-aligned
+  constexpr int kX = (win * kBk * 4 + 1023) / 1024 * 1024; // a window plane's bytes
+  constexpr int kSlot = kPlanes * kX; // f32x3: the lo parts' plane after the window
 
   extern __shared__ unsigned char smem_raw[];
   const int buffers = P.buffers, windows = P.windows, wtaps = P.wtaps;
   // The weights' ring, then the windows' ring, then both rings' full and empty barriers.
   unsigned char *smem = aligned_1024(smem_raw);
   unsigned char *xring = smem + buffers * kBufferBytes;
-  uint64_t *xfull = reinterpret_cast<uint64_t *>(xring + windows * kX);
+  uint64_t *xfull = reinterpret_cast<uint64_t *>(xring + windows * kSlot);
   uint64_t *xempty = xfull + windows;
   uint64_t *wfull = xempty + windows, *wempty = wfull + buffers;
   const int tid = threadIdx.x;
@@ -408,7 +409,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           dev::mbar_expect_tx(&xfull[xs], win * kBk * 4);
           // A box starts 16-byte aligned (its innermost coordinate a multiple of 4 floats): the
           // window starts up to 3 positions early, and the consumers skip them.
-          dev::tma_load(xring + xs * kX, &maps.b, &xfull[xs], window_pos(P, t, k) & ~3, c.ch,
+          dev::tma_load(xring + xs * kSlot, &maps.b, &xfull[xs], window_pos(P, t, k) & ~3, c.ch,
                         t.b);
         }
       }
@@ -447,32 +448,45 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int x0 = coords(P, t, 0).x_pos, chunk_win = window_pos(P, t, 0) & ~3;
     int s = 0, s_phase = 0, xs = 0, x_phase = 0, tap = 0, in_window = 0;
     for (int k = 0; k < count; ++k) {
-      if (in_window == 0)
+      uint32_t *slot = reinterpret_cast<uint32_t *>(xring + xs * kSlot);
+      if (in_window == 0) {
+        // A new window: the consumers round it to tf32 in place once for all its taps (f32x3:
+        // its hi parts, the lo parts into the second plane), then meet at a named barrier (the
+        // producer warp is not in it). The writes are fenced against the TMA load that will
+        // refill the slot once it is released.
         dev::mbar_wait(&xfull[xs], x_phase);
+        for (int e = tid; e < win * kBk; e += 256) {
+          const float v = __uint_as_float(slot[e]);
+          if constexpr (X3)
+            dev::split_tf32(v, slot[e], slot[kX / 4 + e]);
+          else
+            slot[e] = dev::to_tf32(v);
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("bar.sync 1, 256;" ::: "memory");
+      }
       dev::mbar_wait(&wfull[s], s_phase);
       const unsigned char *st = smem + s * kBufferBytes;
       const int pos = x0 + tap * P.tap_step;
-      const float *xw = reinterpret_cast<const float *>(xring + xs * kX) +
-                        (pos - (wtaps > 1 ? chunk_win : pos & ~3));
+      const uint32_t *xw = slot + (pos - (wtaps > 1 ? chunk_win : pos & ~3));
 #pragma unroll
       for (int half = 0; half < (X3 ? 2 : 1); ++half) {
         constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group
-        // Every A fragment of this group of k-steps, loaded and rounded before the MMAs are
-        // issued (a register A operand must not change until its wgmma completes).
+        // Every A fragment of this group of k-steps, loaded before the MMAs are issued (a
+        // register A operand must not change until its wgmma completes).
         uint32_t ahi[G][kSteps][4], alo[G][kSteps][4];
 #pragma unroll
         for (int gi = 0; gi < G; ++gi)
 #pragma unroll
           for (int ks = 0; ks < kSteps; ++ks) {
             const int kk = half * kSteps + ks;
-            const float *f = xw + (kk * 8 + pch) * win + prow + gi; // + gi: the shift
-            const float v[4] = {f[0], f[8], f[4 * win], f[4 * win + 8]};
+            const uint32_t *f = xw + (kk * 8 + pch) * win + prow + gi; // + gi: the shift
+            constexpr int kOff[4] = {0, 8, 4 * win, 4 * win + 8};
 #pragma unroll
             for (int r = 0; r < 4; ++r) {
+              ahi[gi][ks][r] = f[kOff[r]];
               if constexpr (X3)
-                dev::split_tf32(v[r], ahi[gi][ks][r], alo[gi][ks][r]);
-              else
-                ahi[gi][ks][r] = dev::to_tf32(v[r]);
+                alo[gi][ks][r] = f[kX / 4 + kOff[r]];
             }
             dev::fence_regs(ahi[gi][ks]);
             if constexpr (X3)

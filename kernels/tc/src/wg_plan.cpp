@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <stdexcept>
 
 #include "cost_model.hpp"
 
@@ -44,37 +45,59 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
   }
 }
 
+// Positions on M: the bytes of one window as the cost model's terms were fitted: a window of
+// 136 positions for every iteration, one plane (place_windows sets the real pipeline).
+int fitted_window_bytes(const Plan &p) {
+  return p.along == Along::rows ? 0 : int(cdiv(int64_t(kWindows[0]) * kBk * 4, 1024) * 1024);
+}
+
 // Pipeline buffers for a rank of `iters` iterations: as many as shared memory holds (at most 8),
 // but no more than the iterations (a smaller block leaves room for a second one on the
 // multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
-// Positions on M: each buffer with its own window (window_per_chunk may share them later).
+// Positions on M: each buffer with a fitted window (place_windows sets the real ones).
 int buffers_for(const Plan &p, int iters) {
-  const int sb = buffer_bytes(p) + window_bytes(p);
+  const int sb = buffer_bytes(p) + fitted_window_bytes(p);
   const int most = std::min(8, (kSmemBytes - 2048) / sb);
   const int tile = int(cdiv(tile_floats(p) * 4, sb));
   const int want = std::max({2, tile, std::min(most, iters)});
   return want <= most ? want : 0;
 }
 
-// Positions on M: one input window for every tap of a chunk, where their span fits the widest,
-// in place of one per iteration. The buffers stay; the windows become as many as keep the loads
-// as far ahead (at least two, so that the next chunk's loads while this one's taps compute), or
-// more where the epilogue's tile needs their room; unchanged where shared memory would not hold
-// that. The cost model prices the plan it picked with a window per iteration, as its terms were
-// fitted (a tile sweep of this kernel, through wg_cost_fit, would price the saving).
-void window_per_chunk(Plan &p) {
+// Positions on M: the pipeline of the plan's pick (priced with a fitted window per iteration).
+// One input window serves every tap of a chunk where their span fits the widest; the windows are
+// then as many as keep the loads as far ahead (at least two, so that the next chunk's loads while
+// this one's taps compute), or more where the epilogue's tile needs their room. A window holds
+// the input rounded to tf32 in place, and for f32x3 its lo parts in a second plane. The buffers
+// are cut where shared memory would not hold them (to two at the least). A tile sweep of these
+// kernels through wg_cost_fit would price the windows' saving.
+void place_windows(Plan &p, bool per_chunk) {
   const int need = kWindowBase - (2 - p.gpb), span = (p.taps - 1) * std::abs(p.tap_step);
-  if (p.taps == 1 || need + span > std::end(kWindows)[-1])
-    return;
   Plan q = p;
-  q.wtaps = p.taps;
-  q.win = *std::find_if(std::begin(kWindows), std::end(kWindows),
-                        [&](int w) { return need + span <= w; });
-  q.windows = std::min(q.chunks, std::max(2, int(cdiv(p.buffers, p.taps))));
-  while (tile_floats(q) * 4 > pipeline_bytes(q) && q.windows < q.buffers)
-    ++q.windows;
+  if (per_chunk && p.taps > 1 && need + span <= std::end(kWindows)[-1]) {
+    q.wtaps = p.taps;
+    q.win = *std::find_if(std::begin(kWindows), std::end(kWindows),
+                          [&](int w) { return need + span <= w; });
+  } else {
+    q.wtaps = 1;
+    q.win = kWindows[0];
+  }
+  auto set_windows = [&] {
+    q.windows = q.wtaps == 1 ? q.buffers
+                             : std::min(q.chunks, std::max(2, int(cdiv(q.buffers, q.taps))));
+    while (tile_floats(q) * 4 > pipeline_bytes(q) && q.windows < q.buffers)
+      ++q.windows;
+  };
+  set_windows();
+  while (smem_bytes(q) > kSmemBytes && q.buffers > 2) {
+    --q.buffers;
+    set_windows();
+  }
   if (tile_floats(q) * 4 <= pipeline_bytes(q) && smem_bytes(q) <= kSmemBytes)
     p = q;
+  else if (q.wtaps > 1)
+    place_windows(p, false);
+  else // two buffers with their windows always fit (kMaxAccumulators bounds the tiles)
+    throw std::logic_error("wgmma plan: no pipeline fits shared memory: " + kernel_name(q));
 }
 
 // Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
@@ -128,7 +151,8 @@ int buffer_bytes(const Plan &p) {
 }
 
 int window_bytes(const Plan &p) {
-  return p.along == Along::rows ? 0 : int(cdiv(int64_t(p.win) * kBk * 4, 1024) * 1024);
+  const int planes = p.math == Math::f32x3 ? 2 : 1;
+  return p.along == Along::rows ? 0 : planes * int(cdiv(int64_t(p.win) * kBk * 4, 1024) * 1024);
 }
 
 int64_t pipeline_bytes(const Plan &p) {
@@ -152,18 +176,15 @@ bool ranks_nonempty(int iters, int split) {
   return int64_t(split - 1) * cdiv(iters, split) < iters;
 }
 
-double cost(const Plan &chosen, const DeviceFacts &d, const cost_model::WgFit &fit) {
-  // Positions on M: priced with a window per iteration, as the terms were fitted
-  // (window_per_chunk).
-  Plan p = chosen;
-  if (p.along == Along::positions) {
-    p.wtaps = 1;
-    p.win = kWindows[0];
-    p.windows = p.buffers;
-  }
+double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit) {
+  // Positions on M: priced with a fitted window per iteration (place_windows).
+  const int x_fit = fitted_window_bytes(p);
+  const int smem = p.along == Along::positions
+                       ? p.buffers * (buffer_bytes(p) + x_fit) + 2048
+                       : smem_bytes(p);
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kTf32MacsPerCycle;
-  const double fill = double(buffer_bytes(p) + window_bytes(p)) / kFillBytesPerCycle;
+  const double fill = double(buffer_bytes(p) + x_fit) / kFillBytesPerCycle;
   const double frags = p.along == Along::positions
                            ? kFragmentCycles * 4 * p.gpb * (terms > 1.0 ? fit.x3_fragments : 1.0)
                            : 0.0;
@@ -172,7 +193,7 @@ double cost(const Plan &chosen, const DeviceFacts &d, const cost_model::WgFit &f
   // Blocks per multiprocessor: as shared memory and registers allow (accumulators of 96 or more
   // per thread leave room for one block of 288 threads), splits whole.
   const int by_regs = p.n * p.gpb * (p.math == Math::f32x3 ? 2 : 1) / 2 >= 96 ? 1 : 2;
-  const int per_sm = std::max(1, std::min(by_regs, (kSmemBytes + 1024) / (smem_bytes(p) + 1024)));
+  const int per_sm = std::max(1, std::min(by_regs, (kSmemBytes + 1024) / (smem + 1024)));
   const int64_t resident = std::max(1, d.sms * per_sm / p.split) * int64_t(p.split);
   const double waves = double(ctas) / double(resident); // blocks of a short tail overlap others
   const double tile_bytes = double(tile_floats(p)) * 4;
@@ -255,7 +276,6 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
       c.buffers = buffers_for(c, c.iters_per_rank);
       if (c.buffers == 0)
         continue;
-      c.windows = c.along == Along::positions ? c.buffers : 0;
       const double k = cost(c, d, fit);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
@@ -302,7 +322,7 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
         c.gpb = gpb;
         c.row_tile = c.n = ng;
         c.col_tile = kPm;
-        c.wtaps = 1; // a window per iteration (window_per_chunk below)
+        c.wtaps = 1; // priced with a fitted window per iteration (place_windows below)
         c.win = kWindows[0];
         tile_sets(c);
         consider(c);
@@ -311,8 +331,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
   }
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
     return plan(s, m, d, {}, fit);
-  if (best.along == Along::positions && f.window != 1)
-    window_per_chunk(best);
+  if (best.along == Along::positions)
+    place_windows(best, f.window != 1);
   return best;
 }
 
