@@ -12,7 +12,8 @@ for c in ${NCU_TC:-up3/1536/cuda-tf32 up5/1536/cuda-tf32 up1/1536/cuda-tf32 up0/
   f="$W/ncu-tc/$st-$fr-${arm//@/_}.txt"
   timeout "$(cap 90)" ncu --clock-control none -k "regex:$kernels" --launch-skip 2 --launch-count 2 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+    --section WarpStateStats --section SchedulerStats --section InstructionStats --section Occupancy \
+    --section LaunchStats \
     "$B/bin/bench_conv" --stage "$st" --frames "$fr" --arms "$arm" --staging resident --reps 2 \
     --target-ci 0 --min-time 0.001 --no-counters --no-lease --device-timing launched \
     --out "$W/results/ncu-tc.json" >"$f" 2>&1
