@@ -45,15 +45,6 @@ void add_runs(Plan &p, int r_lo, int count, int shift) {
   }
 }
 
-// Positions on M: whether two blocks' registers fit a multiprocessor (at most 112 a thread):
-// from ptxas -v of the kernels (wg_positions_kernel: f32x3 80 at n24, 105 at n48, 146 at n64 with
-// one group, 112 at n16 and 138 at n24 with two; tf32 92 at n48 and 124 at n64 with one, 106 at
-// n32 and 166 at n48 with two).
-bool two_blocks_fit(const Plan &p) {
-  const bool x3 = p.math == Math::f32x3;
-  return p.gpb == 1 ? p.n <= 48 : p.n <= (x3 ? 16 : 32);
-}
-
 // Positions on M: the bytes of one window as the cost model's terms were fitted: a window of
 // 136 positions for every iteration, one plane (place_windows sets the real pipeline).
 int fitted_window_bytes(const Plan &p) {
@@ -100,18 +91,6 @@ void place_windows(Plan &p, bool per_chunk) {
   while (smem_bytes(q) > kSmemBytes && q.buffers > 2) {
     --q.buffers;
     set_windows();
-  }
-  // Two blocks a multiprocessor where the kernel's registers allow it and one window with fewer
-  // buffers would let shared memory: a block's wait on its next window or weights is then the
-  // other's time to compute (on the H100 amp4.k7 at 384 frames, f32x3 n48 with one block of 174
-  // KiB: 2.2 warps a scheduler, 64% of cycles with none eligible).
-  const int half = (kSmemBytes + 1024) / 2 - 1024;
-  if (q.wtaps > 1 && two_blocks_fit(q) && smem_bytes(q) > half) {
-    Plan r = q;
-    r.windows = 1;
-    r.buffers = std::min(q.buffers, int((half - 2048 - window_bytes(r)) / buffer_bytes(r)));
-    if (r.buffers >= 2 && tile_floats(r) * 4 <= pipeline_bytes(r))
-      q = r;
   }
   if (tile_floats(q) * 4 <= pipeline_bytes(q) && smem_bytes(q) <= kSmemBytes)
     p = q;
