@@ -497,20 +497,20 @@ inline TileKind tile_shape(int64_t length) {
                                        : TileKind::long_rows;
 }
 // kTileC and kChunk of a kind, for the kernel's name.
+template <class G> void dims_of(int &tile_c, int &chunk) {
+  tile_c = G::kTileC;
+  chunk = G::kChunk;
+}
 inline void tile_dims(TileKind k, int &tile_c, int &chunk) {
   switch (k) {
   case TileKind::decode:
-    tile_c = DecodeTile::kTileC, chunk = DecodeTile::kChunk;
-    return;
+    return dims_of<DecodeTile>(tile_c, chunk);
   case TileKind::short_rows:
-    tile_c = ShortTile::kTileC, chunk = ShortTile::kChunk;
-    return;
+    return dims_of<ShortTile>(tile_c, chunk);
   case TileKind::mid_rows:
-    tile_c = MidTile::kTileC, chunk = MidTile::kChunk;
-    return;
+    return dims_of<MidTile>(tile_c, chunk);
   case TileKind::long_rows:
-    tile_c = LongTile::kTileC, chunk = LongTile::kChunk;
-    return;
+    return dims_of<LongTile>(tile_c, chunk);
   }
 }
 

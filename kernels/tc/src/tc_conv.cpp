@@ -108,8 +108,8 @@ bool honours(const wg::Plan &q, const TcOptions &o) {
          (!o.window || (q.along == wg::Along::positions && q.wtaps == 1));
 }
 bool honours(const dm::Plan &q, const TcOptions &o) {
-  return !o.along && !o.gpb && !o.window && (!o.bm || q.g.row_tile == o.bm) && (!o.n || q.g.col_tile == o.n) &&
-         (!o.split || q.g.split == o.split);
+  return !o.along && !o.gpb && !o.window && (!o.bm || q.g.row_tile == o.bm) &&
+         (!o.n || q.g.col_tile == o.n) && (!o.split || q.g.split == o.split);
 }
 } // namespace
 

@@ -82,8 +82,8 @@ void place_windows(Plan &p, bool per_chunk) {
     q.win = kWindows[0];
   }
   auto set_windows = [&] {
-    q.windows = q.wtaps == 1 ? q.buffers
-                             : std::min(q.chunks, std::max(2, int(cdiv(q.buffers, q.taps))));
+    q.windows =
+        q.wtaps == 1 ? q.buffers : std::min(q.chunks, std::max(2, int(cdiv(q.buffers, q.taps))));
     while (tile_floats(q) * 4 > pipeline_bytes(q) && q.windows < q.buffers)
       ++q.windows;
   };
@@ -179,9 +179,8 @@ bool ranks_nonempty(int iters, int split) {
 double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit) {
   // Positions on M: priced with a fitted window per iteration (place_windows).
   const int x_fit = fitted_window_bytes(p);
-  const int smem = p.along == Along::positions
-                       ? p.buffers * (buffer_bytes(p) + x_fit) + 2048
-                       : smem_bytes(p);
+  const int smem =
+      p.along == Along::positions ? p.buffers * (buffer_bytes(p) + x_fit) + 2048 : smem_bytes(p);
   const double terms = p.math == Math::f32x3 ? 3.0 : 1.0;
   const double mma = terms * double(kBm) * p.n * p.gpb * kBk / kTf32MacsPerCycle;
   const double fill = double(buffer_bytes(p) + x_fit) / kFillBytesPerCycle;

@@ -113,10 +113,10 @@ struct Plan {
 
 // A variant forced by the tests and the tile arms (0: the plan's choice).
 struct Forced {
-  int along = 0; // 1: rows on M, 2: positions on M
-  int n = 0;     // wgmma N
-  int split = 0; // rows on M
-  int gpb = 0;   // positions on M: groups per block
+  int along = 0;  // 1: rows on M, 2: positions on M
+  int n = 0;      // wgmma N
+  int split = 0;  // rows on M
+  int gpb = 0;    // positions on M: groups per block
   int window = 0; // positions on M: 1, an input window per tap even where one per chunk fits
 };
 
