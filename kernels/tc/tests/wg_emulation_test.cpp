@@ -310,6 +310,38 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
   EXPECT_GT(positions, 0); // the long stages take the positions-on-M kernel
 }
 
+// Positions on M, every stage of every model at 96 and 1536 frames, both maths: the pick's windows
+// (one per chunk, where the span fits) and a window per tap forced, each within shared memory with
+// room for the epilogue's tile; f32x3's windows hold a second plane, so its per-tap pipeline is
+// cut to fewer buffers than the model priced, never below two (seen failing with that cut left
+// out of place_windows).
+TEST(Plan, WindowsFitSharedMemoryEitherWay) {
+  int positions = 0;
+  for (int64_t frames : {96, 1536})
+    for (const auto &st : peer_testing::all_stages(frames))
+      for (Math m : {Math::tf32, Math::f32x3})
+        for (int window : {0, 1}) {
+          const Plan p = plan(st.shape, m, kDevice, {2, 0, 0, 0, window});
+          if (p.along != Along::positions)
+            continue;
+          ++positions;
+          const std::string what = st.name + " " + kernel_name(p);
+          EXPECT_LE(smem_bytes(p), kSmemBytes) << what;
+          EXPECT_LE(tile_floats(p) * 4, pipeline_bytes(p)) << what;
+          EXPECT_GE(p.buffers, 2) << what;
+          if (window == 1 || p.taps == 1) {
+            EXPECT_EQ(p.wtaps, 1) << what;
+            EXPECT_EQ(p.windows, p.buffers) << what;
+            EXPECT_EQ(p.win, kWindows[0]) << what;
+          } else {
+            EXPECT_EQ(p.wtaps, p.taps) << what;
+            EXPECT_GE(p.win, kWindowBase - (2 - p.gpb) + (p.taps - 1) * std::abs(p.tap_step))
+                << what;
+          }
+        }
+  EXPECT_GT(positions, 20);
+}
+
 TEST(Plan, ForcedVariantsAreHonouredOrFallBack) {
   const ConvShape s = peer_testing::all_stages(96)[0].shape; // up0: 96 iterations
   const Plan p = plan(s, Math::tf32, kDevice, {1, 192, 5, 0});
