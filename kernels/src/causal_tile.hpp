@@ -554,7 +554,8 @@ CONVBENCH_HD TiledLane tiled_lane(const CausalParams &p, const TiledBlock &blk, 
 // Phase 1 (before the barrier): thread `tid` stages its share of the tile, coalesced along t
 // (positions past the row's end staged as zeros, so every slot the compute reads is written).
 // All of a thread's loads are issued before it waits for any (cp.async on the vector path). The
-// halo, taps and bias take one pass of the block on the long tile, several on the short ones.
+// halo, taps and bias take one pass of the block on the tiles of 8 and 64 rows, several on the
+// 256-row decode tile.
 template <int K, bool kVec, class G>
 CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int tid,
                               TiledSmem<K, G> &sm) {
@@ -582,7 +583,7 @@ CONVBENCH_HD void tiled_stage(const CausalParams &p, const TiledBlock &blk, int 
         sm.x[l.r0 + kStep * i][kHalo + l.j + e] = v[i][e];
   }
   // xpad[t0 .. t0 + K - 2] of each row (the state at t0 = 0), the taps and the bias: every load
-  // of the thread issued before its first store, as for x (on the short tiles a thread has
+  // of the thread issued before its first store, as for x (on the decode tile a thread has
   // several of each, and loads one after another would each wait their full latency).
   constexpr int kHaloN = G::kTileC * (K - 1), kTapN = G::kTileC * K;
   constexpr int kHaloIt = (kHaloN + kTiledThreads - 1) / kTiledThreads;

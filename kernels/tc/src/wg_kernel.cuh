@@ -19,9 +19,10 @@
 //     (32 channels x NG packed rows of tap j, as above: B); the windows, the input
 //     x[b][c..c+31][from window_pos ..] (A; the box starts at the 16-byte boundary at or below,
 //     as TMA requires), one per chunk serving all its taps (each tap reads it from its own
-//     offset), or one per iteration where the taps' span does not fit a box (plan's wtaps). Each
-//     thread reads its A fragments from the window into registers (the second group's one
-//     position further), rounded to tf32 there (and split into hi and lo for f32x3).
+//     offset), or one per iteration where the taps' span does not fit a box (plan's wtaps). The
+//     consumers round a window to tf32 in place once it lands (f32x3: hi in place, lo in a second
+//     plane), then each thread reads its A fragments from it into registers (the second group's
+//     one position further).
 // Arithmetic:
 //   tf32: 4 wgmma k8 steps per buffer and group into one accumulator.
 //   f32x3: each buffer is two halves of 16 channels, each half's 2 k-steps x 3 products (lo*hi,

@@ -285,12 +285,10 @@ TEST(Plan, ChoiceIsTheCheapestAndFitsSharedMemory) {
         EXPECT_LE(tile_floats(p) * 4, pipeline_bytes(p));
         if (p.along == Along::positions) { // one window per chunk wherever the span fits
           EXPECT_EQ(p.wtaps, p.taps) << st.name << " " << kernel_name(p);
-          if (p.wtaps == 1) {
+          if (p.wtaps == 1)
             EXPECT_EQ(p.windows, p.buffers) << st.name;
-          } else if (p.windows < std::min(2, p.chunks)) { // one window: for two blocks an SM
-            EXPECT_EQ(p.windows, 1) << st.name;
-            EXPECT_LE(smem_bytes(p), (kSmemBytes + 1024) / 2 - 1024) << st.name;
-          }
+          else // the next chunk's window loads while this one's taps compute
+            EXPECT_GE(p.windows, std::min(2, p.chunks)) << st.name;
           EXPECT_LE(p.windows, p.buffers) << st.name;
         }
         positions += p.along == Along::positions;
