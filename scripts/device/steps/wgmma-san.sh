@@ -4,13 +4,13 @@
 # window width (one window per chunk and one per tap), and the small sets of the random shapes and
 # planted faults (CONVBENCH_SANITIZER_SMALL); then racecheck and synccheck of the window widths
 # (the window ring is rounded in place by the consumer threads between its TMA load and the MMAs).
-CONVBENCH_SANITIZER_SMALL=1 timeout $(cap 150) compute-sanitizer --tool memcheck --error-exitcode 1 \
-  $B/bin/tc_gpu_tests --gtest_filter='Wgmma.IdentityGemmDecodesEveryCell:Wgmma.EveryWindowWidth:Wgmma.RandomShapesOfBothOps:Wgmma.PlantedFaultsAreCaught' \
+CONVBENCH_SANITIZER_SMALL=1 timeout "$(cap 150)" compute-sanitizer --tool memcheck --error-exitcode 1 \
+  "$B"/bin/tc_gpu_tests --gtest_filter='Wgmma.IdentityGemmDecodesEveryCell:Wgmma.EveryWindowWidth:Wgmma.RandomShapesOfBothOps:Wgmma.PlantedFaultsAreCaught' \
   >"$W/logs/san-memcheck-wgmma.txt" 2>&1
 log "memcheck wgmma: rc=$? $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$W/logs/san-memcheck-wgmma.txt" | tr '\n' ' ')"
 for tool in racecheck synccheck; do
   enough 40 "$tool wgmma windows" || break
-  timeout $(cap 120) compute-sanitizer --tool $tool --error-exitcode 1 \
-    $B/bin/tc_gpu_tests --gtest_filter='Wgmma.EveryWindowWidth' >"$W/logs/san-$tool-wgmma.txt" 2>&1
+  timeout "$(cap 120)" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    "$B"/bin/tc_gpu_tests --gtest_filter='Wgmma.EveryWindowWidth' >"$W/logs/san-$tool-wgmma.txt" 2>&1
   log "$tool wgmma windows: rc=$? $(grep -E 'SUMMARY|PASSED|FAILED' "$W/logs/san-$tool-wgmma.txt" | tr '\n' ' ')"
 done
