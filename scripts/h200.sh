@@ -13,15 +13,17 @@
 #   binaries alone (tests runs them after ctest), tests-bench, the bench and lease subset of
 #   tests, sweep, the fast kernels' block-shape sweep (records -> kernels/fast/tools/fast_tuning.py), queued, --device-timing queued against launched on the instrument's cases, and gemm,
 #   the cuBLAS ceiling arms beside ours on every stage's polyphase GEMM, in one run per family;
-#   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them (racecheck and synccheck of the window widths), their tile
-#   sweep, ncu of their kernels; dmma, dmma-san: the fp64 tensor-core rate (tensor_peak), the DMMA
-#   kernels' device tests and cuda-f64-dmma on every stage, memcheck and racecheck of them;
+#   wgmma, wgmma-san, tiles, ncu-tc: the wgmma kernels' device tests, memcheck of them (racecheck
+#   and synccheck of the window widths), their tile sweep, ncu of their kernels; dmma, dmma-san:
+#   the fp64 tensor-core rate (tensor_peak), the DMMA kernels' device tests and cuda-f64-dmma on
+#   every stage, memcheck and racecheck of them;
 #   main10, aa, faults, trust-cpu, plugin, algo, amp, forward-san, causal-race, ops, causal, f32x3: the ten clean
 #   main-job runs, A/A runs with every case twinned (calibrate's coverage), the four injected faults, pinning at 16/8/1 threads, the plugin arms beside
 #   cuDNN, two pinned cuDNN algorithms, cuda-f32 beside cudnn-f32 on every AMP Conv1d (AMP_FRAMES),
-#   the forward tile kernel under the sanitizers, racecheck of the causal state shapes (and racecheck and memcheck of every causal tile), the forward
-#   Conv1d stages and the torch dump check (OPS_FRAMES), the causal family, cuda-f32x3's accuracy and time, fwd-fma:
-#   cuda-f64-fma's bitwise gate on the forward stages; tensor-counters: the tensor-pipe counters
+#   the forward tile kernel under the sanitizers, racecheck of the causal state shapes (and
+#   racecheck and memcheck of every causal tile), the forward Conv1d stages and the torch dump
+#   check (OPS_FRAMES), the causal family, cuda-f32x3's accuracy and time, fwd-fma: cuda-f64-fma's
+#   bitwise gate on the forward stages; tensor-counters: the tensor-pipe counters
 #   (tensor_probe's metrics and units, tensor_peak, the profiles' tests, ncu beside CUPTI on one
 #   DMMA and one wgmma call, the main job's counters column and the counters' cost on its wall);
 #   frontier: every arm of the 512x upsample stages (with the cuBLAS ceilings) and of the 54 AMP

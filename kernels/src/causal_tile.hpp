@@ -496,11 +496,11 @@ inline TileKind tile_shape(int64_t length) {
          : length <= MidTile::kChunk   ? TileKind::mid_rows
                                        : TileKind::long_rows;
 }
-// kTileC and kChunk of a kind, for the kernel's name.
 template <class G> void dims_of(int &tile_c, int &chunk) {
   tile_c = G::kTileC;
   chunk = G::kChunk;
 }
+// kTileC and kChunk of a kind, for the kernel's name.
 inline void tile_dims(TileKind k, int &tile_c, int &chunk) {
   switch (k) {
   case TileKind::decode:

@@ -141,9 +141,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f = {}
 // Bytes of one pipeline buffer: rows on M, both operands' boxes (both planes of each for f32x3);
 // positions on M, the weights' boxes of the block's groups (both planes for f32x3), the input
 // windows apart (window_bytes: one box, 1024-aligned, and the lo plane for f32x3; 0 with rows on
-// M). The pipeline's bytes
-// (every buffer and window) and the shared memory the kernel asks for (those, the barriers, 1 KiB
-// of alignment slack).
+// M). The pipeline's bytes (every buffer and window) and the shared memory the kernel asks for
+// (those, the barriers, 1 KiB of alignment slack).
 int buffer_bytes(const Plan &p);
 int window_bytes(const Plan &p);
 int64_t pipeline_bytes(const Plan &p);
