@@ -129,6 +129,13 @@ int64_t forward_tile_issued_macs(const ForwardTilePlan &p) {
   return p.batch * p.m_tiles * p.bm * p.n_tiles * p.bn * p.steps * kBk;
 }
 
+int64_t forward_tile_inside_tiles(const ForwardTilePlan &p) {
+  int64_t n = 0;
+  for (int64_t t = 0; t < p.n_tiles; ++t)
+    n += forward_tile_columns_inside(p, t * p.bn) ? 1 : 0;
+  return n;
+}
+
 std::string forward_tile_name(const ForwardTilePlan &p) {
   std::string n = "implicit-gemm f32 fma " + std::to_string(p.bm) + "x" + std::to_string(p.bn) +
                   "x" + std::to_string(kBk);

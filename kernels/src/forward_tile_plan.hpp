@@ -8,6 +8,7 @@
 
 #include "convbench/cuda_conv.hpp"
 #include "convbench/shape.hpp"
+#include "host_device.hpp"
 
 namespace convbench::cuda::detail {
 
@@ -60,6 +61,17 @@ int64_t forward_tile_cost(const ForwardTilePlan &p, int sms);
 
 // Whether cutting `steps` into `split` ranges of ceil(steps / split) leaves no rank empty.
 bool forward_tile_ranks_nonempty(int64_t steps, int split);
+
+// Whether every column of the n-tile starting at position n0 reads inside x at every tap (no
+// padding, no column past l_out): the kernel then stages that tile's whole steps of the input
+// without a bounds check. The same function on the device and in the host tests.
+CONVBENCH_HD bool forward_tile_columns_inside(const ForwardTilePlan &p, int64_t n0) {
+  return n0 + p.bn <= p.l_out && n0 * p.stride - p.padding >= 0 &&
+         (n0 + p.bn - 1) * p.stride + (p.k - 1) * p.dilation - p.padding < p.l_in;
+}
+
+// How many of the plan's n-tiles are inside (forward_tile_columns_inside).
+int64_t forward_tile_inside_tiles(const ForwardTilePlan &p);
 
 // e.g. "implicit-gemm f32 fma 128x128x8 split 7".
 std::string forward_tile_name(const ForwardTilePlan &p);

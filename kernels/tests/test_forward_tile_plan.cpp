@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,37 @@ TEST(ForwardTilePlan, TilesCoverEveryCell) {
     EXPECT_GE(forward_tile_issued_macs(p), s.valid_macs()) << describe(s);
     EXPECT_EQ(p.bm * p.bn, p.threads * 64) << "8 x 8 cells per thread";
   }
+}
+
+// A tile is "inside" (staged without bounds checks) exactly when every column of it is an output
+// position and reads x inside [0, l_in) at every tap: brute force over its columns and taps, on
+// both tile shapes. Both answers occur on the AMP shapes (padding makes the first tile an edge).
+TEST(ForwardTilePlan, InsideTilesReadOnlyInsideTheInput) {
+  int64_t inside = 0, edge = 0;
+  for (const ConvShape &s : shapes())
+    for (int shape = 0; shape < int(std::size(kForwardTileShapes)); ++shape) {
+      const ForwardTilePlan p = forward_tile_plan(s, kSms, 0, shape);
+      int64_t here = 0;
+      for (int64_t t = 0; t < p.n_tiles; ++t) {
+        bool brute = true;
+        for (int64_t col = 0; col < p.bn && brute; ++col) {
+          const int64_t o = t * p.bn + col;
+          brute = o < p.l_out;
+          for (int64_t kk = 0; kk < p.k && brute; ++kk) {
+            const int64_t pos = o * p.stride + kk * p.dilation - p.padding;
+            brute = pos >= 0 && pos < p.l_in;
+          }
+        }
+        ASSERT_EQ(cuda::detail::forward_tile_columns_inside(p, t * p.bn), brute)
+            << describe(s) << " shape " << shape << " n-tile " << t;
+        here += brute ? 1 : 0;
+      }
+      EXPECT_EQ(cuda::detail::forward_tile_inside_tiles(p), here) << describe(s);
+      inside += here;
+      edge += p.n_tiles - here;
+    }
+  EXPECT_GT(inside, 0);
+  EXPECT_GT(edge, 0);
 }
 
 // The chosen plan costs no more, under the stated model, than any other tile shape and split

@@ -46,11 +46,13 @@ __device__ __forceinline__ void copies_landed() {
 // input slice (kBk reduction indices x kBn positions) into shared memory with asynchronous
 // copies, so no staging registers are held while the previous step computes; 0 outside the
 // shape. 32-bit indices: forward_tile_supported() keeps the weight and one batch item's input and
-// output under 2^31 elements.
+// output under 2^31 elements. `inside`: every column of this block's tile reads inside x at every
+// tap (forward_tile_columns_inside); with a whole step of reduction indices, the input slice is
+// then copied without a check, its rows' (ic, kk) walked from one division a step.
 template <class T>
-__device__ __forceinline__ void stage(const ForwardTilePlan &p, const float *__restrict__ w,
-                                      const float *__restrict__ xb, int m0, int n0, int s, int t,
-                                      float (*as)[T::kBm + kAPad], float (*bs)[T::kBn]) {
+__device__ __forceinline__ void
+stage(const ForwardTilePlan &p, const float *__restrict__ w, const float *__restrict__ xb, int m0,
+      int n0, int s, int t, bool inside, float (*as)[T::kBm + kAPad], float (*bs)[T::kBn]) {
   const int r0 = s * kBk;
   const int cout = int(p.cout), red = int(p.reduction), k = int(p.k);
 #pragma unroll
@@ -61,13 +63,38 @@ __device__ __forceinline__ void stage(const ForwardTilePlan &p, const float *__r
     copy4(&as[e % kBk][e / kBk], in ? w + (m * red + r) : w, in);
   }
   // The input slice: each thread keeps its columns (kBnPerThread of them, or one shared by
-  // kRowsApart threads' rows) and walks its rows, one (ic, kk) division per row.
+  // kRowsApart threads' rows) and walks its rows.
   constexpr bool kWide = T::kBn >= T::kThreads;
   constexpr int kCols = kWide ? T::kBn / T::kThreads : 1;
   constexpr int kRows = kWide ? kBk : kBk * T::kBn / T::kThreads;
   constexpr int kRowStep = kWide ? 1 : T::kThreads / T::kBn;
+  static_assert(kRowStep <= 2, "a row's (ic, kk) advances by at most two wraps of k");
   const int row0 = kWide ? 0 : t / T::kBn;
   const int col0 = kWide ? t : t % T::kBn;
+  if (inside && r0 + kBk <= red) {
+    int ic = (r0 + row0) / k, kk = r0 + row0 - ic * k;
+    const int stride = int(p.stride), dilation = int(p.dilation), l_in = int(p.l_in);
+    const float *x0 = xb + (n0 + col0) * stride - int(p.padding);
+#pragma unroll
+    for (int j = 0; j < kRows; ++j) {
+      const float *src = x0 + ic * l_in + kk * dilation;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c)
+        copy4(&bs[row0 + j * kRowStep][col0 + c * T::kThreads], src + c * T::kThreads * stride,
+              true);
+      kk += kRowStep;
+      if (kk >= k) {
+        kk -= k;
+        ++ic;
+      }
+      if (kRowStep > 1 && kk >= k) {
+        kk -= k;
+        ++ic;
+      }
+    }
+    copies_issued();
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < kRows; ++j) {
     const int row = row0 + j * kRowStep, r = r0 + row;
@@ -115,6 +142,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int s0 = rank * per < steps ? rank * per : steps;
   const int s1 = s0 + per < steps ? s0 + per : steps;
   const float *xb = x + bi * p.cin * p.l_in;
+  const bool inside = forward_tile_columns_inside(p, n0);
 
   float acc[8][8];
 #pragma unroll
@@ -124,13 +152,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       acc[i][j] = 0.0f;
 
   if (s0 < s1)
-    stage<T>(p, w, xb, m0, n0, s0, t, as[0], bs[0]);
+    stage<T>(p, w, xb, m0, n0, s0, t, inside, as[0], bs[0]);
   copies_landed();
   __syncthreads();
   for (int s = s0; s < s1; ++s) {
     const int buf = (s - s0) & 1;
     if (s + 1 < s1) // in flight while this step computes (every thread is past reading buf ^ 1)
-      stage<T>(p, w, xb, m0, n0, s + 1, t, as[buf ^ 1], bs[buf ^ 1]);
+      stage<T>(p, w, xb, m0, n0, s + 1, t, inside, as[buf ^ 1], bs[buf ^ 1]);
 #pragma unroll
     for (int j = 0; j < kBk; ++j) {
       float a[8], b[8];
