@@ -30,6 +30,8 @@
 #   convs at 96, 384 and 1536 frames, for the speed-vs-accuracy frontier; limits: the causal pair
 #   beside cuda-copy and cuda-launch (its largest shapes and decode steps); tune: the tensor-core
 #   plans against every forced variant where a target was missed (records for wg_cost_fit);
+#   persist: the positions-on-M kernels' persistent blocks against one tile per block (AMP
+#   blocks 3-5, PERSIST_FRAMES);
 #   verify: the ceilings' gates, the causal pair end to end, the plans' host tests; misses: every
 #   case the call's records (or MISSES_FROM's) missed a target on, again with counters;
 #   cpu, cpu-f32 (and each of its instruction sets), 3 runs; aa-order, the instrument's cases with
@@ -53,7 +55,7 @@ declare -A also=([main]=bench [sanitize]=sanitize-splits)
 first_wave=(build main tests gpu-tests tests-bench sanitize bench counters lease ncu ncu-f32 ncu-f64
   perf cpu compare aa-order sweep wgmma wgmma-san dmma dmma-san tiles ncu-tc gemm queued)
 second_wave=(queue main10 aa faults trust-cpu plugin algo amp forward-san causal-race f32x3 fwd-fma
-  ops causal tensor-counters verify limits tune frontier misses)
+  ops causal tensor-counters verify limits tune persist frontier misses)
 
 run_steps() {
   local step

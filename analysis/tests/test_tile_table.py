@@ -2,8 +2,8 @@
 (cuda-tf32, its kernel named in the record) against hidden variants of both orientations timed at
 known fractions of it; likewise cuda-f64-dmma against its DMMA tiles. Planted (seen failing): the
 best variant taken as the slowest (max instead of min); the DMMA variants' pattern left out (no
-variant), likewise the forward tile's; the rank counting the variants slower than the plan. Each
-format parses as itself."""
+variant), likewise the forward tile's and the persistent and one-tile blocks'; the rank counting
+the variants slower than the plan. Each format parses as itself."""
 
 import csv
 import io
@@ -61,6 +61,14 @@ def sweep(source, arm, known, kernel):
             "dmma f64 m16n8k16 tile 128x32x16",
             "t64x64-s2",
             "1.111",
+        ),
+        (
+            "cuda-f32",
+            "cuda-f32x3",
+            {"persistent": 0.7, "one-tile": 1.05, "pos-n24-g1": 1.2},
+            "wgmma 3xtf32 positions-on-M m64n24k8 tile 128x24x32 stages 3",
+            "persistent",
+            "1.429",
         ),
         (
             "cuda-f64",

@@ -72,6 +72,23 @@ inline ConvShape amp_shape(int64_t ch, int64_t k, int64_t d, int64_t l_in, int64
   return s;
 }
 
+// The AMP blocks' Conv1d of model `m` at `frames`: after each upsample stage I (its output
+// channels and length), every resblock kernel K and dilation D, named "ampI.kK.dD" as bench_conv
+// names them.
+inline std::vector<Stage> amp_stages(const Model &m, int64_t frames) {
+  std::vector<Stage> out;
+  for (int i = 0; i < m.stages(); ++i) {
+    const ConvShape up = m.stage_shape(i, frames);
+    for (int64_t k : m.resblock_kernels)
+      for (int64_t d : m.resblock_dilations)
+        out.push_back(
+            {m.name,
+             "amp" + std::to_string(i) + ".k" + std::to_string(k) + ".d" + std::to_string(d),
+             amp_shape(up.cout, k, d, up.l_out())});
+  }
+  return out;
+}
+
 // Every stage of every model at `frames`.
 inline std::vector<Stage> all_stages(int64_t frames) {
   std::vector<Stage> out;

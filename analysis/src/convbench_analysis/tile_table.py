@@ -4,7 +4,8 @@ forced tile and split.
 Reads records of `bench_conv --arms 'cuda-tf32,cuda-tf32@*'` (scripts/h200.sh tiles): per (stage,
 frames) and arm family (cuda-tf32, cuda-f32x3, cuda-f64-dmma, cuda-f32), the arm's own case (the
 plan's choice, named by its kernel block) and each hidden variant (the wgmma kernels'
-`<arm>@rows-n<N>-s<split>`, rows on M, `<arm>@pos-n<N>-g<groups>`, positions on M; the DMMA
+`<arm>@rows-n<N>-s<split>`, rows on M, `<arm>@pos-n<N>-g<groups>`, positions on M, and the plan's
+own tile as `<arm>@persistent` and `<arm>@one-tile` blocks; the DMMA
 kernels' `cuda-f64-dmma@t<rows>x<cols>-s<split>`; cuda-f32's forward tile kernel's
 `cuda-f32@fwd-<bm>x<bn>-s<split>`; its block shapes `cuda-f32@t...` are another sweep's), by best
 round time (recomputed from the samples; a case that failed its gate has none). One row per case:
@@ -21,7 +22,7 @@ from .load import load_run
 
 FAMILIES = ("cuda-tf32", "cuda-f32x3", "cuda-f64-dmma", "cuda-f32")
 VARIANT = re.compile(
-    r"^(?:(?P<wg>cuda-tf32|cuda-f32x3)@(?P<wv>(?:rows|pos)-n\d+-[sg]\d+)"
+    r"^(?:(?P<wg>cuda-tf32|cuda-f32x3)@(?P<wv>(?:rows|pos)-n\d+-[sg]\d+|persistent|one-tile)"
     r"|(?P<dm>cuda-f64-dmma)@(?P<dv>t\d+x\d+-s\d+)"
     r"|(?P<fw>cuda-f32)@(?P<fv>fwd-\d+x\d+-s\d+))$"
 )

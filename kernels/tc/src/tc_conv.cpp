@@ -94,7 +94,9 @@ std::string hopper_reason(const ConvShape &s, Precision p, const TcOptions &o) {
   return why;
 }
 wg::Math math(Precision p) { return p == Precision::f32x3 ? wg::Math::f32x3 : wg::Math::tf32; }
-wg::Forced forced(const TcOptions &o) { return {o.along, o.n, o.split, o.gpb, o.window}; }
+wg::Forced forced(const TcOptions &o) {
+  return {o.along, o.n, o.split, o.gpb, o.window, o.persist};
+}
 wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
   return wg::plan(s, math(p), device_facts(), forced(o));
 }
@@ -105,10 +107,11 @@ dm::Plan dm_plan(const ConvShape &s, const TcOptions &o) {
 bool honours(const wg::Plan &q, const TcOptions &o) {
   return !o.bm && (!o.along || int(q.along) + 1 == o.along) && (!o.n || q.n == o.n) &&
          (!o.split || q.split == o.split) && (!o.gpb || q.gpb == o.gpb) &&
-         (!o.window || (q.along == wg::Along::positions && q.wtaps == 1));
+         (!o.window || (q.along == wg::Along::positions && q.wtaps == 1)) &&
+         (!o.persist || (q.along == wg::Along::positions && q.persistent == (o.persist == 2)));
 }
 bool honours(const dm::Plan &q, const TcOptions &o) {
-  return !o.along && !o.gpb && !o.window && (!o.bm || q.g.row_tile == o.bm) &&
+  return !o.along && !o.gpb && !o.window && !o.persist && (!o.bm || q.g.row_tile == o.bm) &&
          (!o.n || q.g.col_tile == o.n) && (!o.split || q.g.split == o.split);
 }
 } // namespace

@@ -5,9 +5,11 @@
 //
 // A block has two consumer warpgroups (warps 0-7; warpgroup w owns rows, or positions, 64w..64w+63
 // of the tile's M) and a producer warp (warp 8, whose lane 0 issues every TMA load). Every thread
-// takes part in the epilogue (no register reallocation between roles: 168 registers per thread, as
-// three warps share a sub-partition's register file, hold the largest tile's accumulators). Each
-// iteration (channel chunk c, tap j) fills one pipeline buffer.
+// takes part in the epilogue of a one-tile block (no register reallocation between roles: 168
+// registers per thread, as three warps share a sub-partition's register file, hold the largest
+// tile's accumulators; positions-on-M kernels the plan counts two to a multiprocessor are held
+// to 96, positions_blocks_by_registers). Each iteration (channel chunk c, tap j) fills one
+// pipeline buffer.
 //   Rows on M (wg_rows_kernel): one 128 x BN tile of one group. The buffer holds the weights' box
 //   (32
 //     channels x 128 packed rows of tap j) and xT's box (32 channels x BN rows from n0 + shift(g,
@@ -30,10 +32,14 @@
 //     in one accumulator loses bits), each half's sum added to the total with FADD (round to
 //     nearest).
 // The epilogue passes the tile through shared memory and writes it in output order (bias last):
-// runs of each channel's phases x positions. With split > 1 (rows on M) the iterations are cut
-// over the blocks of a thread-block cluster; each leaves its partial tile in its shared memory and
-// rank r adds its share of the channels over the ranks 0..split-1 in order (deterministic, no
-// workspace).
+// runs of each channel's phases x positions. Positions on M with persistent blocks (the plan's
+// grid, where the tiles are more than the device holds at once): each block takes tiles blockIdx.x,
+// + grid, ..., its rings' slots and phases running on from one tile into the next, so the
+// producer loads the next tile while the consumers store this one, from an epilogue tile of its
+// own (after the barriers) that the consumers alone fill and store, meeting at a named barrier.
+// With split > 1 (rows on M) the iterations are cut over the blocks of a thread-block cluster; each
+// leaves its partial tile in its shared memory and rank r adds its share of the channels over the
+// ranks 0..split-1 in order (deterministic, no workspace).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -178,16 +184,16 @@ __device__ __forceinline__ void produce(const Pipeline &pl, int buffers, int buf
 }
 
 // Stores the tile's channels [first, last) from the shared-memory tile (at tile_off(o, cell)) plus
-// the bias, warp w taking channels first + w, first + w + 9, ...; partial tiles of `ranks`
-// cluster ranks are added in rank order when ranks > 1.
+// the bias, warps 0..warps-1 of the block taking channels first + w, first + w + warps, ...;
+// partial tiles of `ranks` cluster ranks are added in rank order when ranks > 1.
 template <class Off>
 __device__ __forceinline__ void
 store_channels(const Plan &P, const Tile &t, const float *tile, const float *__restrict__ bias,
-               float *__restrict__ y, int first, int last, int ranks, Off tile_off) {
+               float *__restrict__ y, int first, int last, int ranks, int warps, Off tile_off) {
   namespace cg = cooperative_groups;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int per = cells_per_channel(P, t);
-  for (int o = first + warp; o < last; o += kThreads / 32) {
+  for (int o = first + warp; o < last; o += warps) {
     const int oc = tile_oc(P, t, o);
     if (oc >= P.cout)
       break; // the channels ascend with o
@@ -343,19 +349,40 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto off = [](int, int, const Cell &c) { return c.row * kPitch + c.col; };
   if (P.split == 1) {
     __syncthreads();
-    store_channels(P, t, tile, bias, y, first, last, 1, off);
+    store_channels(P, t, tile, bias, y, first, last, 1, kThreads / 32, off);
     return;
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
   const int ranks = planted == int(Planted::drop_last_rank) ? P.split - 1 : P.split;
-  store_channels(P, t, tile, bias, y, first, last, ranks, off);
+  store_channels(P, t, tile, bias, y, first, last, ranks, kThreads / 32, off);
   cluster.sync(); // no rank's shared memory may go while another still reads it
 #endif
 }
 
-template <int NG, int G, bool X3, int kWin>
-__global__ void __launch_bounds__(kThreads, 1)
+// Positions on M: a consumer thread's accumulators into the epilogue's tile, tile[o][position *
+// phases + phase] (pitch 128 x phases + kRowPad) for the block's channels o.
+template <int NG, int G, int R>
+__device__ __forceinline__ void accumulators_to_tile(const float (&acc)[G][R], float *tile, int lg,
+                                                     int lq, int pitch) {
+  const int tid = threadIdx.x, wg = tid / 128;
+  const int lane = tid % 32, warp = (tid / 32) % 4;
+  const int m0 = wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+  for (int gi = 0; gi < G; ++gi)
+#pragma unroll
+    for (int j = 0; j < NG / 8; ++j)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int m = m0 + (v & 2 ? 8 : 0);
+        const int n = j * 8 + (lane % 4) * 2 + (v & 1); // row within the group's tile
+        const int o = n >> lg, q = (gi << lg) + (n & ((1 << lg) - 1));
+        tile[o * pitch + (m << lq) + q] = acc[gi][4 * j + v];
+      }
+}
+
+template <int NG, int G, bool X3, int kWin, bool kPersistent>
+__global__ void __launch_bounds__(kThreads, positions_blocks_by_registers(NG, G, X3))
     wg_positions_kernel(const __grid_constant__ Maps maps, const Plan P,
                         const float *__restrict__ bias, float *__restrict__ y, int planted) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
@@ -369,7 +396,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   extern __shared__ unsigned char smem_raw[];
   const int buffers = P.buffers, windows = P.windows, wtaps = P.wtaps;
-  // The weights' ring, then the windows' ring, then both rings' full and empty barriers.
+  // The weights' ring, then the windows' ring, then both rings' full and empty barriers, then
+  // (persistent blocks) the epilogue's tile.
   unsigned char *smem = aligned_1024(smem_raw);
   unsigned char *xring = smem + buffers * kBufferBytes;
   uint64_t *xfull = reinterpret_cast<uint64_t *>(xring + windows * kSlot);
@@ -377,7 +405,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t *wfull = xempty + windows, *wempty = wfull + buffers;
   const int tid = threadIdx.x;
   const int wg = tid / 128;
-  const Tile t = tile_of(P, blockIdx.x);
+  // The block's tiles: blockIdx.x, + step, ... below every tile's count (step: the blocks
+  // launched; one tile per block unless persistent).
+  const int tiles = blocks_per_rank(P), step = launched_blocks(P);
   const int count = P.iters;
 
   if (tid == 0) {
@@ -397,38 +427,45 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   float acc[G][kRegs];
   if (wg == 2) {
-    // Iteration k: a new window where it is the first of the taps one window serves, then each
-    // group's weights' box. Every lane waits (the warp stays converged), lane 0 arms the
-    // barriers and issues the loads. A window's barrier expects its box, not its padding.
+    // Iteration k of each tile: a new window where it is the first of the taps one window serves,
+    // then each group's weights' box. Every lane waits (the warp stays converged), lane 0 arms the
+    // barriers and issues the loads. A window's barrier expects its box, not its padding. The
+    // slots and their phases run on from one tile into the next.
     const bool issuer = tid == 256;
-    for (int k = 0; k < count; ++k) {
-      const Coords c = coords(P, t, k);
-      if (k % wtaps == 0) {
-        const int wi = window_of(P, k), xs = wi % windows;
-        dev::mbar_wait(&xempty[xs], ((wi / windows) & 1) ^ 1);
+    int s = 0, s_phase = 0, xs = 0, x_phase = 0;
+    for (int tb = blockIdx.x; tb < tiles; tb += step) {
+      const Tile t = tile_of(P, tb);
+      for (int k = 0; k < count; ++k) {
+        const Coords c = coords(P, t, k);
+        if (k % wtaps == 0) {
+          dev::mbar_wait(&xempty[xs], x_phase ^ 1);
+          if (issuer) {
+            dev::mbar_expect_tx(&xfull[xs], win * kBk * 4);
+            // A box starts 16-byte aligned (its innermost coordinate a multiple of 4 floats): the
+            // window starts up to 3 positions early, and the consumers skip them.
+            dev::tma_load(xring + xs * kSlot, &maps.b, &xfull[xs], window_pos(P, t, k) & ~3, c.ch,
+                          t.b);
+          }
+          if (++xs == windows)
+            xs = 0, x_phase ^= 1;
+        }
+        dev::mbar_wait(&wempty[s], s_phase ^ 1);
         if (issuer) {
-          dev::mbar_expect_tx(&xfull[xs], win * kBk * 4);
-          // A box starts 16-byte aligned (its innermost coordinate a multiple of 4 floats): the
-          // window starts up to 3 positions early, and the consumers skip them.
-          dev::tma_load(xring + xs * kSlot, &maps.b, &xfull[xs], window_pos(P, t, k) & ~3, c.ch,
-                        t.b);
-        }
-      }
-      const int s = k % buffers;
-      dev::mbar_wait(&wempty[s], ((k / buffers) & 1) ^ 1);
-      if (issuer) {
-        dev::mbar_expect_tx(&wfull[s], kBufferBytes);
-        unsigned char *st = smem + s * kBufferBytes;
-        const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
+          dev::mbar_expect_tx(&wfull[s], kBufferBytes);
+          unsigned char *st = smem + s * kBufferBytes;
+          const bool skip = planted == int(Planted::skip_last_tap) && c.tap == P.taps - 1;
 #pragma unroll
-        for (int gi = 0; gi < G; ++gi) {
-          const int w_row = skip ? P.rows + NG : P.row_off[t.g + gi] + t.r0;
-          dev::tma_load(st + gi * kW, &maps.a, &wfull[s], c.ch, w_row, c.tap);
-          if constexpr (X3)
-            dev::tma_load(st + (G + gi) * kW, &maps.a_lo, &wfull[s], c.ch, w_row, c.tap);
+          for (int gi = 0; gi < G; ++gi) {
+            const int w_row = skip ? P.rows + NG : P.row_off[t.g + gi] + t.r0;
+            dev::tma_load(st + gi * kW, &maps.a, &wfull[s], c.ch, w_row, c.tap);
+            if constexpr (X3)
+              dev::tma_load(st + (G + gi) * kW, &maps.a_lo, &wfull[s], c.ch, w_row, c.tap);
+          }
         }
+        if (++s == buffers)
+          s = 0, s_phase ^= 1;
+        __syncwarp();
       }
-      __syncwarp();
     }
   } else {
     const int lane = tid % 32, warp = (tid / 32) % 4;
@@ -437,206 +474,236 @@ __global__ void __launch_bounds__(kThreads, 1)
     // warp's 16 of them; a0 / a2 at row g, a1 / a3 at g + 8; channels t and t + 4 of each k-step.
     const int prow = wg * 64 + warp * 16 + lane / 4;
     const int pch = lane % 4;
-#pragma unroll
-    for (int gi = 0; gi < G; ++gi)
-#pragma unroll
-      for (int i = 0; i < kRegs; ++i)
-        acc[gi][i] = 0.0f;
     float part[G][kRegs];
     // Running counters, not divisions: the buffer and window slots and their phases, the tap
-    // within the chunk. Tap j reads from position x0 + j x tap_step; its window starts at
-    // window_pos rounded down to a multiple of 4 (the chunk's, or the tap's own).
-    const int x0 = coords(P, t, 0).x_pos, chunk_win = window_pos(P, t, 0) & ~3;
+    // within the chunk (they run on from one tile into the next).
     int s = 0, s_phase = 0, xs = 0, x_phase = 0, tap = 0, in_window = 0;
-    for (int k = 0; k < count; ++k) {
-      uint32_t *slot = reinterpret_cast<uint32_t *>(xring + xs * kSlot);
-      if (in_window == 0) {
-        // A new window: the consumers round it to tf32 in place once for all its taps (f32x3:
-        // its hi parts, the lo parts into the second plane), then meet at a named barrier (the
-        // producer warp is not in it). The writes are fenced against the TMA load that will
-        // refill the slot once it is released.
-        dev::mbar_wait(&xfull[xs], x_phase);
-        for (int e = tid; e < win * kBk; e += 256) {
-          const float v = __uint_as_float(slot[e]);
-          if constexpr (X3)
-            dev::split_tf32(v, slot[e], slot[kX / 4 + e]);
-          else
-            slot[e] = dev::to_tf32(v);
+    for (int tb = blockIdx.x; tb < tiles; tb += step) {
+#pragma unroll
+      for (int gi = 0; gi < G; ++gi)
+#pragma unroll
+        for (int i = 0; i < kRegs; ++i)
+          acc[gi][i] = 0.0f;
+      // Tap j reads from position x0 + j x tap_step; its window starts at window_pos rounded down
+      // to a multiple of 4 (the chunk's, or the tap's own).
+      const Tile t0 = tile_of(P, tb);
+      const int x0 = coords(P, t0, 0).x_pos, chunk_win = window_pos(P, t0, 0) & ~3;
+      for (int k = 0; k < count; ++k) {
+        uint32_t *slot = reinterpret_cast<uint32_t *>(xring + xs * kSlot);
+        if (in_window == 0) {
+          // A new window: the consumers round it to tf32 in place once for all its taps (f32x3:
+          // its hi parts, the lo parts into the second plane), then meet at a named barrier (the
+          // producer warp is not in it). The writes are fenced against the TMA load that will
+          // refill the slot once it is released.
+          dev::mbar_wait(&xfull[xs], x_phase);
+          for (int e = tid; e < win * kBk; e += 256) {
+            const float v = __uint_as_float(slot[e]);
+            if constexpr (X3)
+              dev::split_tf32(v, slot[e], slot[kX / 4 + e]);
+            else
+              slot[e] = dev::to_tf32(v);
+          }
+          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+          asm volatile("bar.sync 1, 256;" ::: "memory");
         }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        asm volatile("bar.sync 1, 256;" ::: "memory");
-      }
-      dev::mbar_wait(&wfull[s], s_phase);
-      const unsigned char *st = smem + s * kBufferBytes;
-      const int pos = x0 + tap * P.tap_step;
-      const uint32_t *xw = slot + (pos - (wtaps > 1 ? chunk_win : pos & ~3));
+        dev::mbar_wait(&wfull[s], s_phase);
+        const unsigned char *st = smem + s * kBufferBytes;
+        const int pos = x0 + tap * P.tap_step;
+        const uint32_t *xw = slot + (pos - (wtaps > 1 ? chunk_win : pos & ~3));
 #pragma unroll
-      for (int half = 0; half < (X3 ? 2 : 1); ++half) {
-        constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group
-        // Every A fragment of this group of k-steps, loaded before the MMAs are issued (a
-        // register A operand must not change until its wgmma completes).
-        uint32_t ahi[G][kSteps][4], alo[G][kSteps][4];
+        for (int half = 0; half < (X3 ? 2 : 1); ++half) {
+          constexpr int kSteps = X3 ? 2 : 4; // k8 steps per wgmma group
+          // Every A fragment of this group of k-steps, loaded before the MMAs are issued (a
+          // register A operand must not change until its wgmma completes).
+          uint32_t ahi[G][kSteps][4], alo[G][kSteps][4];
 #pragma unroll
-        for (int gi = 0; gi < G; ++gi)
+          for (int gi = 0; gi < G; ++gi)
 #pragma unroll
-          for (int ks = 0; ks < kSteps; ++ks) {
-            const int kk = half * kSteps + ks;
-            const uint32_t *f = xw + (kk * 8 + pch) * win + prow + gi; // + gi: the shift
-            constexpr int kOff[4] = {0, 8, 4 * win, 4 * win + 8};
+            for (int ks = 0; ks < kSteps; ++ks) {
+              const int kk = half * kSteps + ks;
+              const uint32_t *f = xw + (kk * 8 + pch) * win + prow + gi; // + gi: the shift
+              constexpr int kOff[4] = {0, 8, 4 * win, 4 * win + 8};
 #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              ahi[gi][ks][r] = f[kOff[r]];
+              for (int r = 0; r < 4; ++r) {
+                ahi[gi][ks][r] = f[kOff[r]];
+                if constexpr (X3)
+                  alo[gi][ks][r] = f[kX / 4 + kOff[r]];
+              }
+              dev::fence_regs(ahi[gi][ks]);
               if constexpr (X3)
-                alo[gi][ks][r] = f[kX / 4 + kOff[r]];
+                dev::fence_regs(alo[gi][ks]);
             }
-            dev::fence_regs(ahi[gi][ks]);
-            if constexpr (X3)
-              dev::fence_regs(alo[gi][ks]);
+#pragma unroll
+          for (int gi = 0; gi < G; ++gi)
+            dev::fence_regs(X3 ? part[gi] : acc[gi]);
+          dev::wg_fence();
+#pragma unroll
+          for (int gi = 0; gi < G; ++gi) {
+            const uint64_t bhi = dev::sw128_desc(st + gi * kW);
+            const uint64_t blo = dev::sw128_desc(st + (G + gi) * kW);
+#pragma unroll
+            for (int ks = 0; ks < kSteps; ++ks) {
+              const int kk = half * kSteps + ks;
+              if constexpr (X3) {
+                WgmmaRS<NG>::mma(part[gi], alo[gi][ks], bhi + 2 * kk, ks); // ks == 0: a fresh sum
+                WgmmaRS<NG>::mma(part[gi], ahi[gi][ks], blo + 2 * kk, 1);
+                WgmmaRS<NG>::mma(part[gi], ahi[gi][ks], bhi + 2 * kk, 1);
+              } else {
+                WgmmaRS<NG>::mma(acc[gi], ahi[gi][ks], bhi + 2 * kk, 1);
+              }
+            }
           }
+          dev::wg_commit();
+          dev::wg_wait<0>();
 #pragma unroll
-        for (int gi = 0; gi < G; ++gi)
-          dev::fence_regs(X3 ? part[gi] : acc[gi]);
-        dev::wg_fence();
+          for (int gi = 0; gi < G; ++gi) {
 #pragma unroll
-        for (int gi = 0; gi < G; ++gi) {
-          const uint64_t bhi = dev::sw128_desc(st + gi * kW);
-          const uint64_t blo = dev::sw128_desc(st + (G + gi) * kW);
-#pragma unroll
-          for (int ks = 0; ks < kSteps; ++ks) {
-            const int kk = half * kSteps + ks;
+            for (int ks = 0; ks < kSteps; ++ks) {
+              dev::fence_regs(ahi[gi][ks]);
+              if constexpr (X3)
+                dev::fence_regs(alo[gi][ks]);
+            }
+            dev::fence_regs(X3 ? part[gi] : acc[gi]);
             if constexpr (X3) {
-              WgmmaRS<NG>::mma(part[gi], alo[gi][ks], bhi + 2 * kk, ks); // ks == 0: a fresh sum
-              WgmmaRS<NG>::mma(part[gi], ahi[gi][ks], blo + 2 * kk, 1);
-              WgmmaRS<NG>::mma(part[gi], ahi[gi][ks], bhi + 2 * kk, 1);
-            } else {
-              WgmmaRS<NG>::mma(acc[gi], ahi[gi][ks], bhi + 2 * kk, 1);
+#pragma unroll
+              for (int i = 0; i < kRegs; ++i)
+                acc[gi][i] = __fadd_rn(acc[gi][i], part[gi][i]);
             }
           }
         }
-        dev::wg_commit();
-        dev::wg_wait<0>();
-#pragma unroll
-        for (int gi = 0; gi < G; ++gi) {
-#pragma unroll
-          for (int ks = 0; ks < kSteps; ++ks) {
-            dev::fence_regs(ahi[gi][ks]);
-            if constexpr (X3)
-              dev::fence_regs(alo[gi][ks]);
-          }
-          dev::fence_regs(X3 ? part[gi] : acc[gi]);
-          if constexpr (X3) {
-#pragma unroll
-            for (int i = 0; i < kRegs; ++i)
-              acc[gi][i] = __fadd_rn(acc[gi][i], part[gi][i]);
-          }
+        if (warp_lane0)
+          dev::mbar_arrive(&wempty[s]);
+        if (++s == buffers)
+          s = 0, s_phase ^= 1;
+        if (++tap == P.taps)
+          tap = 0;
+        if (++in_window == wtaps) { // the window's last tap: release it
+          if (warp_lane0)
+            dev::mbar_arrive(&xempty[xs]);
+          in_window = 0;
+          if (++xs == windows)
+            xs = 0, x_phase ^= 1;
         }
       }
-      if (warp_lane0)
-        dev::mbar_arrive(&wempty[s]);
-      if (++s == buffers)
-        s = 0, s_phase ^= 1;
-      if (++tap == P.taps)
-        tap = 0;
-      if (++in_window == wtaps) { // the window's last tap: release it
-        if (warp_lane0)
-          dev::mbar_arrive(&xempty[xs]);
-        in_window = 0;
-        if (++xs == windows)
-          xs = 0, x_phase ^= 1;
+      if constexpr (kPersistent) {
+        // The tile through the block's own epilogue tile, by the consumers alone (the producer
+        // warp is already loading the next tile): they wait until every one of them has stored
+        // the last tile from it, fill it, and meet again before storing this one.
+        // The tile's coordinates again, not kept through the iterations (registers: ptxas's
+        // common subexpression is broken by the empty asm).
+        int te = tb;
+        asm volatile("" : "+r"(te));
+        const Tile t = tile_of(P, te);
+        float *tile = reinterpret_cast<float *>(wempty + buffers);
+        const int lg = P.lg[t.g], lq = block_phases_log2(P, t);
+        const int pitch = (kPm << lq) + kRowPad;
+        asm volatile("bar.sync 2, 256;" ::: "memory");
+        accumulators_to_tile<NG>(acc, tile, lg, lq, pitch);
+        asm volatile("bar.sync 2, 256;" ::: "memory");
+        store_channels(P, t, tile, bias, y, 0, tile_channels(P, t), 1, 8,
+                       [pitch](int o, int i, const Cell &) { return o * pitch + i; });
       }
     }
   }
+  if constexpr (kPersistent)
+    return;
 
-  // Epilogue: the tile in output order, tile[o][position * phases + phase] (pitch 128 x phases +
-  // kRowPad) for the block's channels o, then stored channel by channel.
+  // One tile per block: the tile over the pipeline's buffers (every load has landed), in output
+  // order, then stored channel by channel by every warp.
   __syncthreads();
+  const Tile t = tile_of(P, blockIdx.x);
   float *tile = reinterpret_cast<float *>(smem);
   const int lg = P.lg[t.g];
   const int lq = block_phases_log2(P, t);
   const int pitch = (kPm << lq) + kRowPad;
-  if (wg < 2) {
-    const int lane = tid % 32, warp = (tid / 32) % 4;
-    const int m0 = wg * 64 + warp * 16 + lane / 4;
-#pragma unroll
-    for (int gi = 0; gi < G; ++gi)
-#pragma unroll
-      for (int j = 0; j < NG / 8; ++j)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const int m = m0 + (v & 2 ? 8 : 0);
-          const int n = j * 8 + (lane % 4) * 2 + (v & 1); // row within the group's tile
-          const int o = n >> lg, q = (gi << lg) + (n & ((1 << lg) - 1));
-          tile[o * pitch + (m << lq) + q] = acc[gi][4 * j + v];
-        }
-  }
+  if (wg < 2)
+    accumulators_to_tile<NG>(acc, tile, lg, lq, pitch);
   __syncthreads();
-  store_channels(P, t, tile, bias, y, 0, tile_channels(P, t), 1,
+  store_channels(P, t, tile, bias, y, 0, tile_channels(P, t), 1, kThreads / 32,
                  [pitch](int o, int i, const Cell &) { return o * pitch + i; });
 #endif
 }
 
 template <int BN, bool X3>
 void launch_rows(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
-                 int planted) {
+                 int planted, int *resident) {
   auto kernel = wg_rows_kernel<BN, X3>;
   // Above 48 KiB a kernel must opt in; once per instantiation, to the most any plan asks.
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_rows_kernel)
+  if (resident) {
+    CONVBENCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        resident, kernel, kThreads, size_t(smem_bytes(p)))); // wg_rows_kernel
+    return;
+  }
   CONVBENCH_CUDA_CHECK(cuda::detail::launch_z_clusters(
       kernel, dim3(unsigned(blocks_per_rank(p)), 1, unsigned(p.split)), dim3(kThreads),
       size_t(smem_bytes(p)), st, unsigned(p.split), m, p, bias, y, planted));
 }
 
-template <int NG, int G, bool X3, int W>
+template <int NG, int G, bool X3, int W, bool kPersistent>
 void launch_window(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
-                   int planted) {
-  auto kernel = wg_positions_kernel<NG, G, X3, W>;
+                   int planted, int *resident) {
+  auto kernel = wg_positions_kernel<NG, G, X3, W, kPersistent>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   CONVBENCH_CUDA_CHECK(attr); // cudaFuncSetAttribute(wg_positions_kernel)
-  kernel<<<unsigned(blocks_per_rank(p)), kThreads, size_t(smem_bytes(p)), st>>>(m, p, bias, y,
+  if (resident) {
+    CONVBENCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        resident, kernel, kThreads, size_t(smem_bytes(p)))); // wg_positions_kernel
+    return;
+  }
+  kernel<<<unsigned(launched_blocks(p)), kThreads, size_t(smem_bytes(p)), st>>>(m, p, bias, y,
                                                                                 planted);
   CONVBENCH_CUDA_CHECK(cudaGetLastError()); // wg_positions_kernel launch
+}
+template <int NG, int G, bool X3, int W>
+void launch_window(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
+                   int planted, int *resident) {
+  if (p.persistent)
+    return launch_window<NG, G, X3, W, true>(p, m, bias, y, st, planted, resident);
+  return launch_window<NG, G, X3, W, false>(p, m, bias, y, st, planted, resident);
 }
 
 // The kernel of the plan's window width (kWindows).
 template <int NG, int G, bool X3>
 void launch_positions(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
-                      int planted) {
+                      int planted, int *resident) {
   static_assert(sizeof(kWindows) / sizeof(kWindows[0]) == 3, "a kernel per window width");
   switch (p.win) {
   case kWindows[0]:
-    return launch_window<NG, G, X3, kWindows[0]>(p, m, bias, y, st, planted);
+    return launch_window<NG, G, X3, kWindows[0]>(p, m, bias, y, st, planted, resident);
   case kWindows[1]:
-    return launch_window<NG, G, X3, kWindows[1]>(p, m, bias, y, st, planted);
+    return launch_window<NG, G, X3, kWindows[1]>(p, m, bias, y, st, planted, resident);
   case kWindows[2]:
-    return launch_window<NG, G, X3, kWindows[2]>(p, m, bias, y, st, planted);
+    return launch_window<NG, G, X3, kWindows[2]>(p, m, bias, y, st, planted, resident);
   }
   throw std::invalid_argument("wgmma: no positions-on-M kernel for a window of " +
                               std::to_string(p.win));
 }
 
-// One precision's launch: the plan's orientation and widths.
+// One precision's launch: the plan's orientation and widths. With `resident` set, no launch: the
+// blocks of that kernel one multiprocessor holds, into *resident.
 template <bool X3>
 void launch_any(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
-                int planted) {
+                int planted, int *resident) {
   const std::string what = std::string("wgmma ") + (X3 ? "f32x3" : "tf32");
   if (p.along == Along::rows) {
     switch (p.n) {
     case 64:
-      return launch_rows<64, X3>(p, m, bias, y, st, planted);
+      return launch_rows<64, X3>(p, m, bias, y, st, planted, resident);
     case 96:
-      return launch_rows<96, X3>(p, m, bias, y, st, planted);
+      return launch_rows<96, X3>(p, m, bias, y, st, planted, resident);
     case 128:
-      return launch_rows<128, X3>(p, m, bias, y, st, planted);
+      return launch_rows<128, X3>(p, m, bias, y, st, planted, resident);
     case 192:
       if constexpr (!X3)
-        return launch_rows<192, X3>(p, m, bias, y, st, planted);
+        return launch_rows<192, X3>(p, m, bias, y, st, planted, resident);
       break;
     case 256:
       if constexpr (!X3)
-        return launch_rows<256, X3>(p, m, bias, y, st, planted);
+        return launch_rows<256, X3>(p, m, bias, y, st, planted, resident);
       break;
     }
     throw std::invalid_argument(what + ": no rows-on-M kernel for N " + std::to_string(p.n));
@@ -645,12 +712,12 @@ void launch_any(const Plan &p, const Maps &m, const float *bias, float *y, cudaS
     constexpr int NG = decltype(ng)::value;
     if (p.gpb == 2) {
       if constexpr (NG * 2 * (X3 ? 2 : 1) / 2 <= kMaxAccumulators)
-        return launch_positions<NG, 2, X3>(p, m, bias, y, st, planted);
+        return launch_positions<NG, 2, X3>(p, m, bias, y, st, planted, resident);
       throw std::invalid_argument(what + ": no paired positions-on-M kernel for N " +
                                   std::to_string(NG));
     }
     if constexpr (NG * (X3 ? 2 : 1) / 2 <= kMaxAccumulators)
-      return launch_positions<NG, 1, X3>(p, m, bias, y, st, planted);
+      return launch_positions<NG, 1, X3>(p, m, bias, y, st, planted, resident);
     throw std::invalid_argument(what + ": no positions-on-M kernel for N " + std::to_string(NG));
   };
   switch (p.n) {

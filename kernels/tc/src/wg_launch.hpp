@@ -41,5 +41,13 @@ void launch_tf32(const Plan &p, const Maps &m, const float *bias, float *y, cuda
                  int planted = 0);
 void launch_f32x3(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
                   int planted = 0);
+// Blocks of the plan's kernel one multiprocessor of the current device holds at once
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor with its threads and shared memory): what the
+// plan's blocks_per_sm models.
+int resident_blocks_tf32(const Plan &p);
+int resident_blocks_f32x3(const Plan &p);
+inline int resident_blocks(const Plan &p) {
+  return p.math == Math::f32x3 ? resident_blocks_f32x3(p) : resident_blocks_tf32(p);
+}
 
 } // namespace convbench::tc::wg

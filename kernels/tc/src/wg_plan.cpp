@@ -159,7 +159,22 @@ int64_t pipeline_bytes(const Plan &p) {
   return int64_t(p.buffers) * buffer_bytes(p) + int64_t(p.windows) * window_bytes(p);
 }
 
-int smem_bytes(const Plan &p) { return int(pipeline_bytes(p)) + 2048; }
+// The pipeline, its barriers and 1 KiB of alignment slack (2 KiB in all beside the pipeline),
+// and with persistent blocks the epilogue's tile after the barriers.
+int smem_bytes(const Plan &p) {
+  const int64_t tile = p.along == Along::positions && p.persistent ? tile_floats(p) * 4 : 0;
+  return int(pipeline_bytes(p) + tile) + 2048;
+}
+
+int blocks_per_sm(const Plan &p, int smem) {
+  const bool x3 = p.math == Math::f32x3;
+  // Rows on M: accumulators of 96 or more per thread leave room for one block (ptxas: at most 90
+  // registers below that, 118 and more from it).
+  int by_regs = p.n * (x3 ? 2 : 1) / 2 >= 96 ? 1 : 2;
+  if (p.along == Along::positions)
+    by_regs = positions_blocks_by_registers(p.n, p.gpb, x3);
+  return std::max(1, std::min(by_regs, (kSmemBytes + 1024) / (smem + 1024)));
+}
 
 int64_t tile_floats(const Plan &p) {
   if (p.along == Along::rows)
@@ -189,10 +204,8 @@ double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit) {
                            : 0.0;
   const double iter = std::max(mma, fill) + frags + kWgIterOverhead;
   const int64_t ctas = int64_t(blocks_per_rank(p)) * p.split;
-  // Blocks per multiprocessor: as shared memory and registers allow (accumulators of 96 or more
-  // per thread leave room for one block of 288 threads), splits whole.
-  const int by_regs = p.n * p.gpb * (p.math == Math::f32x3 ? 2 : 1) / 2 >= 96 ? 1 : 2;
-  const int per_sm = std::max(1, std::min(by_regs, (kSmemBytes + 1024) / (smem + 1024)));
+  // Blocks per multiprocessor: as shared memory and registers allow, splits whole.
+  const int per_sm = blocks_per_sm(p, smem);
   const int64_t resident = std::max(1, d.sms * per_sm / p.split) * int64_t(p.split);
   const double waves = double(ctas) / double(resident); // blocks of a short tail overlap others
   const double tile_bytes = double(tile_floats(p)) * 4;
@@ -330,8 +343,25 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
   }
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
     return plan(s, m, d, {}, fit);
-  if (best.along == Along::positions)
+  if (best.along == Along::positions) {
     place_windows(best, f.window != 1);
+    best.grid = blocks_per_rank(best);
+    // Persistent blocks where the tiles are more than the device holds at once, and their own
+    // epilogue tile leaves as many blocks on a multiprocessor (a block then overlaps the next
+    // tile's loads with this one's epilogue, and sets up once); one group per block (the Conv1d
+    // tiles: with two, ptxas spills up to 172 bytes where the one-tile kernel spills none). Not
+    // priced by cost(): the persistent and one-tile arms measure it.
+    Plan q = best;
+    q.persistent = true;
+    const int per_sm = blocks_per_sm(q, smem_bytes(q));
+    const int64_t resident = int64_t(d.sms) * per_sm;
+    q.grid = int(std::min<int64_t>(blocks_per_rank(q), resident));
+    const bool fits = smem_bytes(q) <= kSmemBytes;
+    const bool more_than_held = blocks_per_rank(q) > resident && best.gpb == 1;
+    if (fits && (f.persist == 2 || (f.persist == 0 && more_than_held &&
+                                    per_sm == blocks_per_sm(best, smem_bytes(best)))))
+      best = q;
+  }
   return best;
 }
 
@@ -361,6 +391,8 @@ std::string kernel_name(const Plan &p) {
     n += " window " + std::to_string(p.win) + " per chunk";
   if (p.split > 1)
     n += " split " + std::to_string(p.split);
+  if (p.along == Along::positions && p.persistent)
+    n += " persistent " + std::to_string(p.grid) + " blocks";
   return n + " (weights packed)";
 }
 

@@ -64,6 +64,16 @@ constexpr int kRowNs[] = {8, 16, 24, 32, 48, 64, 96, 128, 192};
 // Positions on M: accumulator registers per thread (groups x ng / 2, twice that for f32x3) the
 // kernels take without spilling (ptxas: 168 registers, the A fragments and addresses beside).
 constexpr int kMaxAccumulators = 96;
+// Positions on M: the blocks of 288 threads a multiprocessor holds by registers, the kernels'
+// __launch_bounds__ and the plan's count alike. Two only where a thread uses at most 96 registers:
+// a block's 9 warps are allocated registers as 12 (a whole number per sub-partition; CUDA's
+// occupancy calculator, cuda_occupancy.h, gives one block at 98). Left free, ptxas takes more
+// (168 for tf32 at N 96 with 48 accumulators); held to 96 it spills nothing up to 48
+// accumulators with one group per block, or 32 with two (f32x3 N 24 x 2 spilled 40 bytes).
+constexpr int positions_blocks_by_registers(int ng, int gpb, bool x3) {
+  const int acc = gpb * ng / 2 * (x3 ? 2 : 1);
+  return (gpb == 1 ? acc <= 48 : acc <= 32) ? 2 : 1;
+}
 // The plans' host arithmetic, shared with the DMMA plan (dm_plan.cpp): a / b rounded up, and
 // the bound every tensor, packed operand and 32-bit index stays below.
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -109,15 +119,23 @@ struct Plan {
   // iteration), its width in positions (the box's and the shared-memory pitch), and the windows
   // the pipeline holds (as many as the weights' boxes when each iteration has its own).
   int wtaps, win, windows;
+  // Positions on M: persistent blocks, `grid` of them (as many as the device holds at once), each
+  // taking tiles block, block + grid, ... with its pipeline running on from one tile into the
+  // next, and its epilogue's tile in shared memory of its own (the next tile's loads are in
+  // flight while the consumers store this one). Else one tile per block (grid = every tile) and
+  // the epilogue's tile over the pipeline's buffers.
+  bool persistent;
+  int grid;
 };
 
 // A variant forced by the tests and the tile arms (0: the plan's choice).
 struct Forced {
-  int along = 0;  // 1: rows on M, 2: positions on M
-  int n = 0;      // wgmma N
-  int split = 0;  // rows on M
-  int gpb = 0;    // positions on M: groups per block
-  int window = 0; // positions on M: 1, an input window per tap even where one per chunk fits
+  int along = 0;   // 1: rows on M, 2: positions on M
+  int n = 0;       // wgmma N
+  int split = 0;   // rows on M
+  int gpb = 0;     // positions on M: groups per block
+  int window = 0;  // positions on M: 1, an input window per tap even where one per chunk fits
+  int persist = 0; // positions on M: 1, one tile per block; 2, persistent blocks
 };
 
 // Why the wgmma kernels do not compute `s` ("" when they do): forward with stride 1, or
@@ -147,8 +165,12 @@ int buffer_bytes(const Plan &p);
 int window_bytes(const Plan &p);
 int64_t pipeline_bytes(const Plan &p);
 int smem_bytes(const Plan &p);
-// Floats of the epilogue's tile in shared memory (it reuses the buffers).
+// Floats of the epilogue's tile in shared memory (over the buffers, or its own with persistent
+// blocks).
 int64_t tile_floats(const Plan &p);
+// Blocks one multiprocessor holds at once of a plan's kernel: by its shared memory and by its
+// registers (accumulators of 96 or more per thread leave room for one block of 288 threads).
+int blocks_per_sm(const Plan &p, int smem);
 // The modelled time of a plan in cycles of one multiprocessor; plan() minimises it.
 double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit = cost_model::kWgFit);
 // Whether cutting `iters` into `split` ranks of ceil(iters / split) leaves none empty.
@@ -186,6 +208,10 @@ CONVBENCH_HD Tile tile_of(const Plan &p, int block) {
   return t;
 }
 CONVBENCH_HD int blocks_per_rank(const Plan &p) { return p.col_tiles * p.row_tiles * p.batch; }
+// The blocks a launch starts (per rank): every tile's, or the persistent blocks.
+CONVBENCH_HD int launched_blocks(const Plan &p) {
+  return p.along == Along::positions && p.persistent ? p.grid : blocks_per_rank(p);
+}
 
 // Iteration `it` of a tile: channel chunk c (outer) and tap j (inner, so the taps of one chunk
 // read overlapping input windows while they are in L2). Where its boxes start: the weights

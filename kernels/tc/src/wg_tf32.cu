@@ -5,6 +5,11 @@
 namespace convbench::tc::wg {
 void launch_tf32(const Plan &p, const Maps &m, const float *bias, float *y, cudaStream_t st,
                  int planted) {
-  launch_any<false>(p, m, bias, y, st, planted);
+  launch_any<false>(p, m, bias, y, st, planted, nullptr);
+}
+int resident_blocks_tf32(const Plan &p) {
+  int blocks = 0;
+  launch_any<false>(p, Maps{}, nullptr, nullptr, nullptr, 0, &blocks);
+  return blocks;
 }
 } // namespace convbench::tc::wg

@@ -41,6 +41,7 @@
 #include "device_support.hpp"
 #include "fast_support.hpp"
 #include "tc_support.hpp"
+#include "wg_launch.hpp"
 
 namespace convbench::tc {
 namespace {
@@ -540,6 +541,69 @@ TEST(Wgmma, PlantedFaultsAreCaught) {
         EXPECT_LE(testing::relative_l2(run_tc(pr, p, o), ref), testing::kTf32RelL2);
       }
   EXPECT_EQ(caught, 6);
+}
+
+// Persistent blocks give the bits of one-tile blocks (each tile's arithmetic in the same order),
+// on Conv1d long enough that the device's blocks take several tiles each (401 tiles of 128
+// positions; kernels 3, 7 and 11: every window width; 40 channels: two chunks, the second partly
+// past the input's), both maths, within the arms' bounds. The device test of the persistent
+// walk: a block that stepped one tile too far leaves cells unwritten (NaN) and fails here.
+TEST(Wgmma, PersistentBlocksEqualOneTileBlocks) {
+  SKIP_WITHOUT_WGMMA();
+  int compared = 0;
+  const int shapes = convbench::testing::sanitizer_small() ? 1 : 3;
+  const int widths[][2] = {{3, 1}, {7, 3}, {11, 5}};
+  for (int i = 0; i < shapes; ++i) {
+    const auto [k, d] = widths[i];
+    const ConvShape s = convbench::testing::amp_shape(40, k, d, 128 * 400 + 4);
+    const Problem pr = peer_testing::random_problem(s, uint64_t(k));
+    const auto ref = reference_f64(pr);
+    for (Precision p : {Precision::tf32, Precision::f32x3}) {
+      if (convbench::testing::sanitizer_small() && p == Precision::tf32)
+        continue; // f32x3's grid is the smaller (one block a multiprocessor): more tiles a block
+      TcOptions one, per;
+      one.persist = 1;
+      per.persist = 2;
+      const std::string kp = kernel_of(pr, p, per), k1 = kernel_of(pr, p, one);
+      ASSERT_NE(kp.find("persistent"), std::string::npos) << kp;
+      ASSERT_EQ(k1.find("persistent"), std::string::npos) << k1;
+      const auto a = run_tc(pr, p, one), b = run_tc(pr, p, per);
+      EXPECT_EQ(peer_testing::nan_cells(b), 0) << "cells left unwritten, " << kp;
+      EXPECT_EQ(convbench::testing::differing_cells(a, b), 0) << kp << " against " << k1;
+      EXPECT_LE(testing::relative_l2(b, ref),
+                p == Precision::tf32 ? testing::kTf32RelL2 : testing::kF32x3RelL2)
+          << kp;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, convbench::testing::sanitizer_small() ? 1 : 2 * shapes);
+}
+
+// The plans count the blocks a multiprocessor holds as the device does
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor of the plan's kernel, its threads and shared
+// memory): every stage and AMP Conv1d of the default model at 96, 384 and 1536 frames, both maths.
+// A plan that counts more than the device holds prices blocks that wait, and launches persistent
+// blocks that run in two waves.
+TEST(Wgmma, PlansCountTheBlocksTheDeviceHolds) {
+  SKIP_WITHOUT_WGMMA();
+  int checked = 0, over = 0;
+  for (int64_t frames : {96, 384, 1536}) {
+    auto stages = convbench::testing::model_stages(convbench::testing::default_model(), frames);
+    for (auto &st : convbench::testing::amp_stages(convbench::testing::default_model(), frames))
+      stages.push_back(st);
+    for (const auto &st : stages)
+      for (auto m : {convbench::tc::wg::Math::tf32, convbench::tc::wg::Math::f32x3}) {
+        const auto q = convbench::tc::wg::plan(st.shape, m, convbench::device_facts());
+        const int modelled = convbench::tc::wg::blocks_per_sm(q, convbench::tc::wg::smem_bytes(q));
+        const int held = convbench::tc::wg::resident_blocks(q);
+        EXPECT_GE(held, modelled) << st.name << "/" << frames << " "
+                                  << convbench::tc::wg::kernel_name(q);
+        over += held < modelled;
+        ++checked;
+      }
+  }
+  std::printf("plans whose blocks per multiprocessor the device holds: %d of %d\n", checked - over,
+              checked);
 }
 
 // ---- the DMMA kernels (f64, sm_90a) on their own ----

@@ -34,7 +34,17 @@ using peer_testing::Problem;
 
 constexpr DeviceFacts kDevice = kPlanningDevice; // the H200 the plans were tuned on
 
-enum class Fault { none, shift, r_lo, last_iter, last_rank, column, pair_window, narrow_window };
+enum class Fault {
+  none,
+  shift,
+  r_lo,
+  last_iter,
+  last_rank,
+  column,
+  pair_window,
+  narrow_window,
+  tile_step
+};
 
 // The packed weights, as launch_pack writes them, and the input by position (no tf32
 // rounding here: the maps are what is under test). They depend on the row groups, not on the
@@ -83,51 +93,55 @@ std::vector<float> emulate(const Plan &p, const Problem &pr, const Operands &o,
     q.r_lo[q.groups - 1] += 1;
   std::vector<float> y(size_t(pr.shape.output_elems()), std::nanf(""));
   writes.assign(y.size(), 0);
-  for (int block = 0; block < blocks_per_rank(q); ++block) {
-    const Tile t = tile_of(q, block);
-    for (int rank = 0; rank < q.split; ++rank) { // the ranks store their shares of the channels
-      int first, last;
-      rank_channels(q, t, rank, first, last);
-      for (int o = first; o < last; ++o)
-        for (int i = 0; i < cells_per_channel(q, t); ++i) {
-          const Cell c = cell_of(q, t, o, i);
-          if (c.y < 0 || (fault == Fault::column && c.col == 0))
-            continue;
-          if (c.y >= int64_t(y.size()))
-            throw std::out_of_range("cell past the output");
-          double v = 0.0;
-          const int ranks = fault == Fault::last_rank ? q.split - 1 : q.split;
-          for (int r = 0; r < ranks; ++r) {
-            const int it0 = r * q.iters_per_rank;
-            int it1 = std::min(it0 + q.iters_per_rank, q.iters);
-            if (fault == Fault::last_iter)
-              --it1;
-            // The cell's group reads its own weights' rows and its window (the second group of
-            // a paired block one position further: its shift).
-            const int w_off = q.row_off[c.group] - q.row_off[t.g];
-            const int x_off = fault == Fault::pair_window ? 0 : q.shift[c.group] - q.shift[t.g];
-            for (int it = it0; it < it1; ++it) {
-              const Coords k = coords(q, t, it);
-              const int x = k.x_pos + x_off + c.col;
-              // Positions on M: the input comes from the window staged for the iteration, win
-              // positions from window_pos rounded down to a multiple of 4; a read outside it
-              // would be another tap's or another chunk's data.
-              if (q.along == Along::positions) {
-                const int at = x - (window_pos(q, t, it) & ~3);
-                if (at < 0 || at >= q.win)
-                  v = std::nan("");
+  // The kernel's walk: block b takes tiles b, b + step, ... (step: the blocks launched; one tile
+  // each unless persistent).
+  const int step = launched_blocks(q) + (fault == Fault::tile_step ? 1 : 0);
+  for (int block = 0; block < launched_blocks(q); ++block)
+    for (int tb = block; tb < blocks_per_rank(q); tb += step) {
+      const Tile t = tile_of(q, tb);
+      for (int rank = 0; rank < q.split; ++rank) { // the ranks store their shares of the channels
+        int first, last;
+        rank_channels(q, t, rank, first, last);
+        for (int o = first; o < last; ++o)
+          for (int i = 0; i < cells_per_channel(q, t); ++i) {
+            const Cell c = cell_of(q, t, o, i);
+            if (c.y < 0 || (fault == Fault::column && c.col == 0))
+              continue;
+            if (c.y >= int64_t(y.size()))
+              throw std::out_of_range("cell past the output");
+            double v = 0.0;
+            const int ranks = fault == Fault::last_rank ? q.split - 1 : q.split;
+            for (int r = 0; r < ranks; ++r) {
+              const int it0 = r * q.iters_per_rank;
+              int it1 = std::min(it0 + q.iters_per_rank, q.iters);
+              if (fault == Fault::last_iter)
+                --it1;
+              // The cell's group reads its own weights' rows and its window (the second group of
+              // a paired block one position further: its shift).
+              const int w_off = q.row_off[c.group] - q.row_off[t.g];
+              const int x_off = fault == Fault::pair_window ? 0 : q.shift[c.group] - q.shift[t.g];
+              for (int it = it0; it < it1; ++it) {
+                const Coords k = coords(q, t, it);
+                const int x = k.x_pos + x_off + c.col;
+                // Positions on M: the input comes from the window staged for the iteration, win
+                // positions from window_pos rounded down to a multiple of 4; a read outside it
+                // would be another tap's or another chunk's data.
+                if (q.along == Along::positions) {
+                  const int at = x - (window_pos(q, t, it) & ~3);
+                  if (at < 0 || at >= q.win)
+                    v = std::nan("");
+                }
+                for (int ic = 0; ic < kBk; ++ic)
+                  v += A(k.ch + ic, k.w_row + w_off + c.row, k.tap) * B(k.ch + ic, x, t.b);
               }
-              for (int ic = 0; ic < kBk; ++ic)
-                v += A(k.ch + ic, k.w_row + w_off + c.row, k.tap) * B(k.ch + ic, x, t.b);
             }
+            if (q.bias)
+              v += pr.b[size_t(tile_oc(q, t, o))];
+            y[size_t(c.y)] = float(v);
+            ++writes[size_t(c.y)];
           }
-          if (q.bias)
-            v += pr.b[size_t(tile_oc(q, t, o))];
-          y[size_t(c.y)] = float(v);
-          ++writes[size_t(c.y)];
-        }
+      }
     }
-  }
   return y;
 }
 
@@ -242,6 +256,99 @@ TEST(Emulation, PlantedFaultsAreCaught) {
   std::vector<int> writes;
   EXPECT_FALSE(peer_testing::relative_l2(emulate(w, pa, pack(w, pa), writes, Fault::narrow_window),
                                          reference_f64(pa)) <= 1e-6);
+}
+
+// Persistent blocks (positions on M) on a device of 4 multiprocessors, so that each block takes
+// several tiles (b, b + grid, ...): Conv1d at every window width with a partial last tile, and
+// ConvTranspose1d with both groups in a block; every cell written once, within 1e-6 of the
+// reference. A walk one tile too far per step must fail that (seen failing with it).
+TEST(Emulation, PersistentBlocksWalkEveryTile) {
+  DeviceFacts small = kDevice;
+  small.sms = 4;
+  std::vector<std::pair<ConvShape, int>> shapes; // the shape, its groups per block
+  for (const auto &[k, d] : {std::pair{3, 1}, {7, 3}, {11, 5}})
+    shapes.push_back({convbench::testing::amp_shape(40, k, d, 2404), 1});
+  shapes.push_back(
+      {convbench::testing::model_stages(convbench::testing::default_model(), 10).back().shape, 2});
+  int walked = 0;
+  for (const auto &[s, gpb] : shapes) {
+    const Plan p = plan(s, Math::tf32, small, {2, 0, 0, gpb, 0, 2});
+    const std::string what = describe(s) + " [" + kernel_name(p) + "]";
+    ASSERT_EQ(p.along, Along::positions) << what;
+    ASSERT_TRUE(p.persistent) << what;
+    ASSERT_EQ(p.gpb, gpb) << what;
+    ASSERT_LT(2 * launched_blocks(p), blocks_per_rank(p)) << what; // two tiles or more a block
+    const Problem pr = peer_testing::random_problem(s, 9);
+    const auto ref = reference_f64(pr);
+    const Operands o = pack(p, pr);
+    for (Fault f : {Fault::none, Fault::tile_step}) {
+      std::vector<int> writes;
+      const auto y = emulate(p, pr, o, writes, f);
+      const bool once = std::all_of(writes.begin(), writes.end(), [](int w) { return w == 1; });
+      const bool close = peer_testing::relative_l2(y, ref) <= 1e-6;
+      if (f == Fault::none) {
+        EXPECT_TRUE(once && close) << what;
+      } else {
+        EXPECT_FALSE(once && close) << "a walk one tile too far not caught, " << what;
+      }
+    }
+    ++walked;
+  }
+  EXPECT_EQ(walked, 4);
+}
+
+// Persistent blocks where a Conv1d's tiles (one group per block) are more than the device holds at
+// once and their own epilogue tile leaves as many blocks on a multiprocessor: the grid is every
+// block the device holds, shared memory holds the pipeline and that tile. Elsewhere one tile per
+// block, and either forced variant is honoured where it fits. Every stage and AMP Conv1d of the
+// default model at 96, 384 and 1536 frames, both maths (seen failing with the grid left at every
+// tile, and with persistence taken where a multiprocessor would hold fewer blocks).
+TEST(Plan, PersistentWhereTheTilesExceedTheDevice) {
+  int persistent = 0, one_tile = 0;
+  for (int64_t frames : {96, 384, 1536}) {
+    auto stages = convbench::testing::model_stages(convbench::testing::default_model(), frames);
+    for (auto &st : convbench::testing::amp_stages(convbench::testing::default_model(), frames))
+      stages.push_back(st);
+    for (const auto &st : stages)
+      for (Math m : {Math::tf32, Math::f32x3}) {
+        const Plan p = plan(st.shape, m, kDevice);
+        const std::string what = st.name + "/" + std::to_string(frames) + " " + kernel_name(p);
+        EXPECT_LE(smem_bytes(p), kSmemBytes) << what;
+        EXPECT_EQ(kernel_name(p).find("persistent") != std::string::npos, p.persistent) << what;
+        if (p.along != Along::positions) {
+          EXPECT_FALSE(p.persistent) << what;
+          EXPECT_EQ(launched_blocks(p), blocks_per_rank(p)) << what;
+          continue;
+        }
+        Plan one = p, both = p; // the same tile as one tile per block, and persistent
+        one.persistent = false;
+        both.persistent = true;
+        const int per_sm = blocks_per_sm(both, smem_bytes(both));
+        const int64_t held = int64_t(kDevice.sms) * per_sm;
+        if (p.persistent) {
+          ++persistent;
+          EXPECT_EQ(p.gpb, 1) << what;
+          EXPECT_EQ(launched_blocks(p), held) << what;
+          EXPECT_GT(blocks_per_rank(p), launched_blocks(p)) << what;
+          EXPECT_EQ(per_sm, blocks_per_sm(one, smem_bytes(one))) << what;
+        } else {
+          ++one_tile;
+          EXPECT_EQ(launched_blocks(p), blocks_per_rank(p)) << what;
+          EXPECT_TRUE(p.gpb == 2 || blocks_per_rank(p) <= held || smem_bytes(both) > kSmemBytes ||
+                      per_sm < blocks_per_sm(one, smem_bytes(one)))
+              << "one tile per block where persistent blocks were due, " << what;
+        }
+        const Plan f1 = plan(st.shape, m, kDevice, {0, 0, 0, 0, 0, 1});
+        EXPECT_FALSE(f1.persistent) << what;
+        const Plan f2 = plan(st.shape, m, kDevice, {2, p.n, 0, p.gpb, 0, 2});
+        EXPECT_EQ(f2.persistent, smem_bytes(both) <= kSmemBytes) << what;
+        if (f2.persistent) {
+          EXPECT_EQ(launched_blocks(f2), std::min<int64_t>(held, blocks_per_rank(f2))) << what;
+        }
+      }
+  }
+  EXPECT_GT(persistent, 0);
+  EXPECT_GT(one_tile, 0);
 }
 
 TEST(Plan, GroupsArePowerOfTwoRunsCoveringEveryPhaseOnce) {

@@ -1,9 +1,10 @@
 // The wgmma kernels' tile sweep: cuda-tf32 and cuda-f32x3 with the orientation and tile fixed:
 // rows on M with wgmma N and the cluster split, "<arm>@rows-n<N>-s<split>"
 // (cuda-tf32@rows-n128-s2), positions on M with N and the groups per block,
-// "<arm>@pos-n<N>-g<groups>" (cuda-tf32@pos-n24-g2); and cuda-f64-dmma's DMMA tiles, rows x
-// columns and the split, "cuda-f64-dmma@t128x64-s2". Hidden: `--arms 'cuda-tf32@*'` names them
-// all.
+// "<arm>@pos-n<N>-g<groups>" (cuda-tf32@pos-n24-g2); the plan's own tile with positions on M in
+// persistent blocks, or one tile per block, "<arm>@persistent" and "<arm>@one-tile"; and
+// cuda-f64-dmma's DMMA tiles, rows x columns and the split, "cuda-f64-dmma@t128x64-s2". Hidden:
+// `--arms 'cuda-tf32@*'` names them all.
 // Each is its arm with the plan forced: the same gate (a variant that computes a wrong answer is
 // refused, never timed), floor and stagings; it runs the cases whose shape takes exactly that
 // variant on this device and leaves the others out of the plan with the reason. What the sweep
@@ -25,6 +26,8 @@ public:
     if (o.bm)
       return "t" + std::to_string(o.bm) + "x" + std::to_string(o.n) + "-s" +
              std::to_string(o.split);
+    if (o.persist && !o.along)
+      return o.persist == 2 ? "persistent" : "one-tile";
     return o.along == 1 ? "rows-n" + std::to_string(o.n) + "-s" + std::to_string(o.split)
                         : "pos-n" + std::to_string(o.n) + "-g" + std::to_string(o.gpb);
   }
@@ -83,6 +86,12 @@ bool register_tile_arms() {
           o.gpb = gpb;
           register_arm(std::make_unique<TcTileArm>(p, o, tol));
         }
+    // The plan's own tile, positions on M, one tile per block and in persistent blocks.
+    for (int persist : {1, 2}) {
+      tc::TcOptions o;
+      o.persist = persist;
+      register_arm(std::make_unique<TcTileArm>(p, o, tol));
+    }
   }
   // The DMMA plan's tiles and splits, cuda-f64-dmma's tolerance.
   for (const tc::DmmaTile &t : tc::dmma_tiles())

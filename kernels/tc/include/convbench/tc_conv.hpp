@@ -53,9 +53,11 @@ struct TcOptions {
   int along = 0, n = 0, split = 0, gpb = 0, bm = 0;
   // wgmma, positions on M: 1, an input window per tap even where one per chunk would serve.
   int window = 0;
+  // wgmma, positions on M: 1, one tile per block; 2, persistent blocks (0: the plan's choice).
+  int persist = 0;
   // wgmma / DMMA: a planted fault (tests only; wg_kernel.cuh's Planted, dm_launch.hpp's Planted)
   int planted = 0;
-  bool forced() const { return along || n || split || gpb || bm || window; }
+  bool forced() const { return along || n || split || gpb || bm || window || persist; }
 };
 
 // The DMMA kernels' tiles (rows x columns) and the most splits their plan tries: the variants the
