@@ -169,7 +169,8 @@ int smem_bytes(const Plan &p);
 // blocks).
 int64_t tile_floats(const Plan &p);
 // Blocks one multiprocessor holds at once of a plan's kernel: by its shared memory and by its
-// registers (accumulators of 96 or more per thread leave room for one block of 288 threads).
+// registers (positions on M: positions_blocks_by_registers; rows on M: one where a thread holds 96
+// accumulators or more).
 int blocks_per_sm(const Plan &p, int smem);
 // The modelled time of a plan in cycles of one multiprocessor; plan() minimises it.
 double cost(const Plan &p, const DeviceFacts &d, const cost_model::WgFit &fit = cost_model::kWgFit);
