@@ -31,7 +31,7 @@
 #   beside cuda-copy and cuda-launch (its largest shapes and decode steps); tune: the tensor-core
 #   plans against every forced variant where a target was missed (records for wg_cost_fit);
 #   persist: the positions-on-M kernels' persistent blocks against one tile per block (AMP
-#   blocks 3-5, PERSIST_FRAMES);
+#   blocks 4 and 5, PERSIST_STAGES, PERSIST_FRAMES);
 #   verify: the ceilings' gates, the causal pair end to end, the plans' host tests; misses: every
 #   case the call's records (or MISSES_FROM's) missed a target on, again with counters;
 #   cpu, cpu-f32 (and each of its instruction sets), 3 runs; aa-order, the instrument's cases with
