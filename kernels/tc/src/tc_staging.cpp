@@ -81,7 +81,7 @@ TcConv::TcConv(const ConvShape &s, Precision p, const float *d_w, const float *d
     dm::launch_pack(im->dplan, d_w, im->a64->p, im->st);
   } else if (im->wgmma) {
     im->plan = wg::plan(s, x3 ? wg::Math::f32x3 : wg::Math::tf32, device_facts(),
-                        {o.along, o.n, o.split, o.gpb, o.window});
+                        {o.along, o.n, o.split, o.gpb, o.window, o.persist});
     const wg::Plan &P = im->plan;
     im->a_hi = std::make_unique<Buffer>(wg::packed_weight_floats(P));
     if (x3)
