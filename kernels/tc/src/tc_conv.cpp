@@ -3,6 +3,7 @@
 #include "convbench/tc_conv.hpp"
 
 #include "dm_plan.hpp"
+#include "hopper_plans.hpp"
 #include "tc_plan.hpp"
 #include "wg_launch.hpp"
 #include "wg_plan.hpp"
@@ -94,15 +95,17 @@ std::string hopper_reason(const ConvShape &s, Precision p, const TcOptions &o) {
   return why;
 }
 wg::Math math(Precision p) { return p == Precision::f32x3 ? wg::Math::f32x3 : wg::Math::tf32; }
-wg::Forced forced(const TcOptions &o) {
-  return {o.along, o.n, o.split, o.gpb, o.window, o.persist};
-}
+} // namespace
+
 wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
-  return wg::plan(s, math(p), device_facts(), forced(o));
+  const wg::Forced f{o.along, o.n, o.split, o.gpb, o.window, o.persist};
+  return wg::plan(s, math(p), device_facts(), f);
 }
 dm::Plan dm_plan(const ConvShape &s, const TcOptions &o) {
   return dm::plan(s, device_facts(), {o.bm, o.n, o.split});
 }
+
+namespace {
 // Whether plan q is the variant o forces.
 bool honours(const wg::Plan &q, const TcOptions &o) {
   return !o.bm && (!o.along || int(q.along) + 1 == o.along) && (!o.n || q.n == o.n) &&

@@ -9,6 +9,7 @@
 #include "convbench/cuda_check.hpp"
 #include "convbench/tc_conv.hpp"
 #include "dm_launch.hpp"
+#include "hopper_plans.hpp"
 #include "wg_launch.hpp"
 #include "wg_plan.hpp"
 
@@ -75,13 +76,12 @@ TcConv::TcConv(const ConvShape &s, Precision p, const float *d_w, const float *d
     throw std::invalid_argument("tensor-core conv: a wgmma or DMMA variant was forced but those "
                                 "kernels do not run this shape here");
   if (im->dmma) {
-    im->dplan = dm::plan(s, device_facts(), {o.bm, o.n, o.split});
+    im->dplan = dm_plan(s, o);
     im->a64 = std::make_unique<Doubles>(dm::packed_weight_doubles(im->dplan));
     im->ws64 = std::make_unique<Doubles>(dm::workspace_doubles(im->dplan));
     dm::launch_pack(im->dplan, d_w, im->a64->p, im->st);
   } else if (im->wgmma) {
-    im->plan = wg::plan(s, x3 ? wg::Math::f32x3 : wg::Math::tf32, device_facts(),
-                        {o.along, o.n, o.split, o.gpb, o.window, o.persist});
+    im->plan = wg_plan(s, p, o);
     const wg::Plan &P = im->plan;
     im->a_hi = std::make_unique<Buffer>(wg::packed_weight_floats(P));
     if (x3)
