@@ -340,9 +340,10 @@ TEST(CudaForwardTile, EverySplitWithinToleranceAndDeterministic) {
         const auto y = run_tile(p, shape, split);
         EXPECT_LE(relative_l2(y, ref), testing::kF32RelativeL2Bound) << what;
         EXPECT_TRUE(byte_identical(run_tile(p, shape, split), y)) << what;
-        if (split > 1)
+        if (split > 1) {
           EXPECT_GT(relative_l2(run_tile(p, shape, split, true), ref), testing::kF32RelativeL2Bound)
               << "planted: the last rank left out, " << what;
+        }
       }
   }
 }
