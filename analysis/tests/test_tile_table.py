@@ -71,6 +71,14 @@ def sweep(source, arm, known, kernel):
             "1.429",
         ),
         (
+            "cuda-f32",
+            "cuda-tf32",
+            {"stages3": 0.8, "stages2": 1.1, "persistent": 1.2},
+            "wgmma tf32 positions-on-M m64n48k8 tile 128x48x32 stages 6",
+            "stages3",
+            "1.250",
+        ),
+        (
             "cuda-f64",
             "cuda-f32",
             {"fwd-128x128-s1": 1.2, "fwd-32x256-s3": 0.95, "fwd-32x256-s6": 1.02},

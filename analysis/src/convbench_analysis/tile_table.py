@@ -5,12 +5,13 @@ Reads records of `bench_conv --arms 'cuda-tf32,cuda-tf32@*'` (scripts/h200.sh ti
 frames) and arm family (cuda-tf32, cuda-f32x3, cuda-f64-dmma, cuda-f32), the arm's own case (the
 plan's choice, named by its kernel block) and each hidden variant (the wgmma kernels'
 `<arm>@rows-n<N>-s<split>`, rows on M, `<arm>@pos-n<N>-g<groups>`, positions on M, and the plan's
-own tile as `<arm>@persistent` and `<arm>@one-tile` blocks; the DMMA
-kernels' `cuda-f64-dmma@t<rows>x<cols>-s<split>`; cuda-f32's forward tile kernel's
-`cuda-f32@fwd-<bm>x<bn>-s<split>`; its block shapes `cuda-f32@t...` are another sweep's), by best
-round time (recomputed from the samples; a case that failed its gate has none). One row per case:
-the plan's time, the best variant and its time, their ratio, and the plan's rank among the
-variants; then how many cases the plan got within 5% of the best. Exit 2 on a bad record."""
+own tile as `<arm>@persistent` and `<arm>@one-tile` blocks, and with at most S pipeline buffers,
+`<arm>@stages<S>`; the DMMA kernels' `cuda-f64-dmma@t<rows>x<cols>-s<split>`; cuda-f32's forward
+tile kernel's `cuda-f32@fwd-<bm>x<bn>-s<split>`; its block shapes `cuda-f32@t...` are another
+sweep's), by best round time (recomputed from the samples; a case that failed its gate has none).
+One row per case: the plan's time, the best variant and its time, their ratio, and the plan's rank
+among the variants; then how many cases the plan got within 5% of the best. Exit 2 on a bad
+record."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from .load import load_run
 
 FAMILIES = ("cuda-tf32", "cuda-f32x3", "cuda-f64-dmma", "cuda-f32")
 VARIANT = re.compile(
-    r"^(?:(?P<wg>cuda-tf32|cuda-f32x3)@(?P<wv>(?:rows|pos)-n\d+-[sg]\d+|persistent|one-tile)"
+    r"^(?:(?P<wg>cuda-tf32|cuda-f32x3)"
+    r"@(?P<wv>(?:rows|pos)-n\d+-[sg]\d+|persistent|one-tile|stages\d+)"
     r"|(?P<dm>cuda-f64-dmma)@(?P<dv>t\d+x\d+-s\d+)"
     r"|(?P<fw>cuda-f32)@(?P<fv>fwd-\d+x\d+-s\d+))$"
 )

@@ -98,7 +98,7 @@ wg::Math math(Precision p) { return p == Precision::f32x3 ? wg::Math::f32x3 : wg
 } // namespace
 
 wg::Plan wg_plan(const ConvShape &s, Precision p, const TcOptions &o) {
-  const wg::Forced f{o.along, o.n, o.split, o.gpb, o.window, o.persist};
+  const wg::Forced f{o.along, o.n, o.split, o.gpb, o.window, o.persist, o.stages};
   return wg::plan(s, math(p), device_facts(), f);
 }
 dm::Plan dm_plan(const ConvShape &s, const TcOptions &o) {
@@ -111,11 +111,13 @@ bool honours(const wg::Plan &q, const TcOptions &o) {
   return !o.bm && (!o.along || int(q.along) + 1 == o.along) && (!o.n || q.n == o.n) &&
          (!o.split || q.split == o.split) && (!o.gpb || q.gpb == o.gpb) &&
          (!o.window || (q.along == wg::Along::positions && q.wtaps == 1)) &&
-         (!o.persist || (q.along == wg::Along::positions && q.persistent == (o.persist == 2)));
+         (!o.persist || (q.along == wg::Along::positions && q.persistent == (o.persist == 2))) &&
+         (!o.stages || (q.along == wg::Along::positions && q.buffers == o.stages));
 }
 bool honours(const dm::Plan &q, const TcOptions &o) {
-  return !o.along && !o.gpb && !o.window && !o.persist && (!o.bm || q.g.row_tile == o.bm) &&
-         (!o.n || q.g.col_tile == o.n) && (!o.split || q.g.split == o.split);
+  return !o.along && !o.gpb && !o.window && !o.persist && !o.stages &&
+         (!o.bm || q.g.row_tile == o.bm) && (!o.n || q.g.col_tile == o.n) &&
+         (!o.split || q.g.split == o.split);
 }
 } // namespace
 

@@ -288,6 +288,11 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
       c.buffers = buffers_for(c, c.iters_per_rank);
       if (c.buffers == 0)
         continue;
+      if (f.stages > 0) { // forced fewer, as many as hold the epilogue's tile at the least
+        const int sb = buffer_bytes(c) + fitted_window_bytes(c);
+        const int tile = int(cdiv(tile_floats(c) * 4, sb));
+        c.buffers = std::min(c.buffers, std::max({2, tile, f.stages}));
+      }
       const double k = cost(c, d, fit);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
@@ -297,8 +302,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
     }
   };
 
-  // Rows on M: a 128-row tile of one group by bn positions.
-  if (f.along != 2 && f.gpb <= 1) {
+  // Rows on M: a 128-row tile of one group by bn positions (forced stages: positions on M only).
+  if (f.along != 2 && f.gpb <= 1 && f.stages == 0) {
     const int *ns = m == Math::f32x3 ? kTileNsX3 : kTileNs;
     const int count = m == Math::f32x3 ? int(std::size(kTileNsX3)) : int(std::size(kTileNs));
     for (int i = 0; i < count; ++i) {

@@ -136,6 +136,7 @@ struct Forced {
   int gpb = 0;     // positions on M: groups per block
   int window = 0;  // positions on M: 1, an input window per tap even where one per chunk fits
   int persist = 0; // positions on M: 1, one tile per block; 2, persistent blocks
+  int stages = 0;  // positions on M: at most this many pipeline buffers (2 at the least)
 };
 
 // Why the wgmma kernels do not compute `s` ("" when they do): forward with stride 1, or

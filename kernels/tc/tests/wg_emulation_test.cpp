@@ -351,6 +351,58 @@ TEST(Plan, PersistentWhereTheTilesExceedTheDevice) {
   EXPECT_GT(one_tile, 0);
 }
 
+// Forced stages (the hidden arms "<arm>@stages<S>"): positions on M with at most S pipeline
+// buffers, or as many as hold the epilogue's tile, never more than the plan would take for that
+// tile; shared memory holds them, and a multiprocessor holds at least as many blocks as with the
+// plan's own buffers. Somewhere (amp4.k3.d1's f32x3 tile among them: its windows of 136
+// positions) fewer buffers leave room for a second block. Every stage and AMP Conv1d of the default
+// model at 96, 384 and 1536 frames, both maths (seen failing with the forced count ignored, and
+// with it taken below the epilogue's tile).
+TEST(Plan, ForcedStagesTakeFewerBuffers) {
+  int more_blocks = 0, amp4_x3 = 0;
+  for (int64_t frames : {96, 384, 1536}) {
+    auto stages = convbench::testing::model_stages(convbench::testing::default_model(), frames);
+    for (auto &st : convbench::testing::amp_stages(convbench::testing::default_model(), frames))
+      stages.push_back(st);
+    for (const auto &st : stages)
+      for (Math m : {Math::tf32, Math::f32x3})
+        for (int s : {2, 3, 4}) {
+          Forced f;
+          f.stages = s;
+          const Plan q = plan(st.shape, m, kDevice, f);
+          if (q.along != Along::positions)
+            continue;  // the shape takes no positions-on-M tile: the automatic plan
+          Forced same; // the plan's own buffers for the forced plan's tile
+          same.along = 2;
+          same.n = q.n;
+          same.gpb = q.gpb;
+          const Plan p = plan(st.shape, m, kDevice, same);
+          const std::string what = st.name + "/" + std::to_string(frames) + " stages " +
+                                   std::to_string(s) + ": " + kernel_name(q) + " against " +
+                                   kernel_name(p);
+          ASSERT_EQ(p.n, q.n) << what;
+          const int64_t tile = tile_floats(q) * 4;
+          EXPECT_LE(smem_bytes(q), kSmemBytes) << what;
+          EXPECT_GE(q.buffers, 2) << what;
+          EXPECT_LE(q.buffers, p.buffers) << what;
+          EXPECT_LE(q.buffers, std::max<int64_t>(s, (tile + buffer_bytes(q) - 1) / buffer_bytes(q)))
+              << "more buffers than forced, " << what;
+          EXPECT_TRUE(q.persistent || pipeline_bytes(q) >= tile)
+              << "the epilogue's tile does not fit the pipeline, " << what;
+          const int bq = blocks_per_sm(q, smem_bytes(q)), bp = blocks_per_sm(p, smem_bytes(p));
+          EXPECT_GE(bq, bp) << what;
+          more_blocks += bq > bp;
+          if (m == Math::f32x3 && st.name.rfind("amp4.k3.d1", 0) == 0 && s == 3) {
+            ++amp4_x3;
+            EXPECT_EQ(q.buffers, 3) << what;
+            EXPECT_EQ(bq, 2) << what;
+          }
+        }
+  }
+  EXPECT_GT(more_blocks, 0);
+  EXPECT_GT(amp4_x3, 0);
+}
+
 TEST(Plan, GroupsArePowerOfTwoRunsCoveringEveryPhaseOnce) {
   for (int s = 1; s <= 64; ++s)
     for (int pad : {0, 1, s / 2, s - 1, s, s + 3, 2 * s + 1}) {

@@ -2,7 +2,8 @@
 // rows on M with wgmma N and the cluster split, "<arm>@rows-n<N>-s<split>"
 // (cuda-tf32@rows-n128-s2), positions on M with N and the groups per block,
 // "<arm>@pos-n<N>-g<groups>" (cuda-tf32@pos-n24-g2); the plan's own tile with positions on M in
-// persistent blocks, or one tile per block, "<arm>@persistent" and "<arm>@one-tile"; and
+// persistent blocks, or one tile per block, "<arm>@persistent" and "<arm>@one-tile"; the plan's own
+// tile with positions on M and at most S pipeline buffers, "<arm>@stages<S>"; and
 // cuda-f64-dmma's DMMA tiles, rows x columns and the split, "cuda-f64-dmma@t128x64-s2". Hidden:
 // `--arms 'cuda-tf32@*'` names them all.
 // Each is its arm with the plan forced: the same gate (a variant that computes a wrong answer is
@@ -26,6 +27,8 @@ public:
     if (o.bm)
       return "t" + std::to_string(o.bm) + "x" + std::to_string(o.n) + "-s" +
              std::to_string(o.split);
+    if (o.stages)
+      return "stages" + std::to_string(o.stages);
     if (o.persist && !o.along)
       return o.persist == 2 ? "persistent" : "one-tile";
     return o.along == 1 ? "rows-n" + std::to_string(o.n) + "-s" + std::to_string(o.split)
@@ -90,6 +93,12 @@ bool register_tile_arms() {
     for (int persist : {1, 2}) {
       tc::TcOptions o;
       o.persist = persist;
+      register_arm(std::make_unique<TcTileArm>(p, o, tol));
+    }
+    // The plan's own tile with positions on M and fewer pipeline buffers than it takes.
+    for (int stages : {2, 3, 4}) {
+      tc::TcOptions o;
+      o.stages = stages;
       register_arm(std::make_unique<TcTileArm>(p, o, tol));
     }
   }

@@ -55,9 +55,12 @@ struct TcOptions {
   int window = 0;
   // wgmma, positions on M: 1, one tile per block; 2, persistent blocks (0: the plan's choice).
   int persist = 0;
+  // wgmma, positions on M: at most this many pipeline buffers (stages), where the plan would take
+  // more (0: the plan's choice): a smaller block leaves room for a second on a multiprocessor.
+  int stages = 0;
   // wgmma / DMMA: a planted fault (tests only; wg_kernel.cuh's Planted, dm_launch.hpp's Planted)
   int planted = 0;
-  bool forced() const { return along || n || split || gpb || bm || window || persist; }
+  bool forced() const { return along || n || split || gpb || bm || window || persist || stages; }
 };
 
 // The DMMA kernels' tiles (rows x columns) and the most splits their plan tries: the variants the
