@@ -32,8 +32,8 @@
 //     in one accumulator loses bits), each half's sum added to the total with FADD (round to
 //     nearest).
 // The epilogue passes the tile through shared memory and writes it in output order (bias last):
-// runs of each channel's phases x positions. Positions on M with persistent blocks (the plan's
-// grid, where the tiles are more than the device holds at once): each block takes tiles blockIdx.x,
+// runs of each channel's phases x positions. Positions on M with persistent blocks (where forced;
+// the grid every block the device holds at once): each block takes tiles blockIdx.x,
 // + grid, ..., its rings' slots and phases running on from one tile into the next, so the
 // producer loads the next tile while the consumers store this one, from an epilogue tile of its
 // own (after the barriers) that the consumers alone fill and store, meeting at a named barrier.

@@ -100,6 +100,27 @@ void place_windows(Plan &p, bool per_chunk) {
     throw std::logic_error("wgmma plan: no pipeline fits shared memory: " + kernel_name(q));
 }
 
+// Positions on M: the most buffers, at most p.buffers, whose pipeline (its real windows, as
+// place_windows sets them) holds the most blocks on a multiprocessor: fewer buffers where that
+// leaves room for another block (cost() prices blocks with a fitted window per buffer). Measured
+// on the H100 (persist step, 384 frames): amp4's f32x3 N48 tile, two to a multiprocessor with two
+// buffers, ran 1.29-1.41x faster than one to a multiprocessor with 6-7.
+int most_blocks_buffers(const Plan &p, bool per_chunk) {
+  const int tile = int(cdiv(tile_floats(p) * 4, buffer_bytes(p) + fitted_window_bytes(p)));
+  Plan pick = p;
+  place_windows(pick, per_chunk);
+  int most = blocks_per_sm(pick, smem_bytes(pick));
+  for (int b = pick.buffers - 1; b >= std::max(2, tile); --b) {
+    Plan q = p;
+    q.buffers = b;
+    place_windows(q, per_chunk);
+    const int blocks = blocks_per_sm(q, smem_bytes(q));
+    if (blocks > most)
+      most = blocks, pick = q;
+  }
+  return pick.buffers;
+}
+
 // Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
 // phases, consecutive, one position apart.
 bool pairable(const Plan &p) {
@@ -288,7 +309,7 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
       c.buffers = buffers_for(c, c.iters_per_rank);
       if (c.buffers == 0)
         continue;
-      if (f.stages > 0) { // forced fewer, as many as hold the epilogue's tile at the least
+      if (f.stages > 0 && c.along == Along::positions) { // forced fewer, the tile held
         const int sb = buffer_bytes(c) + fitted_window_bytes(c);
         const int tile = int(cdiv(tile_floats(c) * 4, sb));
         c.buffers = std::min(c.buffers, std::max({2, tile, f.stages}));
@@ -302,8 +323,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
     }
   };
 
-  // Rows on M: a 128-row tile of one group by bn positions (forced stages: positions on M only).
-  if (f.along != 2 && f.gpb <= 1 && f.stages == 0) {
+  // Rows on M: a 128-row tile of one group by bn positions.
+  if (f.along != 2 && f.gpb <= 1) {
     const int *ns = m == Math::f32x3 ? kTileNsX3 : kTileNs;
     const int count = m == Math::f32x3 ? int(std::size(kTileNsX3)) : int(std::size(kTileNs));
     for (int i = 0; i < count; ++i) {
@@ -349,23 +370,25 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
   if (best_cost < 0.0) // a forced variant the shape cannot take: the automatic choice
     return plan(s, m, d, {}, fit);
   if (best.along == Along::positions) {
+    // The tile chosen, fewer buffers where that leaves room for another block (not priced by
+    // cost(): the @stages arms measured it; forced stages keep theirs).
+    if (f.stages == 0)
+      best.buffers = most_blocks_buffers(best, f.window != 1);
     place_windows(best, f.window != 1);
     best.grid = blocks_per_rank(best);
-    // Persistent blocks where the tiles are more than the device holds at once, and their own
-    // epilogue tile leaves as many blocks on a multiprocessor (a block then overlaps the next
-    // tile's loads with this one's epilogue, and sets up once); one group per block (the Conv1d
-    // tiles: with two, ptxas spills up to 172 bytes where the one-tile kernel spills none). Not
-    // priced by cost(): the persistent and one-tile arms measure it.
-    Plan q = best;
-    q.persistent = true;
-    const int per_sm = blocks_per_sm(q, smem_bytes(q));
-    const int64_t resident = int64_t(d.sms) * per_sm;
-    q.grid = int(std::min<int64_t>(blocks_per_rank(q), resident));
-    const bool fits = smem_bytes(q) <= kSmemBytes;
-    const bool more_than_held = blocks_per_rank(q) > resident && best.gpb == 1;
-    if (fits && (f.persist == 2 || (f.persist == 0 && more_than_held &&
-                                    per_sm == blocks_per_sm(best, smem_bytes(best)))))
-      best = q;
+    // Persistent blocks (each takes tiles b, b + grid, ...; the grid every block the device holds
+    // at once) only where forced (the @persistent arms): measured on the H100 (persist step, AMP
+    // blocks 4 and 5 at 96 and 384 frames, one tile per block against persistent, the plan's own
+    // tile) they ran up to 13% faster on amp4.k3 and up to 26% slower on amp5's tf32 tiles, where
+    // the device held a third one-tile block that the persistent grid did not count.
+    if (f.persist == 2) {
+      Plan q = best;
+      q.persistent = true;
+      const int per_sm = blocks_per_sm(q, smem_bytes(q));
+      q.grid = int(std::min<int64_t>(blocks_per_rank(q), int64_t(d.sms) * per_sm));
+      if (smem_bytes(q) <= kSmemBytes)
+        best = q;
+    }
   }
   return best;
 }

@@ -107,7 +107,9 @@ const Point *pick(const Case &c, const WgFit &fit) {
   const Point *best = nullptr;
   double best_cost = INFINITY;
   for (const Point &p : c.points) {
-    const Plan q = plan(c.shape, c.math, c.device, p.forced, fit);
+    Forced f = p.forced;
+    f.stages = 8; // the tile as cost() picks it, before the plan cuts buffers for another block
+    const Plan q = plan(c.shape, c.math, c.device, f, fit);
     const bool exact = int(q.along) + 1 == p.forced.along && q.n == p.forced.n &&
                        (p.forced.along == 1 ? q.split == p.forced.split : q.gpb == p.forced.gpb);
     if (!exact)

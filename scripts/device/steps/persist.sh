@@ -6,8 +6,8 @@
 # the tiles are small and many, and the plan's tile with at most 2 or 3 pipeline buffers
 # (@stages2, @stages3: a smaller block, room for a second; PERSIST_ARMS): the tile table to the
 # summary (where the plan's choice between the two is within 5% of the better), the record to
-# $OUT. What it finds sets the plan's rule (wg_plan.cpp: persistent where the tiles are more than
-# the device holds).
+# $OUT. What it finds sets the plan's rules (wg_plan.cpp: persistent blocks only where forced;
+# the most buffers that hold the most blocks).
 timeout "$(cap 240)" "$B/bin/bench_conv" --stage "${PERSIST_STAGES:-amp4,amp5}" --frames "${PERSIST_FRAMES:-96,384}" \
   --staging resident --reps 3 --min-time 0.02 --no-counters --twins none \
   --arms "${PERSIST_ARMS:-cuda-f32x3,cuda-f32x3@persistent,cuda-f32x3@one-tile,cuda-f32x3@stages2,cuda-f32x3@stages3,cuda-tf32,cuda-tf32@persistent,cuda-tf32@one-tile,cuda-tf32@stages3,cudnn-f32}" \
