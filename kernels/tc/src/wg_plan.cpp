@@ -371,8 +371,9 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
     return plan(s, m, d, {}, fit);
   if (best.along == Along::positions) {
     // The tile chosen, fewer buffers where that leaves room for another block (not priced by
-    // cost(): the @stages arms measured it; forced stages keep theirs).
-    if (f.stages == 0)
+    // cost(): the @stages arms measured it, on f32x3's tiles; tf32's N96 tiles would take it too,
+    // unmeasured, so not yet; forced stages keep theirs).
+    if (f.stages == 0 && best.math == Math::f32x3)
       best.buffers = most_blocks_buffers(best, f.window != 1);
     place_windows(best, f.window != 1);
     best.grid = blocks_per_rank(best);

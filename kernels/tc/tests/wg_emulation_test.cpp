@@ -343,13 +343,14 @@ TEST(Plan, PersistentBlocksWhereForced) {
   EXPECT_GT(persistent, 0);
 }
 
-// Pipeline buffers with positions on M. The plan takes the most buffers that hold the most blocks
-// on a multiprocessor: its own tile with any other count (forced stages 2-4, and 8: the buffers
-// before any were cut) holds no more blocks, and somewhere (amp4.k3.d1's f32x3 tile among them)
-// the cut gives a block more. Forced stages (the hidden arms "<arm>@stages<S>"): at most S buffers,
-// or as many as hold the epilogue's tile, in shared memory. Every stage and AMP Conv1d of the
-// default model at 96, 384 and 1536 frames, both maths (seen failing with the cut left out, with
-// the forced count ignored, and with it taken below the epilogue's tile).
+// Pipeline buffers with positions on M. The plan takes, for f32x3's tiles, the most buffers that
+// hold the most blocks on a multiprocessor (tf32's keep theirs): its own tile with any other count
+// (forced stages 2-4, and 8: the buffers before any were cut) holds no more blocks, and somewhere
+// (amp4.k3.d1's f32x3 tile among them) the cut gives a block more. Forced stages (the hidden arms
+// "<arm>@stages<S>"): at most S buffers, or as many as hold the epilogue's tile, in shared memory.
+// Every stage and AMP Conv1d of the default model at 96, 384 and 1536 frames, both maths (seen
+// failing with the cut left out, with the forced count ignored, and with it taken below the
+// epilogue's tile).
 TEST(Plan, BuffersHoldTheMostBlocks) {
   int cut = 0, amp4_x3 = 0;
   for (int64_t frames : {96, 384, 1536}) {
@@ -383,7 +384,11 @@ TEST(Plan, BuffersHoldTheMostBlocks) {
           EXPECT_TRUE(q.persistent || pipeline_bytes(q) >= tile)
               << "the epilogue's tile does not fit the pipeline, " << what;
           const int bq = blocks_per_sm(q, smem_bytes(q));
-          EXPECT_LE(bq, bp) << "more blocks with other buffers than the plan's, " << what;
+          if (m == Math::f32x3) { // tf32's tiles keep their buffers (unmeasured)
+            EXPECT_LE(bq, bp) << "more blocks with other buffers than the plan's, " << what;
+          } else if (s == 8) {
+            EXPECT_EQ(q.buffers, p.buffers) << what;
+          }
           if (s == 8)
             cut += bq < bp;
         }
