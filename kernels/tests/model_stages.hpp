@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convbench/models.hpp"
@@ -86,6 +87,15 @@ inline std::vector<Stage> amp_stages(const Model &m, int64_t frames) {
              "amp" + std::to_string(i) + ".k" + std::to_string(k) + ".d" + std::to_string(d),
              amp_shape(up.cout, k, d, up.l_out())});
   }
+  return out;
+}
+
+// The model's stages, then its AMP Conv1d (amp_stages), at `frames`: every convolution the plans
+// are checked on.
+inline std::vector<Stage> stages_and_amp(const Model &m, int64_t frames) {
+  std::vector<Stage> out = model_stages(m, frames);
+  for (auto &st : amp_stages(m, frames))
+    out.push_back(std::move(st));
   return out;
 }
 

@@ -55,11 +55,14 @@ int fitted_window_bytes(const Plan &p) {
 // but no more than the iterations (a smaller block leaves room for a second one on the
 // multiprocessor), and enough for the epilogue's tile; 0 when shared memory cannot hold that.
 // Positions on M: each buffer with a fitted window (place_windows sets the real ones).
+// The buffers (each priced with a fitted window) that hold the epilogue's tile, two at the least.
+int tile_buffers(const Plan &p) {
+  return std::max(2, int(cdiv(tile_floats(p) * 4, buffer_bytes(p) + fitted_window_bytes(p))));
+}
+
 int buffers_for(const Plan &p, int iters) {
-  const int sb = buffer_bytes(p) + fitted_window_bytes(p);
-  const int most = std::min(8, (kSmemBytes - 2048) / sb);
-  const int tile = int(cdiv(tile_floats(p) * 4, sb));
-  const int want = std::max({2, tile, std::min(most, iters)});
+  const int most = std::min(8, (kSmemBytes - 2048) / (buffer_bytes(p) + fitted_window_bytes(p)));
+  const int want = std::max(tile_buffers(p), std::min(most, iters));
   return want <= most ? want : 0;
 }
 
@@ -100,17 +103,16 @@ void place_windows(Plan &p, bool per_chunk) {
     throw std::logic_error("wgmma plan: no pipeline fits shared memory: " + kernel_name(q));
 }
 
-// Positions on M: the most buffers, at most p.buffers, whose pipeline (its real windows, as
-// place_windows sets them) holds the most blocks on a multiprocessor: fewer buffers where that
-// leaves room for another block (cost() prices blocks with a fitted window per buffer). Measured
-// on the H100 (persist step, 384 frames): amp4's f32x3 N48 tile, two to a multiprocessor with two
+// Positions on M: p's pipeline placed (place_windows) with the most buffers, at most p.buffers,
+// that hold the most blocks on a multiprocessor: fewer buffers where that leaves room for another
+// block (cost() prices blocks with a fitted window per buffer, not the real windows). Measured on
+// the H100 (persist step, 384 frames): amp4's f32x3 N48 tile, two to a multiprocessor with two
 // buffers, ran 1.29-1.41x faster than one to a multiprocessor with 6-7.
-int most_blocks_buffers(const Plan &p, bool per_chunk) {
-  const int tile = int(cdiv(tile_floats(p) * 4, buffer_bytes(p) + fitted_window_bytes(p)));
+Plan most_blocks_pipeline(const Plan &p, bool per_chunk) {
   Plan pick = p;
   place_windows(pick, per_chunk);
   int most = blocks_per_sm(pick, smem_bytes(pick));
-  for (int b = pick.buffers - 1; b >= std::max(2, tile); --b) {
+  for (int b = pick.buffers - 1; b >= tile_buffers(p); --b) {
     Plan q = p;
     q.buffers = b;
     place_windows(q, per_chunk);
@@ -118,7 +120,7 @@ int most_blocks_buffers(const Plan &p, bool per_chunk) {
     if (blocks > most)
       most = blocks, pick = q;
   }
-  return pick.buffers;
+  return pick;
 }
 
 // Whether both groups of a ConvTranspose1d fit one block with positions on M: two groups of equal
@@ -309,11 +311,8 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
       c.buffers = buffers_for(c, c.iters_per_rank);
       if (c.buffers == 0)
         continue;
-      if (f.stages > 0 && c.along == Along::positions) { // forced fewer, the tile held
-        const int sb = buffer_bytes(c) + fitted_window_bytes(c);
-        const int tile = int(cdiv(tile_floats(c) * 4, sb));
-        c.buffers = std::min(c.buffers, std::max({2, tile, f.stages}));
-      }
+      if (f.stages > 0 && c.along == Along::positions) // forced fewer, the tile held
+        c.buffers = std::min(c.buffers, std::max(tile_buffers(c), f.stages));
       const double k = cost(c, d, fit);
       // Ties: the earlier candidate (rows on M, smaller tiles), then the smaller split.
       if (best_cost >= 0.0 && k >= best_cost)
@@ -374,8 +373,9 @@ Plan plan(const ConvShape &s, Math m, const DeviceFacts &d, const Forced &f,
     // cost(): the @stages arms measured it, on f32x3's tiles; tf32's N96 tiles would take it too,
     // unmeasured, so not yet; forced stages keep theirs).
     if (f.stages == 0 && best.math == Math::f32x3)
-      best.buffers = most_blocks_buffers(best, f.window != 1);
-    place_windows(best, f.window != 1);
+      best = most_blocks_pipeline(best, f.window != 1);
+    else
+      place_windows(best, f.window != 1);
     best.grid = blocks_per_rank(best);
     // Persistent blocks (each takes tiles b, b + grid, ...; the grid every block the device holds
     // at once) only where forced (the @persistent arms): measured on the H100 (persist step, AMP

@@ -588,10 +588,8 @@ TEST(Wgmma, PlansCountTheBlocksTheDeviceHolds) {
   SKIP_WITHOUT_WGMMA();
   int checked = 0, over = 0;
   for (int64_t frames : {96, 384, 1536}) {
-    auto stages = convbench::testing::model_stages(convbench::testing::default_model(), frames);
-    for (auto &st : convbench::testing::amp_stages(convbench::testing::default_model(), frames))
-      stages.push_back(st);
-    for (const auto &st : stages)
+    for (const auto &st :
+         convbench::testing::stages_and_amp(convbench::testing::default_model(), frames))
       for (auto m : {convbench::tc::wg::Math::tf32, convbench::tc::wg::Math::f32x3}) {
         const auto q = convbench::tc::wg::plan(st.shape, m, convbench::device_facts());
         const int modelled = convbench::tc::wg::blocks_per_sm(q, convbench::tc::wg::smem_bytes(q));

@@ -306,10 +306,8 @@ TEST(Emulation, PersistentBlocksWalkEveryTile) {
 TEST(Plan, PersistentBlocksWhereForced) {
   int persistent = 0;
   for (int64_t frames : {96, 384, 1536}) {
-    auto stages = convbench::testing::model_stages(convbench::testing::default_model(), frames);
-    for (auto &st : convbench::testing::amp_stages(convbench::testing::default_model(), frames))
-      stages.push_back(st);
-    for (const auto &st : stages)
+    for (const auto &st :
+         convbench::testing::stages_and_amp(convbench::testing::default_model(), frames))
       for (Math m : {Math::tf32, Math::f32x3}) {
         const Plan p = plan(st.shape, m, kDevice);
         const std::string what = st.name + "/" + std::to_string(frames) + " " + kernel_name(p);
@@ -354,10 +352,8 @@ TEST(Plan, PersistentBlocksWhereForced) {
 TEST(Plan, BuffersHoldTheMostBlocks) {
   int cut = 0, amp4_x3 = 0;
   for (int64_t frames : {96, 384, 1536}) {
-    auto stages = convbench::testing::model_stages(convbench::testing::default_model(), frames);
-    for (auto &st : convbench::testing::amp_stages(convbench::testing::default_model(), frames))
-      stages.push_back(st);
-    for (const auto &st : stages)
+    for (const auto &st :
+         convbench::testing::stages_and_amp(convbench::testing::default_model(), frames))
       for (Math m : {Math::tf32, Math::f32x3}) {
         Forced own; // the plan's own tile, as the plan buffers it
         const Plan auto_plan = plan(st.shape, m, kDevice);
